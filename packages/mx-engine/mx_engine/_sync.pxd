@@ -1,0 +1,67 @@
+# Locks, condition variables, clocks and the per-thread worker id the engine
+# core uses without the GIL.  std::condition_variable needs a unique_lock; the
+# helpers below adopt a plain std::mutex so Cython code can lock/unlock it
+# directly and still wait on a condition.
+from libcpp.mutex cimport mutex
+from libcpp.condition_variable cimport condition_variable
+
+cdef extern from * nogil:
+    """
+    #include <mutex>
+    #include <condition_variable>
+    #include <chrono>
+    #include <new>
+    #include <time.h>
+    #include <stdint.h>
+
+    static inline void mx_cv_wait(std::condition_variable &cv, std::mutex &m) {
+        std::unique_lock<std::mutex> lk(m, std::adopt_lock);
+        cv.wait(lk);
+        lk.release();
+    }
+    /* Returns 0 when woken, 1 on time-out. */
+    static inline int mx_cv_wait_ns(std::condition_variable &cv, std::mutex &m,
+                                    int64_t ns) {
+        std::unique_lock<std::mutex> lk(m, std::adopt_lock);
+        std::cv_status s = cv.wait_for(lk, std::chrono::nanoseconds(ns));
+        lk.release();
+        return s == std::cv_status::timeout;
+    }
+    /* After fork() only the forking thread exists; a mutex or condition that
+       another thread held or waited on is left in an undefined state, so the
+       child constructs fresh ones in place. */
+    static inline void mx_reinit_mutex(std::mutex &m) { new (&m) std::mutex(); }
+    static inline void mx_reinit_cv(std::condition_variable &cv) {
+        new (&cv) std::condition_variable();
+    }
+    static inline int64_t mx_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    /* 0 for threads that are not engine workers, else the worker's trace id. */
+    static thread_local int mx_thread_worker_id = 0;
+    static inline int mx_get_worker_id(void) { return mx_thread_worker_id; }
+    static inline void mx_set_worker_id(int id) { mx_thread_worker_id = id; }
+    /* The calling thread's bulk batch (a BulkState*), or NULL. */
+    static thread_local void *mx_thread_bulk = NULL;
+    static inline void *mx_get_bulk(void) { return mx_thread_bulk; }
+    static inline void mx_set_bulk(void *b) { mx_thread_bulk = b; }
+    static inline void mx_cpu_relax(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+    #endif
+    }
+    """
+    void mx_cv_wait(condition_variable& cv, mutex& m)
+    int mx_cv_wait_ns(condition_variable& cv, mutex& m, long long ns)
+    void mx_reinit_mutex(mutex& m)
+    void mx_reinit_cv(condition_variable& cv)
+    long long mx_now_ns()
+    int mx_get_worker_id()
+    void mx_set_worker_id(int id)
+    void* mx_get_bulk()
+    void mx_set_bulk(void* b)
+    void mx_cpu_relax()
