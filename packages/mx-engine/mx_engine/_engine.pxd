@@ -124,6 +124,7 @@ cdef struct ReadyPool:
     int cap
     int nworkers
     int sleeping
+    int spinning
     bint stopping
     int kind
     int dev_id

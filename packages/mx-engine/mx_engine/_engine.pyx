@@ -21,7 +21,8 @@ from libcpp.vector cimport vector
 
 from mx_engine._sync cimport (mx_cv_wait, mx_reinit_mutex, mx_reinit_cv,
                               mx_now_ns, mx_get_worker_id, mx_set_worker_id,
-                              mx_get_bulk, mx_set_bulk)
+                              mx_get_bulk, mx_set_bulk, mx_load_relaxed,
+                              mx_cpu_relax)
 from mx_engine._context cimport Context, DEV_GPU, MAX_DEVICE_ID
 
 import os
@@ -41,8 +42,16 @@ cdef extern from *:
     static inline PyObject *mx_frame_code(PyFrameObject *f) {
         return (PyObject *)PyFrame_GetCode(f);   /* new reference */
     }
+    /* Borrowed: the frame keeps its code object alive. */
+    static inline void *mx_frame_code_ptr(PyFrameObject *f) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        Py_DECREF(code);
+        return (void *)code;
+    }
     """
     object mx_frame_code(PyFrameObject* frame)
+    void* mx_frame_code_ptr(PyFrameObject* frame)
+    int PyFrame_GetLasti(PyFrameObject* frame)
 
 # ---------------------------------------------------------------------------
 # Engine state.  Everything below is guarded by g_lock.
@@ -88,6 +97,14 @@ cdef ErrorRecord* g_graveyard = NULL   # records whose Python objects await the 
 cdef bint g_profiling = False
 cdef vector[TraceEvent] g_events
 cdef ReadyPool* g_pools[<int>NUM_POOL_KINDS][<int>MAX_DEVICE_ID]
+mx_reinit_mutex(g_lock)
+
+# A worker whose queue runs dry spins this many pauses (~20 us) before it
+# sleeps: waking a sleeper costs the pusher a futex call and the worker a
+# context switch, several microseconds per function.  One spinner per pool
+# is enough and leaves the other cores to the pushing threads.
+cdef enum:
+    SPIN_PAUSES = 2000
 
 # ---------------------------------------------------------------------------
 # Blocks and the ready heap
@@ -123,7 +140,7 @@ cdef void _heap_push(ReadyPool* pool, OprBlock* blk) noexcept nogil:
         pool.heap[i] = pool.heap[parent]
         i = parent
     pool.heap[i] = blk
-    if pool.sleeping > 0:
+    if pool.sleeping > 0 and pool.size > pool.spinning:
         pool.cv.notify_one()
 
 
@@ -755,15 +772,30 @@ cdef class _Worker:
         cdef OprBlock* blk
         cdef ErrorRecord* err
         cdef RunContextC rc
+        cdef int i
+        cdef bint spun
         g_lock.lock()
         while True:
+            spun = False
             while self.pool.size == 0:
                 if self.pool.stopping:
                     g_lock.unlock()
                     return
+                if not spun and self.pool.spinning == 0:
+                    self.pool.spinning = 1
+                    g_lock.unlock()
+                    for i in range(SPIN_PAUSES):
+                        if mx_load_relaxed(&self.pool.size) > 0:
+                            break
+                        mx_cpu_relax()
+                    g_lock.lock()
+                    self.pool.spinning = 0
+                    spun = True
+                    continue        # re-check: work may have come, or a stop
                 self.pool.sleeping += 1
                 mx_cv_wait(self.pool.cv, g_lock)
                 self.pool.sleeping -= 1
+                spun = False
             blk = _heap_pop(self.pool)
             _mark_running(blk, self.tid)
             g_lock.unlock()
@@ -1130,13 +1162,31 @@ cdef const char* intern_name(str name) except NULL:
 
 cdef dict _sites = {}
 
+# Push sites by (code object, instruction offset), direct-mapped: working out
+# a line number costs more than the rest of a push.  Safe to key on the
+# pointer because _sites keeps every code object it has seen alive.
+cdef struct SiteSlot:
+    void* code
+    int lasti
+    const char* site
+
+cdef SiteSlot g_site_cache[4096]
+
 
 cdef const char* _push_site() except? NULL:
-    """'file:line' of the Python code that called into the engine."""
+    """'file:line' of the Python code that called into the engine (GIL held)."""
     cdef PyFrameObject* frame = PyEval_GetFrame()
+    cdef SiteSlot* slot
+    cdef void* code_ptr
+    cdef int lasti
     cdef bytes b
     if frame == NULL:
         return NULL
+    code_ptr = mx_frame_code_ptr(frame)
+    lasti = PyFrame_GetLasti(frame)
+    slot = &g_site_cache[((<size_t>code_ptr >> 4) ^ (<size_t>lasti * 40503u)) & 4095]
+    if slot.code == code_ptr and slot.lasti == lasti:
+        return slot.site
     code = mx_frame_code(frame)
     line = PyFrame_GetLineNumber(frame)
     key = (code, line)
@@ -1144,7 +1194,10 @@ cdef const char* _push_site() except? NULL:
     if b is None:
         b = f"{code.co_filename}:{line}".encode("utf-8", "replace")
         _sites[key] = b
-    return PyBytes_AS_STRING(b)
+    slot.code = code_ptr
+    slot.lasti = lasti
+    slot.site = PyBytes_AS_STRING(b)
+    return slot.site
 
 
 cdef const char* _name_of(fn, name) except NULL:
@@ -1269,13 +1322,15 @@ cdef int _submit(OprBlock* blk, str api) except -1:
     Takes ownership of `blk` even when it raises."""
     global g_waiters
     cdef int i
-    cdef bint ready
+    cdef bint ready, by_pusher
     cdef bint bulk = False
+    cdef uint64_t dead = 0
     try:
         _ensure_started()
-        _check_live_vars(blk, api)
         bulk = _bulk_accepts(blk)
-        if not bulk:
+        if bulk:
+            _check_live_vars(blk, api)
+        else:
             _flush_bulk()
             blk.run_by_pusher = g_mode == MODE_NAIVE or blk.prop == PROP_ASYNC
             if g_mode == MODE_THREADED:
@@ -1287,12 +1342,19 @@ cdef int _submit(OprBlock* blk, str api) except -1:
     if bulk:
         return _bulk_append(blk)
     g_lock.lock()
+    for i in range(blk.nvars):
+        if blk.uses[i].var.to_delete:
+            dead = blk.uses[i].var.id
+            g_lock.unlock()
+            _free_unpushed(blk)
+            raise ValueError(f"{api}: variable #{dead} was deleted")
     _enqueue(blk)
     ready = blk.state == BLOCK_READY
     if blk.run_by_pusher and not ready and g_mode == MODE_THREADED:
         blk.run_by_pusher = False       # an async-prop function waits its turn
+    by_pusher = blk.run_by_pusher       # once unlocked, a worker may free blk
     g_lock.unlock()
-    if not blk.run_by_pusher:
+    if not by_pusher:
         return 0
     if not ready:
         # NaiveEngine: another thread's function holds a variable; wait for it.
@@ -1893,6 +1955,37 @@ def _thread_name_table():
 
 def _now_ns():
     return mx_now_ns()
+
+
+def _debug_counts():
+    """Engine bookkeeping sizes, for leak tests: functions in flight, live
+    blocks, pending error records, variables holding an error, and error
+    records awaiting the GIL to be freed."""
+    cdef int blocks = 0, errors = 0, err_vars = 0, dead = 0
+    cdef OprBlock* b
+    cdef ErrorRecord* e
+    cdef EngineVar* v
+    g_lock.lock()
+    b = g_live_head
+    while b != NULL:
+        blocks += 1
+        b = b.live_next
+    e = g_err_head
+    while e != NULL:
+        errors += 1
+        e = e.next
+    v = g_err_vars
+    while v != NULL:
+        err_vars += 1
+        v = v.err_next
+    e = g_graveyard
+    while e != NULL:
+        dead += 1
+        e = e.next
+    inflight = g_inflight
+    g_lock.unlock()
+    return {"inflight": inflight, "blocks": blocks, "pending_errors": errors,
+            "error_vars": err_vars, "graveyard": dead}
 
 
 import atexit

@@ -13,6 +13,7 @@ cdef extern from * nogil:
     #include <new>
     #include <time.h>
     #include <stdint.h>
+    #include <pthread.h>
 
     static inline void mx_cv_wait(std::condition_variable &cv, std::mutex &m) {
         std::unique_lock<std::mutex> lk(m, std::adopt_lock);
@@ -30,7 +31,20 @@ cdef extern from * nogil:
     /* After fork() only the forking thread exists; a mutex or condition that
        another thread held or waited on is left in an undefined state, so the
        child constructs fresh ones in place. */
-    static inline void mx_reinit_mutex(std::mutex &m) { new (&m) std::mutex(); }
+    /* The engine lock guards critical sections of a few hundred ns that a
+       pusher and the workers take constantly: glibc's adaptive mutex spins
+       briefly before sleeping in the kernel, which a plain mutex does not. */
+    static inline void mx_reinit_mutex(std::mutex &m) {
+        new (&m) std::mutex();
+    #if defined(__GLIBC__) && defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+        pthread_mutexattr_t attr;
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+        pthread_mutex_init(m.native_handle(), &attr);
+        pthread_mutexattr_destroy(&attr);
+    #endif
+    }
+    static inline int mx_load_relaxed(int *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
     static inline void mx_reinit_cv(std::condition_variable &cv) {
         new (&cv) std::condition_variable();
     }
@@ -59,6 +73,7 @@ cdef extern from * nogil:
     int mx_cv_wait_ns(condition_variable& cv, mutex& m, long long ns)
     void mx_reinit_mutex(mutex& m)
     void mx_reinit_cv(condition_variable& cv)
+    int mx_load_relaxed(int* p)
     long long mx_now_ns()
     int mx_get_worker_id()
     void mx_set_worker_id(int id)

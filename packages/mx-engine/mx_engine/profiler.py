@@ -12,7 +12,10 @@ _config = {"filename": "profile.json", "profile_all": False, "profile_symbolic":
            "profile_imperative": True, "profile_memory": True, "profile_api": True,
            "aggregate_stats": False, "continuous_dump": False}
 _state = "stop"
-_events = []        # taken from the engine, not yet written
+# As in MXNet, the trace and the aggregate statistics are kept apart: dump()
+# empties the first, dumps(reset=True) the second.
+_events = []        # taken from the engine, not yet written to a trace
+_stats = {}         # name -> [count, total_ms, min_ms, max_ms]
 
 _KNOWN = set(_config) | {"dump_period", "profile_process"}
 _DEVTYPE = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
@@ -65,20 +68,29 @@ def resume():
         _engine._profiler_enable(_state == "run" and _records_functions())
 
 
-def _collect(reset):
-    with _lock:
-        _events.extend(_engine._profiler_take(True))
-        events = list(_events)
-        if reset:
-            _events.clear()
-    return events
+def _collect():
+    """Moves the engine's new events into the trace and the statistics."""
+    new = _engine._profiler_take(True)
+    _events.extend(new)
+    for name, start, end, *_ in new:
+        ms = (end - start) / 1e6
+        s = _stats.get(name)
+        if s is None:
+            _stats[name] = [1, ms, ms, ms]
+        else:
+            s[0] += 1
+            s[1] += ms
+            s[2] = min(s[2], ms)
+            s[3] = max(s[3], ms)
 
 
 def trace(events=None):
     """The recorded functions as a Chrome trace-event dict: one complete
     ("X") event per function, one row (tid) per thread, named."""
     if events is None:
-        events = _collect(False)
+        with _lock:
+            _collect()
+            events = list(_events)
     names = _engine._thread_name_table()
     pid = os.getpid()
     out = []
@@ -99,30 +111,25 @@ def trace(events=None):
 def dump(finished=True, profile_process="worker"):
     """Writes the trace to the configured ``filename``.  With ``finished``
     (the default) recording stops and the recorded events are dropped."""
-    global _state
     if finished:
         set_state("stop")
-    events = _collect(finished)
+    with _lock:
+        _collect()
+        events = list(_events)
+        if finished:
+            _events.clear()
     with open(_config["filename"], "w") as f:
         json.dump(trace(events), f)
 
 
-def aggregate(events=None):
-    """{name: (count, total_ms, min_ms, max_ms, avg_ms)} over recorded events."""
-    if events is None:
-        events = _collect(False)
-    stats = {}
-    for name, start, end, *_ in events:
-        ms = (end - start) / 1e6
-        s = stats.get(name)
-        if s is None:
-            stats[name] = [1, ms, ms, ms]
-        else:
-            s[0] += 1
-            s[1] += ms
-            s[2] = min(s[2], ms)
-            s[3] = max(s[3], ms)
-    return {k: (c, t, lo, hi, t / c) for k, (c, t, lo, hi) in stats.items()}
+def aggregate(reset=False):
+    """{name: (count, total_ms, min_ms, max_ms, avg_ms)} since the last reset."""
+    with _lock:
+        _collect()
+        out = {k: (c, t, lo, hi, t / c) for k, (c, t, lo, hi) in _stats.items()}
+        if reset:
+            _stats.clear()
+    return out
 
 
 _SORT_KEYS = {"count": 0, "total": 1, "min": 2, "max": 3, "avg": 4}
@@ -136,7 +143,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):
                          f"got {sort_by!r}")
     if format not in ("table", "json"):
         raise ValueError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
-    stats = aggregate(_collect(reset))
+    stats = aggregate(reset)
     rows = sorted(stats.items(), key=lambda kv: kv[1][_SORT_KEYS[sort_by]],
                   reverse=not ascending)
     if format == "json":

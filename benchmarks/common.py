@@ -1,0 +1,90 @@
+"""Shared fixtures for the benchmarks and the comparison scripts.
+
+Append-only: asv keys its stored results by benchmark name, so changing what
+an existing helper does would silently change the meaning of old results.
+Add a new helper instead.
+"""
+import numpy as np
+
+from mx_engine import _testing, engine
+
+SEED = 1234
+
+# 4 MB of float64 per op: large enough that a NumPy call (which releases the
+# GIL) dwarfs the engine's per-function cost, small enough that two chains
+# stay in this machine's L3 so both cores compute instead of sharing DRAM.
+CHAIN_ARRAY_BYTES = 4 * 2**20
+
+
+def warm_up(ctx):
+    """Starts the engine's workers for ``ctx`` and waits for them, so that
+    thread start-up stays outside every timing."""
+    _testing.push_noop(ctx, writes=[engine.new_variable()])
+    engine.wait_for_all()
+
+
+def new_variables(n):
+    """``n`` fresh engine variables."""
+    return [engine.new_variable() for _ in range(n)]
+
+
+def engine_noop(run_ctx):
+    """A Python engine function that does nothing."""
+
+
+def plain_noop():
+    """A plain Python function that does nothing."""
+
+
+def push_python_noops(n, ctx):
+    """Pushes ``n`` independent Python no-ops through the engine and waits
+    for all of them."""
+    push = engine.push_sync
+    for _ in range(n):
+        push(engine_noop, ctx)
+    engine.wait_for_all()
+
+
+def submit_python_noops(pool, n):
+    """Submits ``n`` Python no-ops to an ``concurrent.futures`` executor and
+    waits for every result."""
+    futures = [pool.submit(plain_noop) for _ in range(n)]
+    for f in futures:
+        f.result()
+
+
+def chain_arrays(nchains, nbytes=CHAIN_ARRAY_BYTES, seed=SEED):
+    """One seeded float64 array of ``nbytes`` per chain."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(nbytes // 8) for _ in range(nchains)]
+
+
+def chain_op(x):
+    """One step of a chain: tanh in place.
+
+    A compute-bound SIMD ufunc that releases the GIL and, unlike BLAS, never
+    starts threads of its own, so any parallelism comes from the caller.
+    Repeated tanh keeps the values finite and far from subnormals.
+    """
+    np.tanh(x, out=x)
+
+
+def run_chains_serial(arrays, nops):
+    """Runs ``nops`` chain steps on every array in the calling thread, in
+    the same order as ``push_chains`` pushes them."""
+    for _ in range(nops):
+        for x in arrays:
+            chain_op(x)
+
+
+def push_chains(arrays, variables, nops, ctx):
+    """Pushes ``nops`` chain steps per array through the engine (each step
+    mutates its array's variable, so every chain runs in order and the
+    chains run in parallel), then waits on every chain."""
+    steps = [((lambda run_ctx, x=x: chain_op(x)), (var,), f"tanh_chain{i}")
+             for i, (x, var) in enumerate(zip(arrays, variables))]
+    for _ in range(nops):
+        for fn, mutate, name in steps:
+            engine.push_sync(fn, ctx, mutate_vars=mutate, name=name)
+    for var in variables:
+        engine.wait_for_var(var)

@@ -1,0 +1,83 @@
+"""The benchmarks and the demo must never rot: every asv benchmark runs once
+with its smallest parameters (without asv), and the comparison script and the
+engine demo run as a user runs them.  No speed is asserted here."""
+import importlib
+import inspect
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_MODULES = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
+
+
+def _smallest(values):
+    """The smallest of numeric parameter values; every value otherwise
+    (names select code paths, all of which must run)."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [min(values)]
+    return list(values)
+
+
+def _param_grid(cls):
+    params = getattr(cls, "params", [])
+    if params and not isinstance(params[0], (list, tuple)):
+        params = [params]       # asv's shorthand for a single parameter
+    return list(itertools.product(*(_smallest(p) for p in params)))
+
+
+def _benchmark_classes(module):
+    return [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+            if cls.__module__ == module.__name__
+            and any(name.startswith("time_") for name in dir(cls))]
+
+
+@pytest.mark.parametrize("module_name", BENCH_MODULES)
+def test_benchmarks_run_once(module_name, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    module = importlib.import_module(f"benchmarks.{module_name}")
+    ran = 0
+    for cls in _benchmark_classes(module):
+        for combo in _param_grid(cls):
+            bench = cls()
+            try:
+                bench.setup(*combo)
+            except NotImplementedError:
+                continue        # asv's way to skip, e.g. a GPU benchmark without a GPU
+            try:
+                for name in sorted(dir(bench)):
+                    if name.startswith("time_"):
+                        getattr(bench, name)(*combo)
+                        ran += 1
+            finally:
+                if hasattr(bench, "teardown"):
+                    bench.teardown(*combo)
+    assert ran > 0, f"benchmarks.{module_name} ran no time_* method"
+
+
+def _run_script(path, *args, cwd):
+    """Runs a repository script with this interpreter; returns its stdout."""
+    proc = subprocess.run([sys.executable, str(ROOT / path), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, (f"{path} exited {proc.returncode}\n"
+                                  f"{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def test_engine_dag_quick(tmp_path):
+    trace = tmp_path / "t.json"
+    out = _run_script("examples/engine_dag.py", "--quick", "--trace", str(trace),
+                      cwd=tmp_path)
+    assert "speed-up" in out
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" for e in events), "the trace holds no engine function"
+
+
+def test_compare_engine_quick(tmp_path):
+    out = _run_script("benchmarks/compare_engine.py", "--quick", cwd=tmp_path)
+    for case in ("native no-op", "Python no-op callables", "NumPy 2 chains"):
+        assert case in out
