@@ -8,6 +8,7 @@ nanoseconds and nobody waits for the GIL while holding it, so a thread that
 holds the GIL may take it.  Workers spend their life in a nogil loop and take
 the GIL only to run Python callables.
 """
+cimport cython
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t, uint64_t
@@ -660,6 +661,7 @@ class _Unraisable:
         self.object = fn
 
 
+@cython.auto_pickle(False)
 cdef class OnComplete:
     """Completion callback handed to ``push_async`` functions.
 
@@ -689,6 +691,7 @@ cdef class OnComplete:
 # ---------------------------------------------------------------------------
 # Run contexts and workers
 # ---------------------------------------------------------------------------
+@cython.auto_pickle(False)
 cdef class RunContext:
     """What a running function gets: its context and, on a GPU, its stream.
 
@@ -745,6 +748,7 @@ cdef inline bint _wants_gil(OprBlock* blk) noexcept nogil:
     return blk.needs_gil or blk.dev_type == DEV_GPU
 
 
+@cython.auto_pickle(False)
 cdef class _Worker:
     """One worker thread's state; `run` is the thread's whole life."""
     cdef ReadyPool* pool
@@ -1093,6 +1097,7 @@ cdef void delete_engine_var(EngineVar* v) noexcept nogil:
     g_lock.unlock()
 
 
+@cython.auto_pickle(False)
 cdef class Var:
     """An engine variable: a token that orders the functions that use it.
 
@@ -1523,6 +1528,8 @@ cdef int _push_native(int kind, void* fn, void* arg, FreeFn free_arg, Context ct
                       int nmutate, int prop, int priority, const char* name) except -1:
     cdef OprBlock* blk
     try:
+        if ctx is None:
+            raise TypeError("push_native: argument 'ctx' must be a Context, got None")
         _check_prop(prop, "push_native")
         blk = _block_for_vars(const_vars, nconst, mutate_vars, nmutate)
     except BaseException:
@@ -1565,6 +1572,7 @@ cdef int push_native_async(NativeAsyncFn fn, void* arg, FreeFn free_arg, Context
                         nconst, mutate_vars, nmutate, prop, priority, name)
 
 
+@cython.auto_pickle(False)
 cdef class Operator:
     """A function with its variables fixed once (``new_operator``), so each
     ``push`` skips argument checking and deduplication."""

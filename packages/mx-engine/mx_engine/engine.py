@@ -15,7 +15,7 @@ from mx_engine._engine import (Operator, OnComplete, RunContext, Var, delete_ope
                                new_variable, num_pending, pending, push, push_async,
                                push_sync, set_bulk_size, start, stop, wait_for_all,
                                wait_for_var)
-from mx_engine._watchdog import format_pending
+from mx_engine._watchdog import format_pending as _format_pending
 
 __all__ = ["FnProperty", "Var", "Operator", "RunContext", "OnComplete", "new_variable",
            "delete_variable", "push_sync", "push_async", "new_operator", "push",
@@ -56,6 +56,6 @@ def set_engine_type(name):
 def dump_pending(file=None, limit=1000):
     """Writes the functions in flight, what they hold and what each waits on,
     to ``file`` (default stderr), and returns the text."""
-    text = format_pending(pending(limit))
+    text = _format_pending(pending(limit))
     print(text or "no engine function is pending", file=file or sys.stderr)
     return text

@@ -7,6 +7,9 @@ import threading
 
 from mx_engine import _engine
 
+__all__ = ["set_config", "set_state", "state", "pause", "resume", "dump", "dumps",
+           "aggregate", "trace"]
+
 _lock = threading.Lock()
 _config = {"filename": "profile.json", "profile_all": False, "profile_symbolic": True,
            "profile_imperative": True, "profile_memory": True, "profile_api": True,
