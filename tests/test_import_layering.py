@@ -11,6 +11,7 @@ what it imports, pinned with ``==``.  At run time, as
 imported in a fresh interpreter, which must succeed and load no layer above.
 """
 import ast
+import re
 import pathlib
 import subprocess
 import sys
@@ -106,7 +107,11 @@ def _cython_imports(path):
             self.visitchildren(node)
 
     level = "module_pxd" if path.suffix == ".pxd" else None
-    tree = parse_from_strings(path.stem, path.read_text(encoding="utf-8"), level=level)
+    # An `include "x.pxi"` cannot be followed from a string source; each .pxi
+    # is scanned on its own, so the line itself carries no import.
+    text = re.sub(r'^[ \t]*include[ \t]+"[^"]*"[ \t]*$', "", path.read_text(encoding="utf-8"),
+                  flags=re.MULTILINE)
+    tree = parse_from_strings(path.stem, text, level=level)
     Imports().visit(tree)
     return found
 

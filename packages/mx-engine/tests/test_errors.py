@@ -110,16 +110,19 @@ def test_async_failure_paths(any_engine):
     with pytest.raises(Boom):
         engine.wait_for_var(v)
     twice = []
+    returned = threading.Event()
 
     def call_twice(rc, done):
-        done()
+        done()          # the function is complete from here on; it goes on running
         try:
             done()
         except MXNetError as exc:
             twice.append(str(exc))
+        returned.set()
 
     engine.push_async(call_twice, cpu(), mutate_vars=[v])
     engine.wait_for_var(v)
+    assert returned.wait(10)
     assert twice and "called twice" in twice[0]
 
 

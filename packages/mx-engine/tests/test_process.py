@@ -67,6 +67,23 @@ def test_exit_with_failed_work_and_variables_alive_does_not_crash():
     assert proc.returncode == 0, proc.stderr
 
 
+def test_fork_keeps_the_engine_type_chosen_in_code():
+    proc = run("""
+        import os
+        from mx_engine import cpu, engine
+        engine.set_engine_type("ThreadedEnginePooled")
+        engine.push_sync(lambda rc: None, cpu(), mutate_vars=[engine.new_variable()])
+        pid = os.fork()
+        engine.push_sync(lambda rc: None, cpu(), mutate_vars=[engine.new_variable()])
+        engine.wait_for_all()
+        if pid == 0:
+            os._exit(0 if engine.engine_type() == "ThreadedEnginePooled" else 3)
+        _, status = os.waitpid(pid, 0)
+        print(engine.engine_type(), os.waitstatus_to_exitcode(status))
+    """)
+    assert proc.stdout.strip() == "ThreadedEnginePooled 0", proc.stderr
+
+
 @pytest.mark.parametrize("engine_type", ["NaiveEngine", "ThreadedEnginePooled"])
 def test_engine_type_from_the_environment(engine_type):
     proc = run("""
