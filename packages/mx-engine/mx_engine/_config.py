@@ -1,18 +1,11 @@
 """The engine's environment variables, read and checked in one place.
 
-| variable                          | default                  | meaning                                  |
-|-----------------------------------|--------------------------|------------------------------------------|
-| MXNET_ENGINE_TYPE                 | ThreadedEnginePerDevice  | or ThreadedEnginePooled, NaiveEngine     |
-| MXNET_CPU_WORKER_NTHREADS         | number of CPUs           | workers per cpu(i) pool (and the pooled) |
-| MXNET_CPU_PRIORITY_NTHREADS       | 4                        | workers for cpu_prioritized functions    |
-| MXNET_GPU_WORKER_NTHREADS         | 2                        | workers (one stream each) per GPU        |
-| MXNET_GPU_COPY_NTHREADS           | 2                        | copy workers per GPU                     |
-| MXNET_GPU_PRIORITY_NTHREADS       | 1                        | workers for gpu_prioritized functions    |
-| MXNET_ENGINE_MAX_INFLIGHT         | 65536                    | pushes block while this many are pending |
-| MXNET_ENGINE_WATCHDOG_SECONDS     | 0 (off)                  | report functions stuck longer than this  |
-
-MXNet's default of one CPU worker assumed OpenMP inside each operator; here
-parallelism comes from the workers, so the default is one per CPU.
+MXNET_ENGINE_TYPE, MXNET_CPU_WORKER_NTHREADS, MXNET_CPU_PRIORITY_NTHREADS,
+MXNET_GPU_WORKER_NTHREADS, MXNET_GPU_COPY_NTHREADS, MXNET_GPU_PRIORITY_NTHREADS,
+MXNET_ENGINE_MAX_INFLIGHT and MXNET_ENGINE_WATCHDOG_SECONDS; their defaults
+and meaning are in the README's table.  MXNet's default of one CPU worker
+assumed OpenMP inside each operator; here parallelism comes from the
+workers, so the default is one per CPU.
 """
 import os
 from dataclasses import dataclass
