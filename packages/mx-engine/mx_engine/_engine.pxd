@@ -105,6 +105,7 @@ cdef struct OprBlock:
     bint needs_gil          # runs Python code
     bint run_by_pusher      # the pushing thread runs it (NaiveEngine, async prop)
     bint done               # FN_WAIT: reached
+    bint abandoned          # FN_WAIT: its waiter was interrupted; free when reached
     bint* completed         # set under the lock when the block completes
     ReadyPool* pool
     int dev_type

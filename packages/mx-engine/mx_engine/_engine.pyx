@@ -20,7 +20,8 @@ from libcpp.mutex cimport mutex
 from libcpp.condition_variable cimport condition_variable
 from libcpp.vector cimport vector
 
-from mx_engine._sync cimport (mx_cv_wait, mx_reinit_mutex, mx_reinit_cv,
+from cpython.exc cimport PyErr_CheckSignals
+from mx_engine._sync cimport (mx_cv_wait, mx_cv_wait_ns, mx_reinit_mutex, mx_reinit_cv,
                               mx_now_ns, mx_get_worker_id, mx_set_worker_id,
                               mx_get_bulk, mx_set_bulk, mx_load_relaxed,
                               mx_cpu_relax)
@@ -106,6 +107,10 @@ mx_reinit_mutex(g_lock)
 # is enough and leaves the other cores to the pushing threads.
 cdef enum:
     SPIN_PAUSES = 2000
+
+# Waits sleep in slices this long so that Ctrl-C (a signal handler, which
+# only runs with the GIL) can interrupt a wait on a function that hangs.
+cdef long long WAIT_SLICE_NS = 100_000_000
 
 # The engine is one extension module split by responsibility into include
 # files, so that pushing, scheduling and completing stay direct C calls.

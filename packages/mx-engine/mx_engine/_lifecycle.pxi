@@ -77,15 +77,22 @@ def stop():
     _drain_graveyard()
 
 
-cdef void _wait_idle() noexcept:
+cdef int _wait_idle() except -1:
+    """Waits until nothing is in flight; a signal (Ctrl-C) interrupts it."""
     global g_waiters
-    with nogil:
-        g_lock.lock()
-        g_waiters += 1
-        while g_inflight > 0:
-            mx_cv_wait(g_wait_cv, g_lock)
-        g_waiters -= 1
-        g_lock.unlock()
+    cdef bint idle = False
+    while True:
+        with nogil:
+            g_lock.lock()
+            if g_inflight > 0:
+                g_waiters += 1
+                mx_cv_wait_ns(g_wait_cv, g_lock, WAIT_SLICE_NS)
+                g_waiters -= 1
+            idle = g_inflight == 0
+            g_lock.unlock()
+        if idle:
+            return 0
+        PyErr_CheckSignals()
 
 
 def engine_type():

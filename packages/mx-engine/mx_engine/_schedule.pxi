@@ -155,7 +155,9 @@ cdef void _dispatch(OprBlock* blk) noexcept nogil:
     if blk.fn.kind == FN_WAIT:
         blk.done = True
         _release_read(blk.uses[0].var)
-        if g_waiters > 0:
+        if blk.abandoned:
+            free(blk)
+        elif g_waiters > 0:
             g_wait_cv.notify_all()
         return
     blk.state = BLOCK_READY

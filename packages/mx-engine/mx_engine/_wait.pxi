@@ -19,9 +19,9 @@ def wait_for_var(var):
     """
     global g_waiters
     cdef Var v
-    cdef OprBlock marker
-    cdef VarUse use
+    cdef OprBlock* marker = NULL
     cdef ErrorRecord* e = NULL
+    cdef bint done = False
     if not isinstance(var, Var):
         raise TypeError(f"wait_for_var: argument 'var' must be a Var, got "
                         f"{type(var).__name__}")
@@ -29,29 +29,50 @@ def wait_for_var(var):
     v._check("wait_for_var")
     _check_not_worker("wait_for_var")
     _flush_bulk()
-    with nogil:
-        g_lock.lock()
-        if v.ptr.head != NULL or v.ptr.running_write != NULL:
-            # Queue a read marker: it is reached once every earlier write is done.
-            marker.fn.kind = FN_WAIT
-            marker.done = False
-            marker.nconst = marker.nvars = 1
-            marker.uses = &use
-            marker.wait = 2
-            use.var = v.ptr
-            use.blk = &marker
-            use.write = False
-            _acquire(&use)
-            _satisfy(&marker)
-            g_waiters += 1
-            while not marker.done:
-                mx_cv_wait(g_wait_cv, g_lock)
-            g_waiters -= 1
-        e = v.ptr.error
-        if e != NULL:
-            e.refs += 1
-            _var_clear_error(v.ptr)
-        g_lock.unlock()
+    g_lock.lock()
+    if v.ptr.head == NULL and v.ptr.running_write == NULL:
+        done = True              # no write pending: nothing to wait for
+    else:
+        # Queue a read marker: it is reached once every earlier write is done.
+        # On the heap, so that an interrupted waiter can leave it behind.
+        marker = _new_block(1, 0)
+        if marker == NULL:
+            abort()
+        marker.fn.kind = FN_WAIT
+        marker.wait = 2
+        marker.uses[0].var = v.ptr
+        marker.uses[0].blk = marker
+        marker.uses[0].write = False
+        _acquire(&marker.uses[0])
+        _satisfy(marker)
+    g_lock.unlock()
+    while not done:
+        with nogil:
+            g_lock.lock()
+            if not marker.done:
+                g_waiters += 1
+                mx_cv_wait_ns(g_wait_cv, g_lock, WAIT_SLICE_NS)
+                g_waiters -= 1
+            done = marker.done
+            g_lock.unlock()
+        if not done:
+            try:
+                PyErr_CheckSignals()
+            except BaseException:
+                g_lock.lock()
+                if marker.done:
+                    free(marker)
+                else:
+                    marker.abandoned = True      # freed by the engine when reached
+                g_lock.unlock()
+                raise
+    free(marker)
+    g_lock.lock()
+    e = v.ptr.error
+    if e != NULL:
+        e.refs += 1
+        _var_clear_error(v.ptr)
+    g_lock.unlock()
     _raise_record(e)
 
 

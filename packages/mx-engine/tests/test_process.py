@@ -93,3 +93,27 @@ def test_engine_type_from_the_environment(engine_type):
         print(engine.engine_type())
     """, MXNET_ENGINE_TYPE=engine_type)
     assert proc.stdout.strip() == engine_type, proc.stderr
+
+
+@pytest.mark.parametrize("wait", ["engine.wait_for_all()", "engine.wait_for_var(v)"])
+def test_ctrl_c_interrupts_a_wait_and_the_engine_goes_on(wait):
+    proc = run(f"""
+        import os, signal, threading
+        from mx_engine import cpu, engine
+        gate = threading.Event()
+        v = engine.new_variable()
+        engine.push_sync(lambda rc: gate.wait(60), cpu(), mutate_vars=[v])
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            {wait}
+        except KeyboardInterrupt:
+            print("interrupted")
+        gate.set()
+        out = []
+        engine.push_sync(lambda rc: out.append(1), cpu(), mutate_vars=[v])
+        engine.wait_for_var(v)
+        engine.wait_for_all()
+        print(out)
+    """, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["interrupted", "[1]"]
