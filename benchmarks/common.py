@@ -88,3 +88,11 @@ def push_chains(arrays, variables, nops, ctx):
             engine.push_sync(fn, ctx, mutate_vars=mutate, name=name)
     for var in variables:
         engine.wait_for_var(var)
+
+
+def format_table(rows):
+    """Rows of strings as aligned columns, a rule under the header row."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -37,8 +37,9 @@ import numpy as np
 import mx_engine
 from mx_engine import _testing, engine
 
-from benchmarks.common import (CHAIN_ARRAY_BYTES, chain_arrays, new_variables, push_chains,
-                               push_python_noops, run_chains_serial,
+from benchmarks.common import (CHAIN_ARRAY_BYTES, chain_arrays, format_table,
+                               new_variables, push_chains, push_python_noops,
+                               run_chains_serial,
                                submit_python_noops, warm_up)
 
 FULL = {"native_n": 100_000, "python_n": 20_000, "chain_ops": 20, "repeat": 11}
@@ -173,10 +174,7 @@ def report(times, sizes):
     ceiling = best["chains_serial"] / best["chains_threads"]
     rows.append(("  (2 plain threads, for scale)", cell("chains_threads", _ms),
                  "serial " + cell("chains_serial", _ms), f"{ceiling:.2f}x", "-", "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return format_table(rows)
 
 
 def main(argv=None):

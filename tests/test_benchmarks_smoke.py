@@ -81,3 +81,9 @@ def test_compare_engine_quick(tmp_path):
     out = _run_script("benchmarks/compare_engine.py", "--quick", cwd=tmp_path)
     for case in ("native no-op", "Python no-op callables", "NumPy 2 chains"):
         assert case in out
+
+
+def test_compare_storage_quick(tmp_path):
+    out = _run_script("benchmarks/compare_storage.py", "--quick", cwd=tmp_path)
+    for case in ("alloc+free 4 KiB", "alloc, touch, free 64 MiB", "Round, 300 random sizes"):
+        assert case in out
