@@ -1,0 +1,249 @@
+"""The resource manager: "manages global resources, such as the random
+number generator and temporal space" (MXNet's ``ResourceManager``).
+
+An operator asks for resources by kind and context; each resource carries
+an engine variable, and a function that uses it lists that variable in its
+``mutate_vars``, so two functions never use one resource at the same time
+and random draws happen in push order.  That order, and a generator whose
+element i depends only on (seed, offset + i), make every seeded draw the
+same from run to run whatever the number of worker threads.
+
+Per device there are MXNET_CPU_TEMP_COPY (4) / MXNET_GPU_TEMP_COPY (1)
+temporary workspaces, handed out in turn so that independent operators
+rarely wait for each other, one RANDOM generator, and
+MXNET_CPU_PARALLEL_RAND_COPY (1) / MXNET_GPU_PARALLEL_RAND_COPY (4)
+PARALLEL_RANDOM generators whose draws may be split across threads.
+"""
+import enum
+import os
+import threading
+
+import numpy as np
+
+from mx_engine import Context, cpu, engine
+from mx_storage import _philox
+from mx_storage._storage import alloc
+from mx_storage._views import as_cupy, as_numpy
+
+__all__ = ["ResourceRequest", "Resource", "TempSpace", "RandomResource", "request", "seed"]
+
+_MASK64 = (1 << 64) - 1
+
+
+class ResourceRequest(enum.IntEnum):
+    """What an operator asks for, numbered as MXNet's ``ResourceRequest``."""
+    RANDOM = 0
+    TEMP_SPACE = 1
+    PARALLEL_RANDOM = 2
+
+
+class Resource:
+    """A resource of one device.  Use it only inside an engine function that
+    has ``resource.var`` among its ``mutate_vars``."""
+
+    def __init__(self, kind, ctx, index):
+        self.kind = kind
+        self.ctx = ctx
+        self.index = index
+        self.var = engine.new_variable(f"{ctx} {kind.name.lower()} #{index}")
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.ctx} #{self.index}>"
+
+
+class TempSpace(Resource):
+    """A workspace that grows on demand and is reused; its contents are
+    undefined at each get_space()."""
+
+    def __init__(self, ctx, index):
+        super().__init__(ResourceRequest.TEMP_SPACE, ctx, index)
+        self._handle = None
+
+    def get_space(self, shape, dtype=np.float32):
+        """An array of ``shape`` over the workspace (NumPy on the host, CuPy
+        on a GPU), grown from the pool when too small.  A view taken before a
+        growth keeps the old block alive until it is dropped."""
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if self._handle is None or self._handle.size < nbytes:
+            old = self._handle.size if self._handle is not None else 0
+            # Grow geometrically so that a slowly rising demand does not
+            # reallocate every time.
+            self._handle = alloc(max(nbytes, 2 * old), self.ctx)
+        view = as_cupy if self.ctx.device_type == "gpu" else as_numpy
+        return view(self._handle, shape, dtype)
+
+    @property
+    def nbytes(self):
+        """The workspace's size now."""
+        return 0 if self._handle is None else self._handle.size
+
+
+class RandomResource(Resource):
+    """A counter-based (Philox4x32-10) generator: a seed and the offset of
+    the next draw.  Draws fill arrays in place or return new ones; on a GPU
+    they come from CuPy's Philox generator, seeded alike."""
+
+    def __init__(self, kind, ctx, index, seed_value):
+        super().__init__(kind, ctx, index)
+        self.reseed(seed_value)
+
+    def reseed(self, seed_value):
+        """Starts the stream of ``seed_value`` for this device and copy."""
+        self.seed = _device_seed(seed_value, self.ctx, self.kind, self.index)
+        self.offset = 0
+        self._gpu_generator = None
+
+    def _advance(self, n):
+        offset = self.offset
+        self.offset = (self.offset + n) & _MASK64
+        return offset
+
+    def _out(self, shape, dtype, out):
+        if out is not None:
+            return out
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return np.empty(shape, dtype)
+
+    def _parts(self, out, nthreads):
+        """Draws into ``out`` in ``nthreads`` chunks from as many threads: the
+        stream is defined per element, so the result is the same for any
+        ``nthreads``."""
+        flat = out.reshape(-1)
+        if nthreads <= 1 or self.kind != ResourceRequest.PARALLEL_RANDOM:
+            return [(flat, 0)]
+        step = -(-flat.size // nthreads)
+        return [(flat[i:i + step], i) for i in range(0, flat.size, step)]
+
+    def _fill(self, fill, out, args, nthreads):
+        offset = self._advance(out.size)
+        parts = self._parts(out, nthreads)
+        if len(parts) == 1:
+            fill(out, self.seed, offset, *args)
+            return out
+        threads = [threading.Thread(target=fill, args=(chunk, self.seed, offset, *args),
+                                    kwargs={"start": start}) for chunk, start in parts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return out
+
+    def _cupy(self):
+        if self._gpu_generator is None:
+            import cupy
+            with cupy.cuda.Device(self.ctx.device_id):
+                self._gpu_generator = cupy.random.Generator(
+                    cupy.random.Philox4x3210(self.seed))
+        return self._gpu_generator
+
+    def uniform(self, shape=None, low=0.0, high=1.0, dtype=np.float32, out=None, nthreads=1):
+        """Uniform[low, high) draws (float32 or float64)."""
+        if self.ctx.device_type == "gpu":
+            return self._cupy().uniform(low, high, shape, dtype)
+        return self._fill(_philox.fill_uniform, self._out(shape, dtype, out), (low, high),
+                          nthreads)
+
+    def normal(self, shape=None, loc=0.0, scale=1.0, dtype=np.float32, out=None, nthreads=1):
+        """Normal(loc, scale**2) draws (float32 or float64)."""
+        if self.ctx.device_type == "gpu":
+            return self._cupy().normal(loc, scale, shape, dtype)
+        return self._fill(_philox.fill_normal, self._out(shape, dtype, out), (loc, scale),
+                          nthreads)
+
+    def randint(self, low, high, shape=None, dtype=np.int32, out=None, nthreads=1):
+        """Integers uniform on [low, high) (int32 or int64), without bias."""
+        if self.ctx.device_type == "gpu":
+            return self._cupy().integers(low, high, shape, dtype)
+        return self._fill(_philox.fill_randint, self._out(shape, dtype, out), (low, high),
+                          nthreads)
+
+
+def _device_seed(seed_value, ctx, kind, index):
+    """A 64-bit seed per (global seed, device, kind, copy): a splitmix64 of
+    their combination, so devices and copies draw unrelated streams."""
+    z = (int(seed_value) * 0x9E3779B97F4A7C15 + ctx.device_typeid * 0x10001
+         + ctx.device_id * 0x1000193 + int(kind) * 0x51ED27 + index * 0x2545F491) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _copies(name, default):
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"environment variable {name} must be >= 1, got {value}")
+    return value
+
+
+_lock = threading.Lock()
+_global_seed = 0              # MXNet's generators start from a fixed seed too
+_ctx_seeds = {}               # seed(n, ctx): the seed of that device's later resources
+_pools = {}                   # (ctx, kind) -> [resources]
+_turn = {}                    # (ctx, kind) -> next copy to hand out
+
+
+def _copy_count(ctx, kind):
+    gpu = ctx.device_type == "gpu"
+    if kind == ResourceRequest.TEMP_SPACE:
+        return _copies("MXNET_GPU_TEMP_COPY", 1) if gpu else _copies("MXNET_CPU_TEMP_COPY", 4)
+    if kind == ResourceRequest.PARALLEL_RANDOM:
+        return (_copies("MXNET_GPU_PARALLEL_RAND_COPY", 4) if gpu
+                else _copies("MXNET_CPU_PARALLEL_RAND_COPY", 1))
+    return 1
+
+
+def request(ctx, kind):
+    """The resource of ``kind`` (a ResourceRequest) for ``ctx``; copies of a
+    kind are handed out in turn."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"resource.request: argument 'ctx' must be a Context such as cpu(0), "
+                        f"got {type(ctx).__name__}")
+    try:
+        kind = ResourceRequest(kind)
+    except ValueError:
+        raise ValueError(f"resource.request: argument 'kind' must be a ResourceRequest "
+                         f"(RANDOM, TEMP_SPACE, PARALLEL_RANDOM), got {kind!r}") from None
+    key = (ctx, kind)
+    with _lock:
+        pool = _pools.get(key)
+        if pool is None:
+            n = _copy_count(ctx, kind)
+            if kind == ResourceRequest.TEMP_SPACE:
+                pool = [TempSpace(ctx, i) for i in range(n)]
+            else:
+                s = _ctx_seeds.get(ctx, _global_seed)
+                pool = [RandomResource(kind, ctx, i, s) for i in range(n)]
+            _pools[key] = pool
+            _turn[key] = 0
+        i = _turn[key]
+        _turn[key] = (i + 1) % len(pool)
+        return pool[i]
+
+
+def seed(seed_value, ctx=None):
+    """Seeds every random resource (of ``ctx`` only, if given): each device
+    and copy gets its own stream of ``seed_value``.  The reseed is pushed to
+    the engine behind the draws already pushed, so it never cuts into them."""
+    global _global_seed
+    if not isinstance(seed_value, (int, np.integer)) or isinstance(seed_value, bool):
+        raise TypeError(f"seed: argument 'seed_value' must be an int, got "
+                        f"{type(seed_value).__name__}")
+    with _lock:
+        if ctx is None:
+            _global_seed = int(seed_value)
+            _ctx_seeds.clear()
+        else:
+            _ctx_seeds[ctx] = int(seed_value)
+        targets = [r for (c, kind), pool in _pools.items() for r in pool
+                   if kind != ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
+    for r in targets:
+        engine.push_sync(lambda rc, r=r: r.reseed(seed_value), cpu(),
+                         mutate_vars=[r.var], name="random.seed")
