@@ -1,0 +1,39 @@
+"""The elementwise CPU kernels (src/elemwise_cpu.h), as addresses of their
+compute functions for the registry: unary, binary (same shapes or
+broadcasting) and scalar (array op scalar, and scalar op array)."""
+from mx_ops._types cimport MXFCompute
+
+cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
+    cdef struct NamedKernel:
+        const char* name
+        MXFCompute fn
+    const NamedKernel kUnaryKernels[]
+    const NamedKernel kBinaryKernels[]
+    const NamedKernel kScalarKernels[]
+    const NamedKernel kRScalarKernels[]
+    const NamedKernel kFloatOnlyUnary[]
+
+
+cdef dict _table(const NamedKernel* table):
+    out = {}
+    cdef int i = 0
+    while table[i].name != NULL:
+        out[table[i].name.decode()] = <size_t>table[i].fn
+        i += 1
+    return out
+
+
+def kernels():
+    """{'unary' | 'binary' | 'scalar' | 'rscalar': {name: address}}."""
+    return {"unary": _table(kUnaryKernels), "binary": _table(kBinaryKernels),
+            "scalar": _table(kScalarKernels), "rscalar": _table(kRScalarKernels)}
+
+
+def float_only_unary():
+    """Unary ops defined for floating-point dtypes only."""
+    out = set()
+    cdef int i = 0
+    while kFloatOnlyUnary[i].name != NULL:
+        out.add(kFloatOnlyUnary[i].name.decode())
+        i += 1
+    return out

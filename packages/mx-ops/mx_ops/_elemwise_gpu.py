@@ -1,0 +1,91 @@
+"""GPU compute of the elementwise ops: CuPy ElementwiseKernels with the same
+expressions as src/elemwise_cpu.h, built on first use and cached (CuPy
+compiles each once per dtype).  float16 computes in float, as on the CPU.
+Importing this module without CuPy raises ImportError, and the GPU computes
+are then simply not registered."""
+import functools
+
+import cupy
+
+_PREAMBLE = r"""
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<float16> { typedef float type; };
+template <typename A> __device__ A mx_mod(A a, A b) {
+  if (b == A(0)) return A(0);
+  A r = a - b * (A)floor((double)a / (double)b);
+  return r;
+}
+template <typename A> __device__ A mx_div(A a, A b) {
+  return (b == A(0) && A(1) / A(2) == A(0)) ? A(0) : a / b;
+}
+"""
+
+UNARY = {
+    "negative": "-x", "abs": "(x < A(0) ? A(-x) : x)", "sign": "A((x > A(0)) - (x < A(0)))",
+    "square": "A(x * x)", "relu": "(x > A(0) ? x : A(0))", "copy": "x",
+    "exp": "exp(x)", "expm1": "expm1(x)", "log": "log(x)", "log1p": "log1p(x)",
+    "log2": "log2(x)", "log10": "log10(x)", "sqrt": "sqrt(x)", "rsqrt": "A(1) / sqrt(x)",
+    "cbrt": "cbrt(x)", "rcbrt": "A(1) / cbrt(x)", "reciprocal": "A(1) / x",
+    "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)", "arcsin": "asin(x)",
+    "arccos": "acos(x)", "arctan": "atan(x)", "sinh": "sinh(x)", "cosh": "cosh(x)",
+    "tanh": "tanh(x)", "arcsinh": "asinh(x)", "arccosh": "acosh(x)", "arctanh": "atanh(x)",
+    "sigmoid": "A(1) / (A(1) + exp(-x))", "softsign": "x / (A(1) + fabs(x))",
+    "degrees": "A(x * A(57.29577951308232))", "radians": "A(x * A(0.017453292519943295))",
+    "erf": "erf(x)", "gamma": "tgamma(x)", "gammaln": "lgamma(x)", "round": "round(x)",
+    "rint": "rint(x)", "floor": "floor(x)", "ceil": "ceil(x)", "trunc": "trunc(x)",
+    "fix": "trunc(x)",
+}
+
+BINARY = {
+    "add": "a + b", "sub": "a - b", "mul": "a * b", "div": "mx_div<A>(a, b)",
+    "mod": "mx_mod<A>(a, b)", "power": "A(pow((double)a, (double)b))",
+    "maximum": "(a > b ? a : b)", "minimum": "(a < b ? a : b)",
+    "hypot": "A(hypot((double)a, (double)b))", "equal": "A(a == b)",
+    "not_equal": "A(a != b)", "greater": "A(a > b)", "greater_equal": "A(a >= b)",
+    "lesser": "A(a < b)", "lesser_equal": "A(a <= b)",
+    "logical_and": "A((a != A(0)) && (b != A(0)))",
+    "logical_or": "A((a != A(0)) || (b != A(0)))",
+    "logical_xor": "A((a != A(0)) != (b != A(0)))",
+}
+
+_ACC = "typedef typename Acc<T>::type A; "
+_STORE = "out = add ? (T)((A)out + r) : (T)r;"
+
+
+@functools.cache
+def _kernel(family, name):
+    if family == "unary":
+        body = f"{_ACC} A x = (A)in; A r = (A)({UNARY[name]}); {_STORE}"
+        return cupy.ElementwiseKernel("T in, bool add", "T out", body, f"mx_{name}",
+                                      preamble=_PREAMBLE)
+    if family == "binary":
+        body = f"{_ACC} A a = (A)lhs; A b = (A)rhs; A r = (A)({BINARY[name]}); {_STORE}"
+        return cupy.ElementwiseKernel("T lhs, T rhs, bool add", "T out", body,
+                                      f"mx_b_{name}", preamble=_PREAMBLE)
+    swap = family == "rscalar"
+    a, b = ("(A)s", "(A)in") if swap else ("(A)in", "(A)s")
+    body = f"{_ACC} A a = {a}; A b = {b}; A r = (A)({BINARY[name]}); {_STORE}"
+    return cupy.ElementwiseKernel("T in, float64 s, bool add", "T out", body,
+                                  f"mx_{family}_{name}", preamble=_PREAMBLE)
+
+
+def compute(family, name):
+    """The GPU compute of an op: ``fn(params, inputs, outputs, reqs)`` over
+    CuPy arrays, launched on the current stream."""
+    table = UNARY if family == "unary" else BINARY
+    if name not in table:
+        return None
+
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        add = reqs[0] == "add"
+        kernel = _kernel(family, name)
+        if family == "unary":
+            kernel(inputs[0], add, outputs[0])
+        elif family == "binary":
+            kernel(inputs[0], inputs[1], add, outputs[0])
+        else:
+            kernel(inputs[0], params["scalar"], add, outputs[0])
+
+    return run

@@ -1,0 +1,131 @@
+"""Runs an operator now, synchronously: on NumPy arrays through its CPU
+kernel (no GIL while it runs), on CuPy arrays through its GPU compute.
+NDArray pushes the same kernels through the engine; this path is for
+tests, reference runs and code that has plain arrays."""
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free
+
+from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+
+import numpy as np
+
+from mx_engine.base import MXNetError
+from mx_ops import registry
+from mx_ops._params import DTYPE_NAMES
+from mx_ops.registry import ShapeError, TypeInferenceError
+
+REQS = {"null": 0, "write": 1, "inplace": 2, "add": 3}
+_FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
+
+
+cdef int _fill(MXTBlob* b, arr, str op, str what) except -1:
+    cdef int i
+    if arr.ndim > MX_MAX_DIM:
+        raise ShapeError(f"{op}: {what} has {arr.ndim} dimensions; at most {MX_MAX_DIM} "
+                         f"are supported")
+    b.dptr = <void*><size_t>arr.ctypes.data
+    b.ndim = arr.ndim
+    b.dtype = _FLAG[arr.dtype.name]
+    b.dev_type = 1
+    b.dev_id = 0
+    for i in range(arr.ndim):
+        b.shape[i] = arr.shape[i]
+    return 0
+
+
+def _is_cupy(a):
+    return type(a).__module__.split(".")[0] == "cupy"
+
+
+def invoke(op_name, inputs, out=None, req="write", **params):
+    """Runs operator ``op_name`` on ``inputs`` and returns its output (or
+    list of outputs).
+
+    ``out`` receives the result (required with ``req='add'``, which
+    accumulates into it); ``req`` is 'write', 'inplace', 'add' or 'null',
+    or a list of them, one per output.  Parameters are keyword arguments,
+    as Python values or MXNet's strings.
+    """
+    op = registry.get(op_name)
+    kwargs = op.parse_params(params)
+    inputs = list(inputs)
+    if len(inputs) != op.num_inputs:
+        raise ValueError(f"{op.name}: takes {op.num_inputs} input(s) "
+                         f"({', '.join(op.arguments)}), got {len(inputs)}")
+    gpu = any(_is_cupy(a) for a in inputs)
+    if gpu:
+        import cupy as xp
+    else:
+        xp = np
+    arrays = [xp.asarray(a, order="C") for a in inputs]   # keeps 0-d arrays 0-d
+    for name, a in zip(op.arguments, arrays):
+        if a.dtype.name not in _FLAG:
+            raise TypeInferenceError(f"{op.name}: argument '{name}' has dtype {a.dtype}; "
+                                     f"supported: {', '.join(DTYPE_NAMES)}")
+    shapes = op.infer_shape(kwargs, [a.shape for a in arrays])
+    dtypes = op.infer_type(kwargs, [a.dtype.name for a in arrays])
+    reqs = [req] * op.num_outputs if isinstance(req, str) else list(req)
+    for r in reqs:
+        if r not in REQS:
+            raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
+                             f"got {r!r}")
+    outputs = _outputs(op, out, shapes, dtypes, reqs, xp)
+    if gpu:
+        op.compute_for("gpu")(kwargs, arrays, outputs, reqs)
+    else:
+        _run_cpu(op, kwargs, arrays, outputs, reqs)
+    return outputs[0] if op.num_outputs == 1 else outputs
+
+
+def _outputs(op, out, shapes, dtypes, reqs, xp):
+    if out is None:
+        if "add" in reqs:
+            raise ValueError(f"{op.name}: req='add' accumulates into 'out', which is missing")
+        return [xp.empty(s, d) for s, d in zip(shapes, dtypes)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != op.num_outputs:
+        raise ValueError(f"{op.name}: 'out' must hold {op.num_outputs} array(s), got {len(outs)}")
+    for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
+        if tuple(o.shape) != tuple(s) or o.dtype.name != d:
+            raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)}, got "
+                             f"{o.dtype} of shape {tuple(o.shape)}")
+        if not o.flags.c_contiguous:
+            raise ValueError(f"{op.name}: output {i} must be C-contiguous")
+    return outs
+
+
+cdef _run_cpu(op, dict kwargs, list arrays, list outputs, list reqs):
+    cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
+    cdef int nin = len(arrays), nout = len(outputs), i, rc
+    cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
+    cdef int32_t* req = <int32_t*>calloc(nout, sizeof(int32_t))
+    cdef MXOpCall call
+    cdef bytes packed = op.pack_params(kwargs) if op.pack_params is not None else None
+    if blobs == NULL or req == NULL:
+        free(blobs)
+        free(req)
+        raise MemoryError(f"{op.name}: cannot allocate the call block")
+    try:
+        for i in range(nin):
+            _fill(&blobs[i], arrays[i], op.name, f"argument '{op.arguments[i]}'")
+        for i in range(nout):
+            _fill(&blobs[nin + i], outputs[i], op.name, f"output {i}")
+            req[i] = REQS[reqs[i]]
+        call.params = <const char*>packed if packed is not None else NULL
+        call.nin = nin
+        call.nout = nout
+        call.inputs = blobs
+        call.outputs = blobs + nin
+        call.req = req
+        call.workspace = NULL
+        call.workspace_size = 0
+        call.stream = NULL
+        call.error = NULL
+        with nogil:
+            rc = fn(&call)
+        if rc != 0:
+            msg = call.error.decode() if call.error != NULL else "failed"
+            raise MXNetError(f"{op.name}: {msg}")
+    finally:
+        free(blobs)
+        free(req)

@@ -1,0 +1,265 @@
+// Elementwise CPU kernels: unary, binary with broadcasting, and scalar ops.
+// One X-macro table per family expands into one function per op that
+// dispatches on the dtype; the loops are templates over the element type
+// and the op's expression.  float16 (_Float16) computes in float.  Every
+// OpReqType is honoured; integer division and modulo by zero give 0 (as
+// NumPy does) instead of trapping.
+#ifndef MX_OPS_ELEMWISE_CPU_H_
+#define MX_OPS_ELEMWISE_CPU_H_
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "mx_ops/tblob.h"
+
+namespace mxop {
+
+typedef _Float16 half_t;
+
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<half_t> { typedef float type; };
+
+
+// Python's sign rule for %, and 0 for a zero divisor.
+template <typename A> static inline A mod_op(A a, A b) {
+  if (b == A(0)) return A(0);
+  if constexpr (std::is_floating_point<A>::value) {
+    A r = std::fmod(a, b);
+    if (r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
+    return r;
+  } else {
+    A r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <typename A> static inline A div_op(A a, A b) {
+  if constexpr (!std::is_floating_point<A>::value) {
+    if (b == A(0)) return A(0);
+  }
+  return a / b;
+}
+template <typename A> static inline A pow_op(A a, A b) {
+  return A(std::pow(double(a), double(b)));
+}
+
+// --- unary ------------------------------------------------------------------
+// X(name, expression in x of the compute type A)
+#define MX_UNARY_ANY(X)                                              \
+  X(negative, -x)                                                    \
+  X(abs, (x < A(0) ? A(-x) : x))                                     \
+  X(sign, A((x > A(0)) - (x < A(0))))                                \
+  X(square, A(x * x))                                                \
+  X(relu, (x > A(0) ? x : A(0)))                                     \
+  X(copy, x)
+
+#define MX_UNARY_FLOAT(X)                                            \
+  X(exp, std::exp(x)) X(expm1, std::expm1(x))                        \
+  X(log, std::log(x)) X(log1p, std::log1p(x))                        \
+  X(log2, std::log2(x)) X(log10, std::log10(x))                      \
+  X(sqrt, std::sqrt(x)) X(rsqrt, A(1) / std::sqrt(x))                \
+  X(cbrt, std::cbrt(x)) X(rcbrt, A(1) / std::cbrt(x))                \
+  X(reciprocal, A(1) / x)                                            \
+  X(sin, std::sin(x)) X(cos, std::cos(x)) X(tan, std::tan(x))        \
+  X(arcsin, std::asin(x)) X(arccos, std::acos(x))                    \
+  X(arctan, std::atan(x))                                            \
+  X(sinh, std::sinh(x)) X(cosh, std::cosh(x)) X(tanh, std::tanh(x))  \
+  X(arcsinh, std::asinh(x)) X(arccosh, std::acosh(x))                \
+  X(arctanh, std::atanh(x))                                          \
+  X(sigmoid, A(1) / (A(1) + std::exp(-x)))                           \
+  X(softsign, x / (A(1) + std::fabs(x)))                             \
+  X(degrees, A(x * A(57.29577951308232)))                            \
+  X(radians, A(x * A(0.017453292519943295)))                         \
+  X(erf, std::erf(x)) X(gamma, std::tgamma(x))                       \
+  X(gammaln, std::lgamma(x))                                         \
+  X(round, std::round(x)) X(rint, std::rint(x))                      \
+  X(floor, std::floor(x)) X(ceil, std::ceil(x))                      \
+  X(trunc, std::trunc(x)) X(fix, std::trunc(x))
+
+template <typename T, typename F>
+static inline void unary_loop(const T *in, T *out, int64_t n, int32_t req, F f) {
+  typedef typename Acc<T>::type A;
+  if (req == MX_REQ_ADD) {
+    for (int64_t i = 0; i < n; ++i) out[i] = T(A(out[i]) + f(A(in[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = T(f(A(in[i])));
+  }
+}
+
+#define MX_DEFINE_UNARY(NAME, EXPR, FLOAT_ONLY)                                  \
+  template <typename T> static void unary_##NAME##_t(const MXOpCall *c) {        \
+    typedef typename Acc<T>::type A;                                             \
+    unary_loop<T>(static_cast<const T *>(c->inputs[0].dptr),                     \
+                  static_cast<T *>(c->outputs[0].dptr),                          \
+                  mx_tblob_size(&c->outputs[0]), c->req[0],                      \
+                  [](A x) -> A { return A(EXPR); });                             \
+  }                                                                              \
+  static int unary_##NAME(MXOpCall *c) {                                         \
+    if (c->req[0] == MX_REQ_NULL) return 0;                                      \
+    switch (c->inputs[0].dtype) {                                                \
+      case MX_FLOAT32: unary_##NAME##_t<float>(c); return 0;                     \
+      case MX_FLOAT64: unary_##NAME##_t<double>(c); return 0;                    \
+      case MX_FLOAT16: unary_##NAME##_t<half_t>(c); return 0;                    \
+    }                                                                            \
+    if (!(FLOAT_ONLY)) {                                                         \
+      switch (c->inputs[0].dtype) {                                              \
+        case MX_UINT8: unary_##NAME##_t<uint8_t>(c); return 0;                   \
+        case MX_INT8: unary_##NAME##_t<int8_t>(c); return 0;                     \
+        case MX_INT32: unary_##NAME##_t<int32_t>(c); return 0;                   \
+        case MX_INT64: unary_##NAME##_t<int64_t>(c); return 0;                   \
+      }                                                                          \
+    }                                                                            \
+    c->error = "unsupported dtype";                                              \
+    return -1;                                                                   \
+  }
+
+#define MX_UNARY_ANY_DEF(NAME, EXPR) MX_DEFINE_UNARY(NAME, EXPR, 0)
+#define MX_UNARY_FLOAT_DEF(NAME, EXPR) MX_DEFINE_UNARY(NAME, EXPR, 1)
+MX_UNARY_ANY(MX_UNARY_ANY_DEF)
+MX_UNARY_FLOAT(MX_UNARY_FLOAT_DEF)
+
+// --- binary (same shapes or broadcasting) and scalar ---------------------------
+#define MX_BINARY(X)                                                     \
+  X(add, a + b) X(sub, a - b) X(mul, a * b) X(div, div_op<A>(a, b))      \
+  X(mod, mod_op<A>(a, b)) X(power, pow_op<A>(a, b))                      \
+  X(maximum, (a > b ? a : b)) X(minimum, (a < b ? a : b))                \
+  X(hypot, A(std::hypot(double(a), double(b))))                          \
+  X(equal, A(a == b)) X(not_equal, A(a != b))                            \
+  X(greater, A(a > b)) X(greater_equal, A(a >= b))                      \
+  X(lesser, A(a < b)) X(lesser_equal, A(a <= b))                         \
+  X(logical_and, A((a != A(0)) && (b != A(0))))                          \
+  X(logical_or, A((a != A(0)) || (b != A(0))))                           \
+  X(logical_xor, A((a != A(0)) != (b != A(0))))
+
+// out[i] = f(a[ia], b[ib]) over the output shape; a stride of 0 broadcasts.
+// The innermost dimension runs as a flat loop, contiguous when both strides
+// are 1 (the common, vectorisable case).
+template <typename T, typename F>
+static void binary_loop(const MXOpCall *c, F f) {
+  typedef typename Acc<T>::type A;
+  const MXTBlob &o = c->outputs[0], &x = c->inputs[0], &y = c->inputs[1];
+  const T *pa = static_cast<const T *>(x.dptr);
+  const T *pb = static_cast<const T *>(y.dptr);
+  T *po = static_cast<T *>(o.dptr);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  const int nd = o.ndim;
+  int64_t n = mx_tblob_size(&o);
+  if (n == 0) return;
+  if (nd == 0 || (mx_tblob_size(&x) == n && mx_tblob_size(&y) == n)) {
+    if (add) for (int64_t i = 0; i < n; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
+    else for (int64_t i = 0; i < n; ++i) po[i] = T(f(A(pa[i]), A(pb[i])));
+    return;
+  }
+  // Row-major strides of a and b against the output shape (0 where broadcast);
+  // inputs of lower rank are aligned to the right, as NumPy does.
+  int64_t sa[MX_MAX_DIM], sb[MX_MAX_DIM], idx[MX_MAX_DIM];
+  int64_t ka = 1, kb = 1;
+  for (int d = nd - 1; d >= 0; --d) {
+    int da = d - (nd - x.ndim), db = d - (nd - y.ndim);
+    int64_t ea = da >= 0 ? x.shape[da] : 1, eb = db >= 0 ? y.shape[db] : 1;
+    sa[d] = ea == 1 ? 0 : ka;
+    sb[d] = eb == 1 ? 0 : kb;
+    ka *= ea;
+    kb *= eb;
+    idx[d] = 0;
+  }
+  const int64_t inner = o.shape[nd - 1], ia = sa[nd - 1], ib = sb[nd - 1];
+  int64_t offa = 0, offb = 0;
+  for (int64_t base = 0; base < n; base += inner) {
+    const T *ra = pa + offa, *rb = pb + offb;
+    T *ro = po + base;
+    if (add) for (int64_t i = 0; i < inner; ++i) ro[i] = T(A(ro[i]) + f(A(ra[i * ia]), A(rb[i * ib])));
+    else for (int64_t i = 0; i < inner; ++i) ro[i] = T(f(A(ra[i * ia]), A(rb[i * ib])));
+    for (int d = nd - 2; d >= 0; --d) {      // odometer over the outer dims
+      offa += sa[d];
+      offb += sb[d];
+      if (++idx[d] < o.shape[d]) break;
+      offa -= sa[d] * o.shape[d];
+      offb -= sb[d] * o.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// The scalar operand: params point at this block.
+struct ScalarParam { double scalar; };
+
+template <typename T, typename F>
+static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
+  typedef typename Acc<T>::type A;
+  const A s = A(static_cast<const ScalarParam *>(c->params)->scalar);
+  const T *in = static_cast<const T *>(c->inputs[0].dptr);
+  T *out = static_cast<T *>(c->outputs[0].dptr);
+  const int64_t n = mx_tblob_size(&c->outputs[0]);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  for (int64_t i = 0; i < n; ++i) {
+    A a = A(in[i]);
+    A r = reverse ? f(s, a) : f(a, s);
+    out[i] = add ? T(A(out[i]) + r) : T(r);
+  }
+}
+
+#define MX_DTYPE_SWITCH(DTYPE, CALL)                                   \
+  switch (DTYPE) {                                                     \
+    case MX_FLOAT32: { typedef float T; CALL; return 0; }              \
+    case MX_FLOAT64: { typedef double T; CALL; return 0; }             \
+    case MX_FLOAT16: { typedef half_t T; CALL; return 0; }             \
+    case MX_UINT8: { typedef uint8_t T; CALL; return 0; }              \
+    case MX_INT8: { typedef int8_t T; CALL; return 0; }                \
+    case MX_INT32: { typedef int32_t T; CALL; return 0; }              \
+    case MX_INT64: { typedef int64_t T; CALL; return 0; }              \
+  }
+
+#define MX_BINARY_DEF(NAME, EXPR)                                             \
+  static int binary_##NAME(MXOpCall *c) {                                     \
+    if (c->req[0] == MX_REQ_NULL) return 0;                                   \
+    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+      typedef typename Acc<T>::type A;                                        \
+      binary_loop<T>(c, [](A a, A b) -> A { return A(EXPR); });               \
+    })                                                                        \
+    c->error = "unsupported dtype";                                           \
+    return -1;                                                                \
+  }                                                                           \
+  static int scalar_##NAME(MXOpCall *c) {                                     \
+    if (c->req[0] == MX_REQ_NULL) return 0;                                   \
+    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+      typedef typename Acc<T>::type A;                                        \
+      scalar_loop<T>(c, [](A a, A b) -> A { return A(EXPR); }, false);        \
+    })                                                                        \
+    c->error = "unsupported dtype";                                           \
+    return -1;                                                                \
+  }                                                                           \
+  static int rscalar_##NAME(MXOpCall *c) {                                    \
+    if (c->req[0] == MX_REQ_NULL) return 0;                                   \
+    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+      typedef typename Acc<T>::type A;                                        \
+      scalar_loop<T>(c, [](A a, A b) -> A { return A(EXPR); }, true);         \
+    })                                                                        \
+    c->error = "unsupported dtype";                                           \
+    return -1;                                                                \
+  }
+MX_BINARY(MX_BINARY_DEF)
+
+// name -> function tables for the Cython side.
+struct NamedKernel { const char *name; MXFCompute fn; };
+
+#define MX_ENTRY(NAME, EXPR) {#NAME, unary_##NAME},
+static const NamedKernel kUnaryKernels[] = {
+  MX_UNARY_ANY(MX_ENTRY) MX_UNARY_FLOAT(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+#define MX_ENTRY(NAME, EXPR) {#NAME, binary_##NAME},
+static const NamedKernel kBinaryKernels[] = {MX_BINARY(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+#define MX_ENTRY(NAME, EXPR) {#NAME, scalar_##NAME},
+static const NamedKernel kScalarKernels[] = {MX_BINARY(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+#define MX_ENTRY(NAME, EXPR) {#NAME, rscalar_##NAME},
+static const NamedKernel kRScalarKernels[] = {MX_BINARY(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+#define MX_ENTRY(NAME, EXPR) {#NAME, unary_##NAME},
+static const NamedKernel kFloatOnlyUnary[] = {MX_UNARY_FLOAT(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+
+}  // namespace mxop
+#endif  // MX_OPS_ELEMWISE_CPU_H_
