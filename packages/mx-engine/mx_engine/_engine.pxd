@@ -82,6 +82,8 @@ cdef struct EngineVar:
     uint64_t version        # completed writes
     bint to_delete          # free once idle (delete_variable or the Var died)
     char* name              # malloc'd, may be NULL
+    FreeFn on_free          # delete_engine_var_then: called once it is freed
+    void* on_free_arg
 
 # One variable of one block; lives inside the block's allocation.
 cdef struct VarUse:
@@ -163,6 +165,8 @@ cdef int push_native_async(NativeAsyncFn fn, void* arg, FreeFn free_arg,
                            int priority, const char* name) except -1
 cdef EngineVar* new_engine_var(const char* name) except NULL
 cdef void delete_engine_var(EngineVar* var) noexcept nogil
+cdef void delete_engine_var_then(EngineVar* var, FreeFn fn, void* arg) noexcept nogil
+cdef int wait_var(EngineVar* var) except -1
 cdef void complete_async(OprBlock* on_complete, const char* error) noexcept nogil
 cdef void set_native_error(RunContextC* rctx, const char* message) noexcept nogil
 cdef const char* intern_name(str name) except NULL

@@ -99,6 +99,15 @@ cdef ErrorRecord* g_graveyard = NULL   # records whose Python objects await the 
 cdef bint g_profiling = False
 cdef vector[TraceEvent] g_events
 cdef ReadyPool* g_pools[<int>NUM_POOL_KINDS][<int>MAX_DEVICE_ID]
+
+# Callbacks of variables freed under the lock (delete_engine_var_then), run
+# by the same thread once it has released the lock: freeing GPU memory may
+# take the GIL, which nobody may wait for while holding g_lock.
+cdef struct Deferred:
+    FreeFn fn
+    void* arg
+cdef vector[Deferred] g_deferred
+cdef int64_t g_reclaiming = 0          # callbacks taken but not yet run
 mx_reinit_mutex(g_lock)
 
 # A worker whose queue runs dry spins this many pauses (~20 us) before it

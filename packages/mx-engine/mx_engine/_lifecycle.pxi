@@ -84,11 +84,11 @@ cdef int _wait_idle() except -1:
     while True:
         with nogil:
             g_lock.lock()
-            if g_inflight > 0:
+            if g_inflight > 0 or g_reclaiming > 0:
                 g_waiters += 1
                 mx_cv_wait_ns(g_wait_cv, g_lock, WAIT_SLICE_NS)
                 g_waiters -= 1
-            idle = g_inflight == 0
+            idle = g_inflight == 0 and g_reclaiming == 0
             g_lock.unlock()
         if idle:
             return 0

@@ -21,11 +21,20 @@ cdef EngineVar* new_engine_var(const char* name) except NULL:
 
 cdef void delete_engine_var(EngineVar* v) noexcept nogil:
     """Frees `v` once every use pushed so far has completed."""
+    delete_engine_var_then(v, NULL, NULL)
+
+
+cdef void delete_engine_var_then(EngineVar* v, FreeFn fn, void* arg) noexcept nogil:
+    """Frees `v` once every use pushed so far has completed, then calls
+    ``fn(arg)`` (may be NULL) without the engine lock: how an array frees
+    its memory only after the functions that use it are done."""
     g_lock.lock()
     v.to_delete = True
+    v.on_free = fn
+    v.on_free_arg = arg
     if _var_idle(v):
         _free_var(v)
-    g_lock.unlock()
+    _unlock_and_reclaim()
 
 
 @cython.auto_pickle(False)
@@ -346,7 +355,7 @@ cdef int _run_by_pusher(OprBlock* blk) except -1:
         while not completed:
             mx_cv_wait(g_wait_cv, g_lock)
         g_waiters -= 1
-        g_lock.unlock()
+        _unlock_and_reclaim()
     _drain_graveyard()
     return 0
 
@@ -451,7 +460,7 @@ def delete_variable(fn, ctx, var):
     v.ptr.to_delete = True
     if _var_idle(v.ptr):
         _free_var(v.ptr)
-    g_lock.unlock()
+    _unlock_and_reclaim()
     v.ptr = NULL
 
 

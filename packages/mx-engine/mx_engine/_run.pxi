@@ -136,7 +136,7 @@ cdef void complete_async(OprBlock* blk, const char* error) noexcept nogil:
         blk.fn.free_arg = NULL
     g_lock.lock()
     _complete(blk, err)
-    g_lock.unlock()
+    _unlock_and_reclaim()
 
 
 class _Unraisable:
@@ -173,7 +173,7 @@ cdef class OnComplete:
         with nogil:
             g_lock.lock()
             _complete(blk, err)
-            g_lock.unlock()
+            _unlock_and_reclaim()
         _drain_graveyard()
 
 
@@ -303,7 +303,7 @@ cdef class _Worker:
                 if _run_native_block(blk, &rc, &err):
                     g_lock.lock()
                     _complete(blk, err)
-                    g_lock.unlock()
+                    _unlock_and_reclaim()
             g_lock.lock()
 
     cdef void _run_python_batch(self, OprBlock* blk):
@@ -333,7 +333,7 @@ cdef class _Worker:
             if self.pool.size > 0 and _wants_gil(self.pool.heap[0]):
                 blk = _heap_pop(self.pool)
                 _mark_running(blk, self.tid)
-            g_lock.unlock()
+            _unlock_and_reclaim()
             _drain_graveyard()
 
 

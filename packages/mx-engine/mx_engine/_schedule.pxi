@@ -70,10 +70,37 @@ cdef inline bint _var_idle(EngineVar* v) noexcept nogil:
 
 
 cdef void _free_var(EngineVar* v) noexcept nogil:
+    cdef Deferred d
     if v.error != NULL:
         _var_clear_error(v)
+    if v.on_free != NULL:
+        d.fn = v.on_free
+        d.arg = v.on_free_arg
+        g_deferred.push_back(d)
     free(v.name)
     free(v)
+
+
+cdef void _unlock_and_reclaim() noexcept nogil:
+    """Releases g_lock, then runs the callbacks of variables freed meanwhile."""
+    global g_reclaiming
+    cdef vector[Deferred] todo
+    cdef size_t i
+    if g_deferred.empty():
+        g_lock.unlock()
+        return
+    todo.swap(g_deferred)
+    # wait_for_all() also waits for these: memory freed by a callback is
+    # free once it returns.
+    g_reclaiming += todo.size()
+    g_lock.unlock()
+    for i in range(todo.size()):
+        todo[i].fn(todo[i].arg)
+    g_lock.lock()
+    g_reclaiming -= todo.size()
+    if g_reclaiming == 0 and g_inflight == 0 and g_waiters > 0:
+        g_wait_cv.notify_all()
+    g_lock.unlock()
 
 
 cdef void _acquire(VarUse* u) noexcept nogil:

@@ -10,7 +10,7 @@ from libc.stdlib cimport malloc, free
 from mx_engine._context cimport Context
 from mx_engine._engine cimport (EngineVar, OprBlock, RunContextC, Var, FreeFn,
                                 push_native, push_native_async, complete_async,
-                                set_native_error, intern_name)
+                                set_native_error, intern_name, delete_engine_var_then)
 
 cdef extern from *:
     """
@@ -296,3 +296,23 @@ def push_noop_independent(list vars, Context ctx):
     for var in vars:
         v = (<Var>var).ptr
         push_native(_noop, NULL, NULL, ctx, NULL, 0, &v, 1, 0, 0, name)
+
+
+
+# --- freeing a variable with a callback --------------------------------------------
+cdef int _freed = 0
+
+
+cdef void _count_freed(void* arg) noexcept nogil:
+    mx_atomic_inc(&_freed)
+
+
+def delete_then_count(Var var):
+    """delete_engine_var_then(var) with a callback that counts (freed())."""
+    var.deleted = True          # the engine owns the variable from here
+    delete_engine_var_then(var.ptr, _count_freed, NULL)
+    var.ptr = NULL
+
+
+def freed():
+    return mx_atomic_load(&_freed)

@@ -15,22 +15,28 @@ def wait_for_var(var):
     """Blocks until every function pushed so far that writes ``var`` is done.
 
     Raises the error of a failed function that wrote it (or that it depends
-    on), once; the variable is clean afterwards.
+    on), once; the variable is clean afterwards.  Ctrl-C interrupts it.
     """
-    global g_waiters
     cdef Var v
-    cdef OprBlock* marker = NULL
-    cdef ErrorRecord* e = NULL
-    cdef bint done = False
     if not isinstance(var, Var):
         raise TypeError(f"wait_for_var: argument 'var' must be a Var, got "
                         f"{type(var).__name__}")
     v = <Var>var
     v._check("wait_for_var")
+    wait_var(v.ptr)
+
+
+cdef int wait_var(EngineVar* var) except -1:
+    """wait_for_var for C callers (GIL held): waits for the writes pushed so
+    far, then raises the variable's pending error, if any, once."""
+    global g_waiters
+    cdef OprBlock* marker = NULL
+    cdef ErrorRecord* e = NULL
+    cdef bint done = False
     _check_not_worker("wait_for_var")
     _flush_bulk()
     g_lock.lock()
-    if v.ptr.head == NULL and v.ptr.running_write == NULL:
+    if var.head == NULL and var.running_write == NULL:
         done = True              # no write pending: nothing to wait for
     else:
         # Queue a read marker: it is reached once every earlier write is done.
@@ -40,7 +46,7 @@ def wait_for_var(var):
             abort()
         marker.fn.kind = FN_WAIT
         marker.wait = 2
-        marker.uses[0].var = v.ptr
+        marker.uses[0].var = var
         marker.uses[0].blk = marker
         marker.uses[0].write = False
         _acquire(&marker.uses[0])
@@ -68,10 +74,10 @@ def wait_for_var(var):
                 raise
     free(marker)
     g_lock.lock()
-    e = v.ptr.error
+    e = var.error
     if e != NULL:
         e.refs += 1
-        _var_clear_error(v.ptr)
+        _var_clear_error(var)
     g_lock.unlock()
     _raise_record(e)
 

@@ -271,3 +271,18 @@ def test_bulk_flushes_before_a_wait_and_on_context_change():
         engine.push_sync(lambda rc: out.append("c"), cpu(1), mutate_vars=[v])
     engine.wait_for_all()
     assert out == ["a", "b", "c"]
+
+
+def test_delete_var_then_calls_back_after_pending_uses(any_engine):
+    from mx_engine import _testing
+    before = _testing.freed()
+    v = engine.new_variable()
+    _testing.push_sleep(cpu(), 0.05, writes=[v])
+    _testing.delete_then_count(v)
+    if any_engine != "NaiveEngine":
+        assert _testing.freed() == before          # the sleep still holds v
+    engine.wait_for_all()
+    assert _testing.freed() == before + 1
+    idle = engine.new_variable()
+    _testing.delete_then_count(idle)                # idle: at once
+    assert _testing.freed() == before + 2

@@ -1,6 +1,12 @@
-"""mx-ndarray: NDArray: asynchronous arrays, imperative op invoke, save/load.
+"""mx-ndarray: NDArray, asynchronous n-dimensional arrays whose operators run
+on the dependency engine (``mx.nd``).
 
-Depends on: ops, storage, engine.  Empty until its issue lands: nothing here pretends
-to work yet.
+Depends on mx-ops, mx-storage and mx-engine.
 """
+from mx_ndarray.ndarray import (NDArray, arange, array, empty, full, invoke, ones, waitall,
+                                zeros)
+
 __version__ = "0.1.0"
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
+           "invoke", "__version__"]

@@ -1,0 +1,19 @@
+# C-level view of NDArray for the packages above (graph, kvstore, io).
+from mx_engine._engine cimport EngineVar
+from mx_engine._context cimport Context
+from mx_storage._storage cimport StorageHandle
+
+# A block of device memory and the engine variable that orders its uses,
+# reference counted so that the last owner (an array, or a pushed operator
+# that still needs it) frees it, on any thread, without the GIL.
+cdef struct Chunk:
+    StorageHandle h
+    EngineVar* var
+    int refs
+
+cdef class NDArray:
+    cdef Chunk* chunk
+    cdef size_t offset          # bytes into the chunk
+    cdef readonly tuple shape
+    cdef int dtype_flag
+    cdef readonly Context context

@@ -1,0 +1,500 @@
+"""NDArray: "dynamic, asynchronous n-dimensional arrays".
+
+An NDArray is a view (offset, shape, dtype) of a chunk: a block from the
+storage pool plus the engine variable that orders everything that reads or
+writes it.  An operator call checks and infers in Python, then pushes its
+kernel to the engine as a native function and returns at once; the kernel
+runs on a worker without the GIL.  The pushed call holds references to its
+chunks, so memory is freed only when the last array and the last pending
+kernel that use it are gone, on whichever thread that happens.
+"""
+cimport cython
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+from libc.stdio cimport snprintf
+
+from mx_engine._context cimport Context, DEV_GPU
+from mx_engine._engine cimport (EngineVar, RunContextC, PROP_NORMAL, new_engine_var,
+                                delete_engine_var_then, push_native, wait_var,
+                                set_native_error, intern_name)
+from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
+from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+
+import numpy as np
+
+from mx_engine import current_context
+from mx_engine.base import MXNetError
+from mx_ops import registry
+from mx_ops._params import DTYPE_NAMES
+from mx_ops.registry import ShapeError
+
+cdef extern from *:
+    """
+    static inline void mx_ref_inc(int *p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
+    static inline int mx_ref_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
+    """
+    void mx_ref_inc(int* p) nogil
+    int mx_ref_dec(int* p) nogil
+
+_FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
+_NP_DTYPES = [np.dtype(name) for name in DTYPE_NAMES]
+
+# ---------------------------------------------------------------------------
+# Chunks
+# ---------------------------------------------------------------------------
+cdef Chunk* _chunk_new(size_t nbytes, Context ctx) except NULL:
+    cdef Chunk* c = <Chunk*>calloc(1, sizeof(Chunk))
+    if c == NULL:
+        raise MemoryError("NDArray: cannot allocate a chunk")
+    try:
+        storage_alloc(nbytes, ctx.device_typeid, ctx.device_id, &c.h)
+        c.var = new_engine_var(NULL)
+    except BaseException:
+        if c.h.ptr != NULL:
+            storage_free(&c.h)
+        free(c)
+        raise
+    c.refs = 1
+    return c
+
+
+cdef void _chunk_release_storage(void* arg) noexcept nogil:
+    """Called by the engine once the chunk's variable is idle and freed."""
+    cdef Chunk* c = <Chunk*>arg
+    # A pool that refuses its own block is corrupt: Cython reports that as
+    # unraisable here, and the chunk goes anyway.
+    storage_free(&c.h)
+    free(c)
+
+
+cdef inline void _chunk_incref(Chunk* c) noexcept nogil:
+    mx_ref_inc(&c.refs)
+
+
+cdef void _chunk_decref(Chunk* c) noexcept nogil:
+    if mx_ref_dec(&c.refs) == 0:
+        delete_engine_var_then(c.var, _chunk_release_storage, c)
+
+# ---------------------------------------------------------------------------
+# Operator calls through the engine
+# ---------------------------------------------------------------------------
+# One malloc per call: this header, then the TBlobs, the req flags, the
+# chunk references and the packed parameters.
+cdef struct CallBlock:
+    MXOpCall call
+    MXFCompute fn
+    const char* name
+    int nchunks
+    Chunk** chunks
+
+
+cdef int _run_call(RunContextC* rctx, void* arg) noexcept nogil:
+    cdef CallBlock* b = <CallBlock*>arg
+    cdef char msg[512]
+    cdef const char* why
+    cdef int rc
+    b.call.error = NULL
+    rc = b.fn(&b.call)
+    if rc != 0:
+        why = b.call.error
+        if why == NULL:
+            why = "failed"
+        snprintf(msg, sizeof(msg), "%s: %s", b.name, why)
+        set_native_error(rctx, msg)
+    return rc
+
+
+cdef void _free_call(void* arg) noexcept nogil:
+    cdef CallBlock* b = <CallBlock*>arg
+    cdef int i
+    for i in range(b.nchunks):
+        _chunk_decref(b.chunks[i])
+    free(b)
+
+
+cdef int _fill_tblob(MXTBlob* t, NDArray a) except -1:
+    cdef int i
+    if len(a.shape) > MX_MAX_DIM:
+        raise ShapeError(f"NDArray: {len(a.shape)} dimensions; at most {MX_MAX_DIM} are "
+                         f"supported")
+    t.dptr = <char*>a.chunk.h.ptr + a.offset
+    t.ndim = len(a.shape)
+    t.dtype = a.dtype_flag
+    t.dev_type = a.context.device_typeid
+    t.dev_id = a.context.device_id
+    for i in range(t.ndim):
+        t.shape[i] = a.shape[i]
+    return 0
+
+
+def invoke(op_name, inputs, out=None, **params):
+    """Pushes operator ``op_name`` on NDArray ``inputs`` and returns its
+    output NDArray (or list of them) at once; ``out`` receives the result
+    instead of a new array.  Errors in the kernel surface at the next wait
+    on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
+    op = registry.get(op_name)
+    kwargs = op.parse_params(params)
+    inputs = list(inputs)
+    if len(inputs) != op.num_inputs:
+        raise ValueError(f"{op.name}: takes {op.num_inputs} input(s) "
+                         f"({', '.join(op.arguments)}), got {len(inputs)}")
+    for name, a in zip(op.arguments, inputs):
+        if not isinstance(a, NDArray):
+            raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
+                            f"{type(a).__name__}")
+    ctx = (<NDArray>inputs[0]).context if inputs else current_context()
+    for name, a in zip(op.arguments, inputs):
+        if (<NDArray>a).context != ctx:
+            raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
+                             f"the first input on {ctx}; copy it with as_in_context()")
+    if (<Context>ctx).device_typeid == DEV_GPU:
+        raise MXNetError(f"{op.name}: NDArrays on {ctx} cannot run operators yet (the GPU "
+                         f"operator path comes with the GPU NDArray work)")
+    shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
+    dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
+    outputs = _outputs(op, out, shapes, dtypes, ctx)
+    _push_call(op, kwargs, inputs, outputs, ctx)
+    return outputs[0] if op.num_outputs == 1 else outputs
+
+
+cdef list _outputs(op, out, shapes, dtypes, Context ctx):
+    if out is None:
+        return [_empty(tuple(s), d, ctx) for s, d in zip(shapes, dtypes)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != op.num_outputs:
+        raise ValueError(f"{op.name}: 'out' must hold {op.num_outputs} NDArray(s), got "
+                         f"{len(outs)}")
+    for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
+        if not isinstance(o, NDArray):
+            raise TypeError(f"{op.name}: 'out' must be an NDArray, got {type(o).__name__}")
+        if o.shape != tuple(s) or o.dtype.name != d or (<NDArray>o).context != ctx:
+            raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)} on {ctx}, "
+                             f"got {o.dtype} of shape {o.shape} on {(<NDArray>o).context}")
+    return outs
+
+
+cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
+    cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
+    cdef bytes packed = op.pack_params(kwargs) if op.pack_params is not None else b""
+    cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + nout * sizeof(int32_t)
+                        + n * sizeof(Chunk*) + len(packed))
+    cdef char* mem = <char*>calloc(1, size)
+    cdef CallBlock* b = <CallBlock*>mem
+    cdef MXTBlob* blobs
+    cdef int32_t* req
+    cdef EngineVar* vars_[32]
+    cdef NDArray a
+    if mem == NULL:
+        raise MemoryError(f"{op.name}: cannot allocate the call block")
+    if n > 32:
+        free(mem)
+        raise ValueError(f"{op.name}: at most 32 inputs and outputs together")
+    blobs = <MXTBlob*>(mem + sizeof(CallBlock))
+    req = <int32_t*>(<char*>blobs + n * sizeof(MXTBlob))
+    b.chunks = <Chunk**>(<char*>req + nout * sizeof(int32_t))
+    try:
+        for i in range(n):
+            a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
+            _fill_tblob(&blobs[i], a)
+    except BaseException:
+        free(mem)
+        raise
+    for i in range(n):
+        a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
+        _chunk_incref(a.chunk)
+        b.chunks[i] = a.chunk
+        vars_[i] = a.chunk.var
+    b.nchunks = n
+    for i in range(nout):
+        req[i] = 1    # kWriteTo
+    if len(packed):
+        memcpy(<char*>(b.chunks + n), <const char*>packed, len(packed))
+        b.call.params = <char*>(b.chunks + n)
+    b.call.nin = nin
+    b.call.nout = nout
+    b.call.inputs = blobs
+    b.call.outputs = blobs + nin
+    b.call.req = req
+    b.fn = <MXFCompute><size_t>op.compute_for("cpu")
+    b.name = intern_name(op.name)
+    # An array both read and written is written (the engine merges them).
+    push_native(_run_call, b, _free_call, ctx, vars_, nin, vars_ + nin, nout,
+                PROP_NORMAL, 0, b.name)
+    return 0
+
+# ---------------------------------------------------------------------------
+# NDArray
+# ---------------------------------------------------------------------------
+cdef NDArray _empty(tuple shape, str dtype, Context ctx):
+    cdef NDArray a = NDArray.__new__(NDArray)
+    cdef int64_t n = 1
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"NDArray: shape must hold non-negative ints, got {shape}")
+        n *= s
+    if dtype not in _FLAG:
+        raise TypeError(f"NDArray: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
+    a.dtype_flag = _FLAG[dtype]
+    a.chunk = _chunk_new(n * _NP_DTYPES[a.dtype_flag].itemsize, ctx)
+    a.offset = 0
+    a.shape = tuple(int(s) for s in shape)
+    a.context = ctx
+    return a
+
+
+def empty(shape, ctx=None, dtype="float32"):
+    """An uninitialised NDArray."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    ctx = current_context() if ctx is None else ctx
+    if not isinstance(ctx, Context):
+        raise TypeError(f"empty: argument 'ctx' must be a Context, got {type(ctx).__name__}")
+    return _empty(tuple(shape), np.dtype(dtype).name, <Context>ctx)
+
+
+class _HostView:
+    """A chunk's host memory through the array interface (read in place)."""
+
+    def __init__(self, owner, ptr, shape, typestr):
+        self.owner = owner
+        self.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
+                                    "data": (ptr, False)}
+
+
+@cython.auto_pickle(False)
+cdef class NDArray:
+    """An n-dimensional array whose operations run asynchronously on the
+    engine; reading it (``asnumpy``) waits for the writes pushed before."""
+
+    def __dealloc__(self):
+        if self.chunk != NULL:
+            _chunk_decref(self.chunk)
+            self.chunk = NULL
+
+    @property
+    def dtype(self):
+        return _NP_DTYPES[self.dtype_flag]
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def ctx(self):
+        return self.context
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def wait_to_read(self):
+        """Waits for every pending write; raises a pending error once."""
+        wait_var(self.chunk.var)
+
+    def wait_to_write(self):
+        """Waits for every pending read and write."""
+        wait_var(self.chunk.var)
+
+    def _host_view(self):
+        """A NumPy array over this array's memory, without waiting."""
+        return np.asarray(_HostView(self, <size_t>self.chunk.h.ptr + self.offset, self.shape,
+                                    self.dtype.str))
+
+    def asnumpy(self):
+        """A NumPy copy, once the pending writes are done."""
+        if self.context.device_typeid == DEV_GPU:
+            raise MXNetError("asnumpy: GPU NDArrays come with the GPU NDArray work")
+        wait_var(self.chunk.var)
+        return self._host_view().copy()
+
+    def asscalar(self):
+        """The value of a one-element array."""
+        if self.size != 1:
+            raise ValueError(f"asscalar: the array has {self.size} elements, not 1")
+        return self.asnumpy().reshape(()).item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def _view(self, tuple shape, size_t offset):
+        cdef NDArray v = NDArray.__new__(NDArray)
+        _chunk_incref(self.chunk)
+        v.chunk = self.chunk
+        v.offset = offset
+        v.shape = shape
+        v.dtype_flag = self.dtype_flag
+        v.context = self.context
+        return v
+
+    def reshape(self, *shape):
+        """A view with another shape of the same size (-1 is inferred)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        if shape.count(-1) > 1:
+            raise ValueError(f"reshape: at most one -1 in {shape}")
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if -1 in shape:
+            if known == 0 or self.size % known:
+                raise ValueError(f"reshape: cannot infer -1 in {shape} for {self.size} elements")
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        elif known != self.size:
+            raise ValueError(f"reshape: cannot reshape {self.shape} ({self.size} elements) "
+                             f"into {shape}")
+        return self._view(shape, self.offset)
+
+    def __getitem__(self, key):
+        """Integers and step-1 slices of the first axis give views; other
+        indexing comes with the slicing operators."""
+        cdef size_t row
+        if not self.shape:
+            raise IndexError("cannot index a 0-d NDArray")
+        row = self.dtype.itemsize * (self.size // self.shape[0] if self.shape[0] else 0)
+        if isinstance(key, (int, np.integer)):
+            i = int(key)
+            if i < 0:
+                i += self.shape[0]
+            if not 0 <= i < self.shape[0]:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size "
+                                 f"{self.shape[0]}")
+            return self._view(self.shape[1:], self.offset + i * row)
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.shape[0])
+            if step == 1:
+                n = max(stop - start, 0)
+                return self._view((n,) + self.shape[1:], self.offset + start * row)
+        raise NotImplementedError(f"NDArray indexing with {key!r} comes with the slicing "
+                                  f"operators; integers and step-1 slices of axis 0 work")
+
+    def copy(self):
+        return invoke("_copy", [self])
+
+    def copyto(self, other):
+        """Copies into NDArray ``other`` (same shape and dtype) and returns it."""
+        return invoke("_copy", [self], out=other)
+
+    # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
+    def _binary(self, other, str array_op, str scalar_op, str rscalar_op, bint reflected):
+        if isinstance(other, NDArray):
+            args = [other, self] if reflected else [self, other]
+            return invoke(array_op, args)
+        if isinstance(other, (int, float, np.number, bool)):
+            return invoke(rscalar_op if reflected else scalar_op, [self], scalar=float(other))
+        return NotImplemented
+
+    def __add__(self, other):
+        return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", False)
+
+    def __radd__(self, other):
+        return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", True)
+
+    def __sub__(self, other):
+        return self._binary(other, "broadcast_sub", "_minus_scalar", "_rminus_scalar", False)
+
+    def __rsub__(self, other):
+        return self._binary(other, "broadcast_sub", "_minus_scalar", "_rminus_scalar", True)
+
+    def __mul__(self, other):
+        return self._binary(other, "broadcast_mul", "_mul_scalar", "_mul_scalar", False)
+
+    def __rmul__(self, other):
+        return self._binary(other, "broadcast_mul", "_mul_scalar", "_mul_scalar", True)
+
+    def __truediv__(self, other):
+        return self._binary(other, "broadcast_div", "_div_scalar", "_rdiv_scalar", False)
+
+    def __rtruediv__(self, other):
+        return self._binary(other, "broadcast_div", "_div_scalar", "_rdiv_scalar", True)
+
+    def __mod__(self, other):
+        return self._binary(other, "broadcast_mod", "_mod_scalar", "_rmod_scalar", False)
+
+    def __rmod__(self, other):
+        return self._binary(other, "broadcast_mod", "_mod_scalar", "_rmod_scalar", True)
+
+    def __pow__(self, other, modulo=None):
+        return self._binary(other, "broadcast_power", "_power_scalar", "_rpower_scalar", False)
+
+    def __rpow__(self, other):
+        return self._binary(other, "broadcast_power", "_power_scalar", "_rpower_scalar", True)
+
+    def __eq__(self, other):
+        return self._binary(other, "broadcast_equal", "_equal_scalar", "_equal_scalar", False)
+
+    def __ne__(self, other):
+        return self._binary(other, "broadcast_not_equal", "_not_equal_scalar",
+                            "_not_equal_scalar", False)
+
+    def __gt__(self, other):
+        return self._binary(other, "broadcast_greater", "_greater_scalar",
+                            "_lesser_scalar", False)
+
+    def __ge__(self, other):
+        return self._binary(other, "broadcast_greater_equal", "_greater_equal_scalar",
+                            "_lesser_equal_scalar", False)
+
+    def __lt__(self, other):
+        return self._binary(other, "broadcast_lesser", "_lesser_scalar",
+                            "_greater_scalar", False)
+
+    def __le__(self, other):
+        return self._binary(other, "broadcast_lesser_equal", "_lesser_equal_scalar",
+                            "_greater_equal_scalar", False)
+
+    __hash__ = None
+
+    def __neg__(self):
+        return invoke("negative", [self])
+
+    def __abs__(self):
+        return invoke("abs", [self])
+
+    def _inplace(self, other, str array_op, str scalar_op):
+        if isinstance(other, NDArray):
+            invoke(array_op, [self, other], out=self)
+        elif isinstance(other, (int, float, np.number, bool)):
+            invoke(scalar_op, [self], out=self, scalar=float(other))
+        else:
+            return NotImplemented
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(other, "broadcast_add", "_plus_scalar")
+
+    def __isub__(self, other):
+        return self._inplace(other, "broadcast_sub", "_minus_scalar")
+
+    def __imul__(self, other):
+        return self._inplace(other, "broadcast_mul", "_mul_scalar")
+
+    def __itruediv__(self, other):
+        return self._inplace(other, "broadcast_div", "_div_scalar")
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self.shape) if self.shape else ""
+        return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+
+def _from_numpy(source, Context ctx):
+    """A new NDArray holding a copy of NumPy array ``source`` (C order)."""
+    cdef NDArray a
+    if ctx.device_typeid == DEV_GPU:
+        raise MXNetError(f"array: NDArrays on {ctx} come with the GPU NDArray work")
+    src = np.asarray(source, order="C")       # keeps 0-d arrays 0-d
+    a = _empty(src.shape, src.dtype.name, ctx)
+    if src.nbytes:
+        memcpy(<char*>a.chunk.h.ptr, <const char*><size_t>src.ctypes.data, src.nbytes)
+    return a
