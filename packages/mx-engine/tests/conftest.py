@@ -1,7 +1,19 @@
+import importlib.util
+import pathlib
+import sys
+
 import pytest
 
 from mx_engine import engine
 from mx_engine._engine import _debug_counts
+
+# The build, ABI and public-API checks, shared with the tests of the packages
+# above (they register the same file).  Not on sys.path: see its docstring.
+if "packaging_checks" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location(
+        "packaging_checks", pathlib.Path(__file__).with_name("packaging_checks.py"))
+    sys.modules["packaging_checks"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["packaging_checks"])
 
 ENGINE_TYPES = ["ThreadedEnginePerDevice", "ThreadedEnginePooled", "NaiveEngine"]
 THREADED = ENGINE_TYPES[:2]

@@ -5,21 +5,16 @@
 as numpy builds ``numpy/random/_examples/cython``.  The capsule signatures
 of every exported cdef function are pinned in ``data/capi_signatures.json``
 as ``scipy/linalg/tests/test_cython_abi.py`` does: a name may be added, never
-removed or changed.  Regenerate the pin after an intended break with
-``python packages/mx-engine/tests/test_cython_api.py --write-signatures``.
+removed or changed.  A failing pin check prints the line that rewrites the
+pin after an intended break.
 """
-import ctypes
-import importlib
-import importlib.util
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
 import mx_engine
+import packaging_checks     # this directory's packaging_checks.py, registered by conftest.py
 from mx_engine import engine
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -28,43 +23,8 @@ SIGNATURES = HERE / "data" / "capi_signatures.json"
 CAPI_MODULES = ["mx_engine._engine", "mx_engine._context"]
 
 
-# ---------------------------------------------------------------------------
-# ABI: capsule signatures
-# ---------------------------------------------------------------------------
-def _capsule_name(capsule):
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype = ctypes.c_char_p
-    get_name.argtypes = [ctypes.py_object]
-    return get_name(capsule).decode()
-
-
-def current_signatures():
-    """{module: {cdef function: capsule signature}} of the build in use."""
-    out = {}
-    for modname in CAPI_MODULES:
-        capi = getattr(importlib.import_module(modname), "__pyx_capi__", {})
-        if capi:
-            out[modname] = {name: _capsule_name(c) for name, c in sorted(capi.items())}
-    return out
-
-
 def test_capi_signatures_are_pinned():
-    pinned = json.loads(SIGNATURES.read_text())
-    now = current_signatures()
-    problems = []
-    for modname, names in pinned.items():
-        have = now.get(modname, {})
-        for name, sig in names.items():
-            if name not in have:
-                problems.append(f"{modname}.{name} was removed (pinned: {sig})")
-            elif have[name] != sig:
-                problems.append(f"{modname}.{name} changed signature:\n"
-                                f"    pinned: {sig}\n    now:    {have[name]}")
-    assert not problems, (
-        "the C API of mx-engine broke its ABI pin (packages above cimport these):\n  "
-        + "\n  ".join(problems)
-        + f"\nIf the break is intended, bump the version and regenerate {SIGNATURES.name} "
-        "with: python packages/mx-engine/tests/test_cython_api.py --write-signatures")
+    packaging_checks.check_capi_pin(SIGNATURES, CAPI_MODULES, "mx-engine")
 
 
 def test_pin_covers_the_public_pxd_functions():
@@ -78,48 +38,13 @@ def test_pin_covers_the_public_pxd_functions():
 # ---------------------------------------------------------------------------
 # A downstream extension built against the installed .pxd files
 # ---------------------------------------------------------------------------
-def _pxd_root():
-    """The directory to give Cython as --include-dir so that
-    ``from mx_engine cimport`` finds mx_engine/__init__.pxd."""
-    spec = importlib.util.find_spec("mx_engine")
-    # An editable install lists a virtual path here; a real install the
-    # package directory.  mx_engine.__file__ is real in both.
-    candidates = list(spec.submodule_search_locations or [])
-    candidates.append(os.path.dirname(mx_engine.__file__))
-    for d in candidates:
-        if os.path.isfile(os.path.join(d, "__init__.pxd")):
-            return os.path.dirname(os.path.abspath(d))
-    pytest.fail(f"mx_engine's __init__.pxd is not installed: looked in {candidates}")
-
-
-def _run(cmd, env, what):
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        pytest.fail(f"{what} failed ({proc.returncode}): {' '.join(map(str, cmd))}\n"
-                    f"--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-6000:]}")
-
-
 @pytest.fixture(scope="module")
 def downstream(tmp_path_factory):
-    for tool in ("mesonbuild", "Cython"):
-        if importlib.util.find_spec(tool) is None:
-            pytest.fail(f"building the downstream extension needs {tool} in "
-                        f"{sys.executable}'s environment (requirements-dev.txt)")
     build = tmp_path_factory.mktemp("downstream") / "build"
-    env = dict(os.environ)
-    # meson finds cython and ninja on PATH: the ones beside this interpreter.
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    meson = [sys.executable, "-m", "mesonbuild.mesonmain"]
-    _run(meson + ["setup", str(build), str(DOWNSTREAM),
-                  f"-Dmx_engine_pxd_root={_pxd_root()}"], env, "meson setup")
-    _run(meson + ["compile", "-C", str(build)], env, "meson compile")
-    sys.path.insert(0, str(build))
-    try:
-        mod = importlib.import_module("engine_downstream")
+    with packaging_checks.downstream_module(
+            DOWNSTREAM, build, "engine_downstream",
+            {"mx_engine_pxd_root": packaging_checks.pxd_root("mx_engine")}) as mod:
         yield mod
-    finally:
-        sys.path.remove(str(build))
-        sys.modules.pop("engine_downstream", None)
 
 
 @pytest.fixture(params=["ThreadedEnginePerDevice", "ThreadedEnginePooled", "NaiveEngine"])
@@ -199,16 +124,3 @@ def test_deleted_var_is_refused(downstream):
         downstream.push_increments(counters, 0, var, 1, mx_engine.cpu())
     engine.wait_for_all()
     assert counters[0] == 0
-
-
-def _write_signatures():
-    SIGNATURES.parent.mkdir(exist_ok=True)
-    SIGNATURES.write_text(json.dumps(current_signatures(), indent=2, sort_keys=True) + "\n")
-    print(f"wrote {SIGNATURES}")
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--write-signatures"]:
-        _write_signatures()
-    else:
-        sys.exit("usage: python test_cython_api.py --write-signatures")

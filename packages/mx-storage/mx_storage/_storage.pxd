@@ -10,6 +10,9 @@ cdef struct StorageHandle:
     int dev_type
     int dev_id
 
+# storage_free/storage_direct_free set h.ptr to NULL, so freeing the same
+# struct twice is a no-op; freeing a stale copy of a freed handle, or a block
+# of another pool, raises ValueError.
 cdef int storage_alloc(size_t size, int dev_type, int dev_id,
                        StorageHandle* out) except -1 nogil
 cdef int storage_free(StorageHandle* h) except -1 nogil

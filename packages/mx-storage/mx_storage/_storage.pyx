@@ -172,9 +172,17 @@ def _cuda_device(int dev_id):
     return cupy.cuda.Device(dev_id)
 
 
+cdef int _raise_bad_device(int dev_type, int dev_id) except -1 with gil:
+    raise ValueError(f"storage.alloc: no device type {dev_type} with id {dev_id} (types "
+                     f"1, 2, 3, 5; ids below {MAX_DEVICE_ID})")
+
+
 cdef DevicePool* _pool(int dev_type, int dev_id) except NULL nogil:
     """The pool of a device, created on first use (takes the GIL then)."""
-    cdef DevicePool* p = g_pools[dev_type][dev_id]
+    cdef DevicePool* p
+    if dev_type not in (1, 2, 3, 5) or not 0 <= dev_id < MAX_DEVICE_ID:
+        _raise_bad_device(dev_type, dev_id)
+    p = g_pools[dev_type][dev_id]
     if p != NULL:
         return p
     with gil:

@@ -1,8 +1,20 @@
+import importlib.util
+import pathlib
+import sys
+
 import pytest
 
 import mx_storage as st
 from mx_engine import cpu
 from mx_storage import _storage
+
+# The build, ABI and public-API checks, kept with the tests of mx-engine (which
+# mx-storage depends on).  Not on sys.path: see that file's docstring.
+if "packaging_checks" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("packaging_checks", pathlib.Path(
+        __file__).resolve().parents[2] / "mx-engine" / "tests" / "packaging_checks.py")
+    sys.modules["packaging_checks"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["packaging_checks"])
 
 
 @pytest.fixture(autouse=True)
