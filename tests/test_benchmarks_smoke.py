@@ -87,3 +87,9 @@ def test_compare_storage_quick(tmp_path):
     out = _run_script("benchmarks/compare_storage.py", "--quick", cwd=tmp_path)
     for case in ("alloc+free 4 KiB", "alloc, touch, free 64 MiB", "Round, 300 random sizes"):
         assert case in out
+
+
+def test_compare_ndarray_quick(tmp_path):
+    out = _run_script("benchmarks/compare_ndarray.py", "--quick", "--mxnet-python", "",
+                      cwd=tmp_path)
+    assert "c = a + b on (1,), per op" in out and "float32" in out

@@ -17,3 +17,6 @@ cdef class NDArray:
     cdef readonly tuple shape
     cdef int dtype_flag
     cdef readonly Context context
+    cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
+                        bint reflected)
+    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size)

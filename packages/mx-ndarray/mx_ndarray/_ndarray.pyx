@@ -175,10 +175,17 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx):
 
 
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
     cdef bytes packed = op.pack_params(kwargs) if op.pack_params is not None else b""
+    return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), intern_name(op.name),
+                        inputs, outputs, packed, len(packed), ctx)
+
+
+cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs,
+                      const char* params, size_t params_size, Context ctx) except -1:
+    """Pushes kernel `fn` on the arrays' memory: they are already checked."""
+    cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
     cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + nout * sizeof(int32_t)
-                        + n * sizeof(Chunk*) + len(packed))
+                        + n * sizeof(Chunk*) + params_size)
     cdef char* mem = <char*>calloc(1, size)
     cdef CallBlock* b = <CallBlock*>mem
     cdef MXTBlob* blobs
@@ -186,10 +193,10 @@ cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) exc
     cdef EngineVar* vars_[32]
     cdef NDArray a
     if mem == NULL:
-        raise MemoryError(f"{op.name}: cannot allocate the call block")
+        raise MemoryError(f"{name.decode()}: cannot allocate the call block")
     if n > 32:
         free(mem)
-        raise ValueError(f"{op.name}: at most 32 inputs and outputs together")
+        raise ValueError(f"{name.decode()}: at most 32 inputs and outputs together")
     blobs = <MXTBlob*>(mem + sizeof(CallBlock))
     req = <int32_t*>(<char*>blobs + n * sizeof(MXTBlob))
     b.chunks = <Chunk**>(<char*>req + nout * sizeof(int32_t))
@@ -208,20 +215,38 @@ cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) exc
     b.nchunks = n
     for i in range(nout):
         req[i] = 1    # kWriteTo
-    if len(packed):
-        memcpy(<char*>(b.chunks + n), <const char*>packed, len(packed))
+    if params_size:
+        memcpy(<char*>(b.chunks + n), params, params_size)
         b.call.params = <char*>(b.chunks + n)
     b.call.nin = nin
     b.call.nout = nout
     b.call.inputs = blobs
     b.call.outputs = blobs + nin
     b.call.req = req
-    b.fn = <MXFCompute><size_t>op.compute_for("cpu")
-    b.name = intern_name(op.name)
+    b.fn = fn
+    b.name = name
     # An array both read and written is written (the engine merges them).
     push_native(_run_call, b, _free_call, ctx, vars_, nin, vars_ + nin, nout,
                 PROP_NORMAL, 0, b.name)
     return 0
+
+cdef struct FastOp:
+    MXFCompute fn
+    const char* name
+
+cdef dict _fast_ops = {}      # op name -> (kernel address, interned name)
+
+
+cdef FastOp _fast_op(str name) except *:
+    """The CPU kernel of an elementwise op, looked up once."""
+    cdef FastOp f
+    entry = _fast_ops.get(name)
+    if entry is None:
+        op = registry.get(name)
+        entry = _fast_ops[name] = (op.compute_for("cpu"), op.name)
+    f.fn = <MXFCompute><size_t>entry[0]
+    f.name = intern_name(entry[1])
+    return f
 
 # ---------------------------------------------------------------------------
 # NDArray
@@ -387,13 +412,36 @@ cdef class NDArray:
         return invoke("_copy", [self], out=other)
 
     # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
-    def _binary(self, other, str array_op, str scalar_op, str rscalar_op, bint reflected):
+    cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
+                        bint reflected):
+        cdef NDArray o
+        cdef double scalar
         if isinstance(other, NDArray):
+            o = <NDArray>other
+            if (o.shape == self.shape and o.dtype_flag == self.dtype_flag
+                    and o.context == self.context and self.context.device_typeid != DEV_GPU):
+                # The common case needs no inference: push the kernel at once.
+                return self._fast(array_op, [o, self] if reflected else [self, o], NULL, 0)
             args = [other, self] if reflected else [self, other]
             return invoke(array_op, args)
         if isinstance(other, (int, float, np.number, bool)):
-            return invoke(rscalar_op if reflected else scalar_op, [self], scalar=float(other))
+            name = rscalar_op if reflected else scalar_op
+            if self.context.device_typeid != DEV_GPU:
+                scalar = float(other)     # mxop::ScalarParam
+                return self._fast(name, [self], <const char*>&scalar, sizeof(double))
+            return invoke(name, [self], scalar=float(other))
         return NotImplemented
+
+    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size):
+        cdef NDArray out = NDArray.__new__(NDArray)
+        cdef FastOp f = _fast_op(op_name)
+        out.dtype_flag = self.dtype_flag
+        out.chunk = _chunk_new(self.size * _NP_DTYPES[self.dtype_flag].itemsize, self.context)
+        out.offset = 0
+        out.shape = self.shape
+        out.context = self.context
+        _push_kernel(f.fn, f.name, inputs, [out], params, size, self.context)
+        return out
 
     def __add__(self, other):
         return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", False)

@@ -13,13 +13,15 @@ _KERNELS = _elemwise_cpu.kernels()
 _FLOAT_ONLY = _elemwise_cpu.float_only_unary()
 
 
+try:
+    from mx_ops import _elemwise_gpu
+except ImportError:            # no CuPy: the GPU computes are not registered
+    _elemwise_gpu = None
+
+
 def _gpu(family, name):
     """The CuPy compute of an op, or None where CuPy is missing."""
-    try:
-        from mx_ops import _elemwise_gpu
-    except ImportError:
-        return None
-    return _elemwise_gpu.compute(family, name)
+    return None if _elemwise_gpu is None else _elemwise_gpu.compute(family, name)
 
 
 def _compute(family, kernel):
