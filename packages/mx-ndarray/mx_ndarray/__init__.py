@@ -3,10 +3,12 @@ on the dependency engine (``mx.nd``).
 
 Depends on mx-ops, mx-storage and mx-engine.
 """
+from mx_ndarray import _internal, op
 from mx_ndarray.ndarray import (NDArray, arange, array, empty, full, invoke, ones, waitall,
                                 zeros)
+from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 
 __version__ = "0.1.0"
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
-           "invoke", "__version__"]
+__all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "full",
+                        "arange", "waitall", "invoke", "__version__"]
