@@ -6,16 +6,18 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'broadcast_add',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
- 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
- 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add',
- 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expm1', 'fix', 'floor',
- 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'negative', 'radians',
- 'rcbrt', 'reciprocal', 'relu', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh',
- 'softsign', 'sqrt', 'square', 'tan', 'tanh', 'trunc']
+__all__ = ['abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+ 'argmax_channel', 'argmin', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
+ 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
+ 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
+ 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
+ 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
+ 'broadcast_sub', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add', 'elemwise_div',
+ 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expm1', 'fix', 'floor', 'gamma', 'gammaln',
+ 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis',
+ 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu',
+ 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square',
+ 'sum', 'sum_axis', 'tan', 'tanh', 'trunc']
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -142,6 +144,76 @@ def arctanh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('arctanh', [data], out=out, **kwargs)
+
+
+def argmax(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Indices of the maximum values along an axis (the first occurrence; NaN counts as the maximum), in the input's dtype.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int, optional, default=None
+        The axis to search; None searches the flattened array. Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the searched axis as a dimension of size one.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _invoke('argmax', [data], out=out, **kwargs)
+
+
+def argmax_channel(data=None, out=None, name=None, **kwargs):
+    """
+    Indices of the maximum values along axis 1 (the channel axis), as argmax(data, axis=1).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('argmax_channel', [data], out=out, **kwargs)
+
+
+def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Indices of the minimum values along an axis (the first occurrence; NaN counts as the minimum), in the input's dtype.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int, optional, default=None
+        The axis to search; None searches the flattened array. Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the searched axis as a dimension of size one.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _invoke('argmin', [data], out=out, **kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -948,6 +1020,224 @@ def log2(data=None, out=None, name=None, **kwargs):
     return _invoke('log2', [data], out=out, **kwargs)
 
 
+def max(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The maximum of array elements over the given axes (NaN propagates); the input may not be empty.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: max_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('max', [data], out=out, **kwargs)
+
+
+def max_axis(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The maximum of array elements over the given axes (NaN propagates); the input may not be empty.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: max_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('max_axis', [data], out=out, **kwargs)
+
+
+def mean(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The mean of array elements over the given axes, in the input dtype (integers truncate toward zero).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('mean', [data], out=out, **kwargs)
+
+
+def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The minimum of array elements over the given axes (NaN propagates); the input may not be empty.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: min_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('min', [data], out=out, **kwargs)
+
+
+def min_axis(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The minimum of array elements over the given axes (NaN propagates); the input may not be empty.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: min_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('min_axis', [data], out=out, **kwargs)
+
+
+def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The product of array elements over the given axes, treating NaN as one.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('nanprod', [data], out=out, **kwargs)
+
+
+def nansum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The sum of array elements over the given axes, treating NaN as zero.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('nansum', [data], out=out, **kwargs)
+
+
 def negative(data=None, out=None, name=None, **kwargs):
     """
     Numerical negative, elementwise.
@@ -964,6 +1254,70 @@ def negative(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('negative', [data], out=out, **kwargs)
+
+
+def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    The L1 (ord=1) or L2 (ord=2, default) norm over the given axes (all by default), computed in double (float16: float).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    ord : int, optional, default=2, in [1, 2]
+        Order of the norm: 1 or 2.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    out_dtype : {'float16', 'float32', 'float64', 'int64', 'int32', 'int8'}, optional, default=None
+        The output dtype; None keeps the input's.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if ord is not _NULL:
+        kwargs['ord'] = ord
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if out_dtype is not _NULL:
+        kwargs['out_dtype'] = out_dtype
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _invoke('norm', [data], out=out, **kwargs)
+
+
+def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The product of array elements over the given axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('prod', [data], out=out, **kwargs)
 
 
 def radians(data=None, out=None, name=None, **kwargs):
@@ -1216,6 +1570,70 @@ def square(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('square', [data], out=out, **kwargs)
+
+
+def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The sum of array elements over the given axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sum_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('sum', [data], out=out, **kwargs)
+
+
+def sum_axis(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The sum of array elements over the given axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sum_axis.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _invoke('sum_axis', [data], out=out, **kwargs)
 
 
 def tan(data=None, out=None, name=None, **kwargs):

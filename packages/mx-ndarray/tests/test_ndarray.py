@@ -8,7 +8,7 @@ import pytest
 import mx_ndarray as nd
 import mx_storage
 from mx_engine import MXNetError, cpu, engine, gpu
-from mx_ops import OpDef, register
+from mx_ops import OpDef, register, registry
 from mx_ops import _elemwise_cpu
 from mx_ops.registry import ShapeError
 
@@ -137,9 +137,12 @@ def test_errors_at_the_call_and_from_the_kernel():
     register(OpDef("_test_kernel_fails", arguments=("data",),
                    infer_shape=lambda p, s: [s[0]], infer_type=lambda p, t: [t[0]],
                    compute={"cpu": _elemwise_cpu.kernels()["unary"]["exp"]}))
-    y = nd.invoke("_test_kernel_fails", [nd.ones(3, dtype="int32")])
-    with pytest.raises(MXNetError, match="_test_kernel_fails: unsupported dtype"):
-        y.asnumpy()
+    try:
+        y = nd.invoke("_test_kernel_fails", [nd.ones(3, dtype="int32")])
+        with pytest.raises(MXNetError, match="_test_kernel_fails: unsupported dtype"):
+            y.asnumpy()
+    finally:
+        registry._unregister("_test_kernel_fails")
     assert (nd.ones(2) + 1).asnumpy().tolist() == [2.0, 2.0]      # still usable
 
 

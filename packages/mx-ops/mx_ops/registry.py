@@ -156,6 +156,14 @@ def register(opdef):
     return opdef
 
 
+def _unregister(name):
+    """Removes an operator and its aliases (tests that register their own)."""
+    with _lock:
+        op = _canonical.pop(name)
+        for n in (op.name,) + op.aliases:
+            _ops.pop(n, None)
+
+
 def get(name):
     """The operator registered as ``name`` (or an alias of it)."""
     try:
