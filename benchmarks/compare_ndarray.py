@@ -6,7 +6,9 @@ virtual environment, run as a subprocess when present: it needs numpy<1.24).
 1. per-op overhead: ``c = a + b`` on shape (1,), N times, then one wait;
    target under 5 us per op (MXNet 1.9.1 from PyPI: about 24 us here);
 2. ``x + y`` on 10M float32: throughput in GB/s (3 x 40 MB moved); target
-   at least 1.2x NumPy's ``np.add(x, y, out=z)``.
+   at least 1.2x NumPy's ``np.add(x, y, out=z)``;
+3. ``sum`` over axis 1 and over axis 0 of a 4096 x 4096 float32 array
+   against ``np.sum`` (ours accumulates in float64).
 
 Best of R runs.  MXNet's figures come from ``--mxnet-python`` (default:
 $MXNET_PYTHON or /tmp/mxnet-venv/bin/python), skipped when absent.
@@ -66,7 +68,7 @@ def best_of(repeat, fn):
     return out
 
 
-def ours(n, repeat, big):
+def ours(n, repeat, big, sum_n):
     a, b = nd.ones((1,)), nd.ones((1,))
 
     def loop():
@@ -77,11 +79,14 @@ def ours(n, repeat, big):
     loop()
     x, y = nd.ones((big,)), nd.ones((big,))
     (x + y).wait_to_read()
+    m = nd.array(np.random.default_rng(0).random((sum_n, sum_n), dtype=np.float32))
     return {"overhead_us": best_of(repeat, loop) / n * 1e6,
-            "add_s": best_of(repeat, lambda: (x + y).wait_to_read())}
+            "add_s": best_of(repeat, lambda: (x + y).wait_to_read()),
+            "sum1_s": best_of(repeat, lambda: nd.sum(m, axis=1).wait_to_read()),
+            "sum0_s": best_of(repeat, lambda: nd.sum(m, axis=0).wait_to_read())}
 
 
-def numpy_ref(n, repeat, big):
+def numpy_ref(n, repeat, big, sum_n):
     a, b = np.ones(1, np.float32), np.ones(1, np.float32)
 
     def loop():
@@ -89,8 +94,11 @@ def numpy_ref(n, repeat, big):
             np.add(a, b)
 
     x, y, z = (np.ones(big, np.float32) for _ in range(3))
+    m = np.random.default_rng(0).random((sum_n, sum_n), dtype=np.float32)
     return {"overhead_us": best_of(repeat, loop) / n * 1e6,
-            "add_s": best_of(repeat, lambda: np.add(x, y, out=z))}
+            "add_s": best_of(repeat, lambda: np.add(x, y, out=z)),
+            "sum1_s": best_of(repeat, lambda: np.sum(m, axis=1)),
+            "sum0_s": best_of(repeat, lambda: np.sum(m, axis=0))}
 
 
 def mxnet_ref(python, n, repeat, big):
@@ -111,9 +119,9 @@ def main(argv=None):
     parser.add_argument("--mxnet-python",
                         default=os.environ.get("MXNET_PYTHON", "/tmp/mxnet-venv/bin/python"))
     args = parser.parse_args(argv)
-    n, repeat, big = (2000, 2, 100_000) if args.quick else (50_000, 7, BIG)
-    us, np_, mx_ = ours(n, repeat, big), numpy_ref(n, repeat, big), \
-        mxnet_ref(args.mxnet_python, n, repeat, big)
+    n, repeat, big, sum_n = (2000, 2, 100_000, 256) if args.quick else (50_000, 7, BIG, 4096)
+    us, np_ = ours(n, repeat, big, sum_n), numpy_ref(n, repeat, big, sum_n)
+    mx_ = mxnet_ref(args.mxnet_python, n, repeat, big)
     gbs = lambda r: 3 * big * 4 / r["add_s"] / 1e9
     rows = [("case", "ours", "NumPy", "MXNet 1.9.1", "target", "result"),
             ("c = a + b on (1,), per op", f"{us['overhead_us']:.2f} us",
@@ -124,6 +132,11 @@ def main(argv=None):
              f"{gbs(mx_):.1f} GB/s" if mx_ else "-", f">= {THROUGHPUT_TARGET:g}x NumPy",
              f"{gbs(us) / gbs(np_):.2f}x " +
              ("PASS" if gbs(us) / gbs(np_) >= THROUGHPUT_TARGET else "MISS"))]
+    for axis in (1, 0):
+        key = f"sum{axis}_s"
+        rows.append((f"sum over axis {axis} of {sum_n}x{sum_n} float32",
+                     f"{us[key] * 1e3:.2f} ms", f"{np_[key] * 1e3:.2f} ms", "-", "-",
+                     f"{np_[key] / us[key]:.2f}x NumPy's speed"))
     print(f"best of {repeat} runs\n")
     print(format_table(rows))
     return 0
