@@ -11,7 +11,7 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_copy', '_div',
- '_div_scalar', '_equal', '_equal_scalar', '_greater', '_greater_equal',
+ '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
  '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
  '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
  '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
@@ -805,6 +805,34 @@ def _equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _invoke('_equal_scalar', [data], out=out, **kwargs)
+
+
+def _full(shape=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
+    """
+    An array of ``shape`` with every element ``value``.
+
+    Parameters
+    ----------
+    shape : Shape(tuple), optional, default=()
+        The output's shape.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    value : float, optional, default=0.0
+        The value of every element.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    if value is not _NULL:
+        kwargs['value'] = value
+    return _invoke('_full', [], out=out, **kwargs)
 
 
 def _greater(lhs=None, rhs=None, out=None, name=None, **kwargs):

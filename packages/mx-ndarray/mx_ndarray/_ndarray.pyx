@@ -134,6 +134,7 @@ def invoke(op_name, inputs, out=None, **params):
     instead of a new array.  Errors in the kernel surface at the next wait
     on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
     op = registry.get(op_name)
+    ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
     kwargs = op.parse_params(params)
     inputs = list(inputs)
     if len(inputs) != op.num_inputs:
@@ -143,7 +144,15 @@ def invoke(op_name, inputs, out=None, **params):
         if not isinstance(a, NDArray):
             raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
                             f"{type(a).__name__}")
-    ctx = (<NDArray>inputs[0]).context if inputs else current_context()
+    if inputs:
+        ctx = (<NDArray>inputs[0]).context
+    elif isinstance(out, NDArray):
+        ctx = (<NDArray>out).context         # an init op writing into `out`
+    else:
+        ctx = current_context() if ctx_arg is None else ctx_arg
+        if not isinstance(ctx, Context):
+            raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
+                            f"{type(ctx).__name__}")
     for name, a in zip(op.arguments, inputs):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
@@ -406,6 +415,32 @@ cdef class NDArray:
 
     def copy(self):
         return invoke("_copy", [self])
+
+    def astype(self, dtype, copy=True):
+        """This array converted to ``dtype`` (itself when it already is that
+        dtype and ``copy`` is False)."""
+        name = np.dtype(dtype).name
+        if not copy and name == self.dtype.name:
+            return self
+        return invoke("Cast", [self], dtype=name)
+
+    def __setitem__(self, key, value):
+        """``a[key] = value`` for the keys __getitem__ takes (and ``...``):
+        a scalar fills, an NDArray or NumPy array of the same shape copies."""
+        target = self if key is Ellipsis or key == slice(None) else self[key]
+        if isinstance(value, (int, float, np.number, bool)):
+            invoke("_full", [], out=target, shape=target.shape, dtype=target.dtype.name,
+                   value=float(value))
+            return
+        if not isinstance(value, NDArray):
+            value = _from_numpy(np.asarray(value, dtype=target.dtype), target.context)
+        if value.shape != target.shape:
+            raise ValueError(f"NDArray.__setitem__: the value has shape {value.shape}, the "
+                             f"target {target.shape}; broadcasting assignment comes with the "
+                             f"broadcast_to operator")
+        if value.dtype != target.dtype:
+            value = value.astype(target.dtype)
+        invoke("_copy", [value], out=target)
 
     def copyto(self, other):
         """Copies into NDArray ``other`` (same shape and dtype) and returns it."""

@@ -27,10 +27,11 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def full(shape, val, ctx=None, dtype="float32"):
-    """An NDArray filled with ``val``."""
+    """An NDArray filled with ``val`` (the fill runs on the engine)."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    return _from_numpy(np.full(tuple(shape), val, dtype=dtype), _ctx(ctx, "full"))
+    out = empty(tuple(shape), _ctx(ctx, "full"), np.dtype(dtype).name)
+    return invoke("_full", [], out=out, shape=out.shape, dtype=out.dtype.name, value=val)
 
 
 def zeros(shape, ctx=None, dtype="float32"):

@@ -6,18 +6,42 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+__all__ = ['Cast', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
  'argmax_channel', 'argmin', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
  'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
  'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
  'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
  'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expm1', 'fix', 'floor', 'gamma', 'gammaln',
- 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis',
- 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu',
- 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square',
- 'sum', 'sum_axis', 'tan', 'tanh', 'trunc']
+ 'broadcast_sub', 'cast', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add',
+ 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expm1', 'fix', 'floor',
+ 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean',
+ 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt',
+ 'reciprocal', 'relu', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'softsign',
+ 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'trunc']
+
+
+def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Converts ``data`` to ``dtype`` (C conversions: floats truncate toward zero into integers, out-of-range values wrap).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}
+        The output dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: cast.
+    """
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('Cast', [data], out=out, **kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -622,6 +646,30 @@ def broadcast_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
     Aliases: broadcast_minus.
     """
     return _invoke('broadcast_sub', [lhs, rhs], out=out, **kwargs)
+
+
+def cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Converts ``data`` to ``dtype`` (C conversions: floats truncate toward zero into integers, out-of-range values wrap).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}
+        The output dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: cast.
+    """
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('cast', [data], out=out, **kwargs)
 
 
 def cbrt(data=None, out=None, name=None, **kwargs):

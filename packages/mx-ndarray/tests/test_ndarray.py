@@ -149,3 +149,29 @@ def test_errors_at_the_call_and_from_the_kernel():
 def test_gpu_arrays_are_a_clear_error_until_they_land():
     with pytest.raises(MXNetError, match="gpu\\(0\\)"):
         nd.array([1.0], ctx=gpu(0))
+
+
+def test_setitem_fills_and_copies():
+    a = nd.zeros((3, 4))
+    a[:] = 1.5
+    a[1] = 2
+    a[2] = np.arange(4)
+    a[0:1] = nd.full((1, 4), 9)
+    want = np.array([[9] * 4, [2] * 4, [0, 1, 2, 3]], np.float32)
+    np.testing.assert_array_equal(a.asnumpy(), want)
+    a[...] = nd.array(np.ones((3, 4), np.int32))          # converted to float32
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((3, 4)))
+    with pytest.raises(ValueError, match="the value has shape \\(2,\\), the target \\(4,\\)"):
+        a[0] = np.ones(2)
+
+
+def test_astype_and_full_on_the_engine():
+    x = nd.array(np.array([[-1.5, 2.5], [3.7, 300.0]], np.float32))
+    y = x.astype("int32")
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), [[-1, 2], [3, 300]])
+    assert x.astype("float32", copy=False) is x
+    np.testing.assert_array_equal(nd.full((2, 2), 3, dtype="int8").asnumpy(),
+                                  np.full((2, 2), 3, np.int8))
+    z = nd.invoke("_full", [], shape=(2,), value=4.0, ctx=cpu(1))
+    assert z.context == cpu(1) and z.asnumpy().tolist() == [4.0, 4.0]
