@@ -28,6 +28,7 @@ from mx_engine.base import MXNetError
 from mx_ops import registry
 from mx_ops._params import DTYPE_NAMES
 from mx_ops.registry import ShapeError
+from mx_ops.shape import reshape_shape
 
 cdef extern from *:
     """
@@ -370,25 +371,34 @@ cdef class NDArray:
         v.context = self.context
         return v
 
-    def reshape(self, *shape):
-        """A view with another shape of the same size (-1 is inferred)."""
+    def reshape(self, *shape, reverse=False):
+        """A view with another shape of the same size; MXNet's codes apply
+        (0 copies a dimension, -1 is inferred, -2, -3 and -4 as in Reshape)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = tuple(int(s) for s in shape)
-        if shape.count(-1) > 1:
-            raise ValueError(f"reshape: at most one -1 in {shape}")
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        if -1 in shape:
-            if known == 0 or self.size % known:
-                raise ValueError(f"reshape: cannot infer -1 in {shape} for {self.size} elements")
-            shape = tuple(self.size // known if s == -1 else s for s in shape)
-        elif known != self.size:
-            raise ValueError(f"reshape: cannot reshape {self.shape} ({self.size} elements) "
-                             f"into {shape}")
-        return self._view(shape, self.offset)
+        try:
+            new = reshape_shape(self.shape, tuple(int(s) for s in shape), reverse,
+                                op="reshape")
+        except ShapeError as exc:
+            raise ValueError(str(exc)) from None
+        return self._view(new, self.offset)
+
+    def flatten(self):
+        """A (d0, rest) view."""
+        return self.reshape(0, -1) if self.shape else self.reshape(1, 1)
+
+    def expand_dims(self, axis):
+        """A view with a new axis of size 1 at ``axis``."""
+        n = len(self.shape)
+        if not -n - 1 <= axis <= n:
+            raise ValueError(f"expand_dims: axis {axis} is out of range for shape {self.shape}")
+        axis %= n + 1
+        return self._view(self.shape[:axis] + (1,) + self.shape[axis:], self.offset)
+
+    @property
+    def T(self):
+        """The transpose (axes reversed), as a new array."""
+        return invoke("transpose", [self])
 
     def __getitem__(self, key):
         """Integers and step-1 slices of the first axis give views; other

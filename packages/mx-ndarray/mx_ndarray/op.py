@@ -6,18 +6,19 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Cast', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
- 'argmax_channel', 'argmin', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
+__all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
+ 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'broadcast_add', 'broadcast_div',
+ 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
+ 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
  'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
  'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
  'broadcast_sub', 'cast', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add',
- 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expm1', 'fix', 'floor',
- 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean',
- 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt',
- 'reciprocal', 'relu', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'softsign',
- 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'trunc']
+ 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix',
+ 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max',
+ 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod',
+ 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid',
+ 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh',
+ 'transpose', 'trunc']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -42,6 +43,57 @@ def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('Cast', [data], out=out, **kwargs)
+
+
+def Flatten(data=None, out=None, name=None, **kwargs):
+    """
+    Collapses every axis but the first: (d0, d1 * ... * dn).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: flatten.
+    """
+    return _invoke('Flatten', [data], out=out, **kwargs)
+
+
+def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs):
+    """
+    In ``target`` 0 copies an input dimension, -1 is inferred, -2 copies all
+        remaining input dimensions, -3 merges two input dimensions and -4 splits
+        one into the two values that follow it (one of which may be -1).  With
+        ``reverse`` the codes are matched from the right.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    shape : Shape(tuple), optional, default=()
+        The target shape, with special codes.
+    reverse : bool, optional, default=False
+        Match the special codes from the right.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: reshape.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if reverse is not _NULL:
+        kwargs['reverse'] = reverse
+    return _invoke('Reshape', [data], out=out, **kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -886,6 +938,28 @@ def exp(data=None, out=None, name=None, **kwargs):
     return _invoke('exp', [data], out=out, **kwargs)
 
 
+def expand_dims(data=None, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Inserts an axis of size 1.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int
+        Where the new axis of size 1 goes.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _invoke('expand_dims', [data], out=out, **kwargs)
+
+
 def expm1(data=None, out=None, name=None, **kwargs):
     """
     e**x - 1, accurate near 0.
@@ -920,6 +994,26 @@ def fix(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('fix', [data], out=out, **kwargs)
+
+
+def flatten(data=None, out=None, name=None, **kwargs):
+    """
+    Collapses every axis but the first: (d0, d1 * ... * dn).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: flatten.
+    """
+    return _invoke('flatten', [data], out=out, **kwargs)
 
 
 def floor(data=None, out=None, name=None, **kwargs):
@@ -1440,6 +1534,37 @@ def relu(data=None, out=None, name=None, **kwargs):
     return _invoke('relu', [data], out=out, **kwargs)
 
 
+def reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs):
+    """
+    In ``target`` 0 copies an input dimension, -1 is inferred, -2 copies all
+        remaining input dimensions, -3 merges two input dimensions and -4 splits
+        one into the two values that follow it (one of which may be -1).  With
+        ``reverse`` the codes are matched from the right.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    shape : Shape(tuple), optional, default=()
+        The target shape, with special codes.
+    reverse : bool, optional, default=False
+        Match the special codes from the right.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: reshape.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if reverse is not _NULL:
+        kwargs['reverse'] = reverse
+    return _invoke('reshape', [data], out=out, **kwargs)
+
+
 def rint(data=None, out=None, name=None, **kwargs):
     """
     Round half to even.
@@ -1718,6 +1843,28 @@ def tanh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('tanh', [data], out=out, **kwargs)
+
+
+def transpose(data=None, axes=_NULL, out=None, name=None, **kwargs):
+    """
+    Permutes the axes (reverses them by default).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axes : Shape(tuple), optional, default=()
+        The permutation; () reverses the axes.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    return _invoke('transpose', [data], out=out, **kwargs)
 
 
 def trunc(data=None, out=None, name=None, **kwargs):

@@ -90,6 +90,18 @@ def test_views_share_memory_and_keep_it_alive():
         flat.reshape(5, 5)
 
 
+def test_reshape_codes_flatten_expand_dims_and_transpose():
+    x = nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert x.reshape(4, 0, 2).shape == (4, 3, 2)
+    assert x.reshape(-3, -2).shape == (6, 4)
+    assert x.reshape((-4, 1, 2, -2)).shape == (1, 2, 3, 4)
+    assert x.reshape(-1, 0, reverse=True).shape == (6, 4)
+    assert x.flatten().shape == (2, 12) and x.expand_dims(1).shape == (2, 1, 3, 4)
+    np.testing.assert_array_equal(x.T.asnumpy(), x.asnumpy().T)
+    np.testing.assert_array_equal(nd.transpose(x, axes=(1, 0, 2)).asnumpy(),
+                                  x.asnumpy().transpose(1, 0, 2))
+
+
 def test_memory_goes_back_to_the_pool_after_pending_work():
     mx_storage.empty_cache()
     before = mx_storage.memory_stats(cpu())["in_use"]

@@ -1,0 +1,151 @@
+"""Shape operators: Reshape (with MXNet's special codes), Flatten,
+expand_dims and transpose.  Reshape, Flatten and expand_dims keep the data
+in row-major order, so their kernel is the copy; NDArray.reshape uses
+``reshape_shape`` to make views instead."""
+import math
+import struct
+
+from mx_ops import _elemwise_cpu, _shape_cpu
+from mx_ops._params import ParamError, Param
+from mx_ops.registry import OpDef, ShapeError, register
+
+_COPY = _elemwise_cpu.kernels()["unary"]["copy"]
+_TRANSPOSE = _shape_cpu.kernels()["transpose"]
+
+
+def reshape_shape(src, target, reverse=False, op="Reshape"):
+    """MXNet's Reshape rule: the output shape for input shape ``src``.
+
+    In ``target`` 0 copies an input dimension, -1 is inferred, -2 copies all
+    remaining input dimensions, -3 merges two input dimensions and -4 splits
+    one into the two values that follow it (one of which may be -1).  With
+    ``reverse`` the codes are matched from the right.
+    """
+    src, target = tuple(src), tuple(target)
+    if reverse:
+        if -4 in target:
+            raise ParamError(f"{op}: argument 'shape' may not use -4 with reverse=True")
+        src, target = src[::-1], target[::-1]
+    size = math.prod(src)
+    out, i, j, infer = [], 0, 0, None
+
+    def need(k):
+        if i + k > len(src):
+            raise ShapeError(f"{op}: target shape {tuple(target)} uses more dimensions than "
+                             f"the input {tuple(src)} has")
+
+    while j < len(target):
+        t = target[j]
+        if t > 0:
+            out.append(t)
+            i += 1
+        elif t == 0:
+            need(1)
+            out.append(src[i])
+            i += 1
+        elif t == -1:
+            if infer is not None:
+                raise ShapeError(f"{op}: target shape {target} has more than one -1")
+            infer = len(out)
+            out.append(1)
+            i += 1
+        elif t == -2:
+            out.extend(src[i:])
+            i = len(src)
+        elif t == -3:
+            need(2)
+            out.append(src[i] * src[i + 1])
+            i += 2
+        elif t == -4:
+            need(1)
+            if j + 2 >= len(target):
+                raise ShapeError(f"{op}: -4 in target shape {target} needs two values after it")
+            d0, d1, dim = target[j + 1], target[j + 2], src[i]
+            if d0 == -1:
+                d0 = dim // d1 if d1 else 0
+            if d1 == -1:
+                d1 = dim // d0 if d0 else 0
+            if d0 * d1 != dim:
+                raise ShapeError(f"{op}: -4 splits dimension {dim} of input {tuple(src)} into "
+                                 f"{target[j + 1]} x {target[j + 2]}, which does not fit")
+            out += [d0, d1]
+            i += 1
+            j += 2
+        else:
+            raise ShapeError(f"{op}: target shape {target} holds {t}; sizes are > 0 or one of "
+                             f"the codes 0, -1, -2, -3, -4")
+        j += 1
+    if infer is not None:
+        rest = math.prod(out)
+        if rest == 0 or size % rest:
+            raise ShapeError(f"{op}: cannot infer -1 in {target} for input {tuple(src)}")
+        out[infer] = size // rest
+    if math.prod(out) != size:
+        raise ShapeError(f"{op}: cannot reshape input {tuple(src)} ({size} elements) into "
+                         f"{tuple(out[::-1] if reverse else out)}")
+    return tuple(out[::-1] if reverse else out)
+
+
+def _same_dtype(params, dtypes):
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "Reshape", arguments=("data",),
+    params={"shape": Param("shape", (), doc="The target shape, with special codes."),
+            "reverse": Param("bool", False, doc="Match the special codes from the right.")},
+    infer_shape=lambda p, s: [reshape_shape(s[0], p["shape"], p["reverse"])],
+    infer_type=_same_dtype, compute={"cpu": _COPY}, inplace=((0, 0),), aliases=("reshape",),
+    doc=reshape_shape.__doc__.split("\n\n")[1].strip()))
+
+
+def _flatten_shape(params, shapes):
+    s = tuple(shapes[0])
+    return [(s[0], math.prod(s[1:])) if s else (1, 1)]
+
+
+register(OpDef(
+    "Flatten", arguments=("data",), infer_shape=_flatten_shape, infer_type=_same_dtype,
+    compute={"cpu": _COPY}, inplace=((0, 0),), aliases=("flatten",),
+    doc="Collapses every axis but the first: (d0, d1 * ... * dn)."))
+
+
+def _expand_dims_shape(params, shapes):
+    s, axis = tuple(shapes[0]), params["axis"]
+    if not -len(s) - 1 <= axis <= len(s):
+        raise ShapeError(f"expand_dims: argument 'axis' is {axis}, out of range for 'data' of "
+                         f"shape {s}")
+    axis = axis % (len(s) + 1)
+    return [s[:axis] + (1,) + s[axis:]]
+
+
+register(OpDef(
+    "expand_dims", arguments=("data",),
+    params={"axis": Param("int", doc="Where the new axis of size 1 goes.")},
+    infer_shape=_expand_dims_shape, infer_type=_same_dtype, compute={"cpu": _COPY},
+    inplace=((0, 0),), doc="Inserts an axis of size 1."))
+
+
+def _axes(params, ndim):
+    axes = params["axes"] or tuple(range(ndim))[::-1]
+    norm = tuple(a % ndim if -ndim <= a < ndim else None for a in axes) if ndim else ()
+    if len(axes) != ndim or None in norm or sorted(norm) != list(range(ndim)):
+        raise ShapeError(f"transpose: argument 'axes' {tuple(axes)} is not a permutation of "
+                         f"the {ndim} axes of 'data'")
+    return norm
+
+
+register(OpDef(
+    "transpose", arguments=("data",),
+    params={"axes": Param("shape", (), doc="The permutation; () reverses the axes.")},
+    infer_shape=lambda p, s: [tuple(s[0][a] for a in _axes(p, len(s[0])))],
+    infer_type=_same_dtype, compute={"cpu": _TRANSPOSE},
+    # mxop::TransposeParam; the kernel reads the input's ndim from the blob.
+    pack_params=lambda p: struct.pack("=9q", len(p["axes"]) if p["axes"] else -1,
+                                      *_packed_axes(p)),
+    doc="Permutes the axes (reverses them by default)."))
+
+
+def _packed_axes(params):
+    axes = list(params["axes"])
+    return (axes + [0] * 8)[:8]

@@ -1,0 +1,74 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from mx_ops import invoke
+from mx_ops._params import ParamError
+from mx_ops.registry import ShapeError
+from mx_ops.shape import reshape_shape
+
+X = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+
+
+# The examples of MXNet's Reshape documentation.
+@pytest.mark.parametrize("src, target, want", [
+    ((2, 3, 4), (4, 0, 2), (4, 3, 2)), ((2, 3, 4), (2, 0, 0), (2, 3, 4)),
+    ((2, 3, 4), (6, 1, -1), (6, 1, 4)), ((2, 3, 4), (3, -1, 8), (3, 1, 8)),
+    ((2, 3, 4), (-1,), (24,)), ((2, 3, 4), (-2,), (2, 3, 4)), ((2, 3, 4), (2, -2), (2, 3, 4)),
+    ((2, 3, 4), (-2, 1, 1), (2, 3, 4, 1, 1)), ((2, 3, 4), (-3, 4), (6, 4)),
+    ((2, 3, 4, 5), (-3, -3), (6, 20)), ((2, 3, 4), (0, -3), (2, 12)),
+    ((2, 3, 4), (-3, -2), (6, 4)), ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
+    ((2, 3, 4), (2, -4, -1, 3, -2), (2, 1, 3, 4)),
+])
+def test_reshape_codes_follow_mxnet(src, target, want):
+    assert reshape_shape(src, target) == want
+
+
+def test_reshape_reverse():
+    assert reshape_shape((10, 5, 4), (-1, 0), reverse=True) == (50, 4)
+    assert reshape_shape((10, 5, 4), (-1, 0)) == (40, 5)
+
+
+@pytest.mark.parametrize("target, text", [
+    ((5, -1), "cannot infer -1"), ((-1, -1), "more than one -1"), ((7, 7), "cannot reshape"),
+    ((-4, 5, 5, -2), "does not fit"), ((0, 0, 0, 0), "more dimensions than the input"),
+    ((-9,), "one of the codes"),
+])
+def test_bad_reshapes(target, text):
+    with pytest.raises(ShapeError, match=text):
+        reshape_shape((2, 3, 4), target)
+    with pytest.raises(ParamError, match="-4 with reverse"):
+        reshape_shape((2, 3, 4), (-4, 1, 2, -2), reverse=True)
+
+
+def test_shape_ops_keep_the_data():
+    np.testing.assert_array_equal(invoke("Reshape", [X], shape="(4, 0, 2)"), X.reshape(4, 3, 2))
+    np.testing.assert_array_equal(invoke("flatten", [X]), X.reshape(2, 12))
+    np.testing.assert_array_equal(invoke("expand_dims", [X], axis=-1), X[..., None])
+    assert invoke("expand_dims", [X], axis=0).shape == (1, 2, 3, 4)
+    with pytest.raises(ShapeError, match="'axis' is 4, out of range"):
+        invoke("expand_dims", [X], axis=4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "uint8", "int8", "int32",
+                                   "int64"])
+def test_transpose_every_permutation(dtype):
+    x = X.astype(dtype)
+    np.testing.assert_array_equal(invoke("transpose", [x]), x.T)
+    for axes in itertools.permutations(range(3)):
+        np.testing.assert_array_equal(invoke("transpose", [x], axes=axes), x.transpose(axes))
+    np.testing.assert_array_equal(invoke("transpose", [x], axes=(-1, 0, 1)),
+                                  x.transpose(2, 0, 1))
+    y = np.arange(2 * 1 * 3 * 2 * 2, dtype=dtype).reshape(2, 1, 3, 2, 2)
+    np.testing.assert_array_equal(invoke("transpose", [y], axes=(4, 2, 0, 3, 1)),
+                                  y.transpose(4, 2, 0, 3, 1))
+    assert invoke("transpose", [np.float32(3)]).shape == ()
+
+
+def test_transpose_accumulates_and_checks_axes():
+    out = np.ones((4, 3, 2), np.float32)
+    invoke("transpose", [X], out=out, req="add")
+    np.testing.assert_array_equal(out, X.T + 1)
+    with pytest.raises(ShapeError, match="not a permutation of the 3 axes"):
+        invoke("transpose", [X], axes=(0, 0, 1))
