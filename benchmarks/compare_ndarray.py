@@ -8,7 +8,9 @@ virtual environment, run as a subprocess when present: it needs numpy<1.24).
 2. ``x + y`` on 10M float32: throughput in GB/s (3 x 40 MB moved); target
    at least 1.2x NumPy's ``np.add(x, y, out=z)``;
 3. ``sum`` over axis 1 and over axis 0 of a 4096 x 4096 float32 array
-   against ``np.sum`` (ours accumulates in float64).
+   against ``np.sum`` (ours accumulates in float64);
+4. ``dot`` of two 1024 x 1024 float32 matrices: GFLOP/s, target at least
+   0.95x NumPy's ``a @ b``.
 
 Best of R runs.  MXNet's figures come from ``--mxnet-python`` (default:
 $MXNET_PYTHON or /tmp/mxnet-venv/bin/python), skipped when absent.
@@ -68,7 +70,7 @@ def best_of(repeat, fn):
     return out
 
 
-def ours(n, repeat, big, sum_n):
+def ours(n, repeat, big, sum_n, dot_n):
     a, b = nd.ones((1,)), nd.ones((1,))
 
     def loop():
@@ -80,13 +82,16 @@ def ours(n, repeat, big, sum_n):
     x, y = nd.ones((big,)), nd.ones((big,))
     (x + y).wait_to_read()
     m = nd.array(np.random.default_rng(0).random((sum_n, sum_n), dtype=np.float32))
+    g = nd.array(np.random.default_rng(1).random((dot_n, dot_n), dtype=np.float32))
+    nd.dot(g, g).wait_to_read()
     return {"overhead_us": best_of(repeat, loop) / n * 1e6,
             "add_s": best_of(repeat, lambda: (x + y).wait_to_read()),
             "sum1_s": best_of(repeat, lambda: nd.sum(m, axis=1).wait_to_read()),
-            "sum0_s": best_of(repeat, lambda: nd.sum(m, axis=0).wait_to_read())}
+            "sum0_s": best_of(repeat, lambda: nd.sum(m, axis=0).wait_to_read()),
+            "dot_s": best_of(repeat, lambda: nd.dot(g, g).wait_to_read())}
 
 
-def numpy_ref(n, repeat, big, sum_n):
+def numpy_ref(n, repeat, big, sum_n, dot_n):
     a, b = np.ones(1, np.float32), np.ones(1, np.float32)
 
     def loop():
@@ -95,10 +100,12 @@ def numpy_ref(n, repeat, big, sum_n):
 
     x, y, z = (np.ones(big, np.float32) for _ in range(3))
     m = np.random.default_rng(0).random((sum_n, sum_n), dtype=np.float32)
+    g = np.random.default_rng(1).random((dot_n, dot_n), dtype=np.float32)
     return {"overhead_us": best_of(repeat, loop) / n * 1e6,
             "add_s": best_of(repeat, lambda: np.add(x, y, out=z)),
             "sum1_s": best_of(repeat, lambda: np.sum(m, axis=1)),
-            "sum0_s": best_of(repeat, lambda: np.sum(m, axis=0))}
+            "sum0_s": best_of(repeat, lambda: np.sum(m, axis=0)),
+            "dot_s": best_of(repeat, lambda: g @ g)}
 
 
 def mxnet_ref(python, n, repeat, big):
@@ -119,8 +126,9 @@ def main(argv=None):
     parser.add_argument("--mxnet-python",
                         default=os.environ.get("MXNET_PYTHON", "/tmp/mxnet-venv/bin/python"))
     args = parser.parse_args(argv)
-    n, repeat, big, sum_n = (2000, 2, 100_000, 256) if args.quick else (50_000, 7, BIG, 4096)
-    us, np_ = ours(n, repeat, big, sum_n), numpy_ref(n, repeat, big, sum_n)
+    n, repeat, big, sum_n, dot_n = ((2000, 2, 100_000, 256, 128) if args.quick
+                                    else (50_000, 7, BIG, 4096, 1024))
+    us, np_ = ours(n, repeat, big, sum_n, dot_n), numpy_ref(n, repeat, big, sum_n, dot_n)
     mx_ = mxnet_ref(args.mxnet_python, n, repeat, big)
     gbs = lambda r: 3 * big * 4 / r["add_s"] / 1e9
     rows = [("case", "ours", "NumPy", "MXNet 1.9.1", "target", "result"),
@@ -137,6 +145,11 @@ def main(argv=None):
         rows.append((f"sum over axis {axis} of {sum_n}x{sum_n} float32",
                      f"{us[key] * 1e3:.2f} ms", f"{np_[key] * 1e3:.2f} ms", "-", "-",
                      f"{np_[key] / us[key]:.2f}x NumPy's speed"))
+    gflops = lambda r: 2 * dot_n ** 3 / r["dot_s"] / 1e9
+    ratio = gflops(us) / gflops(np_)
+    rows.append((f"dot {dot_n}x{dot_n} float32", f"{gflops(us):.1f} GFLOP/s",
+                 f"{gflops(np_):.1f} GFLOP/s", "-", ">= 0.95x NumPy",
+                 f"{ratio:.2f}x " + ("PASS" if ratio >= 0.95 else "MISS")))
     print(f"best of {repeat} runs\n")
     print(format_table(rows))
     return 0

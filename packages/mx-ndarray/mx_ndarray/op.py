@@ -7,18 +7,18 @@ from mx_ndarray._ndarray import invoke as _invoke
 _NULL = object()    # 'not given': the registry's default applies
 
 __all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
- 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'broadcast_add', 'broadcast_div',
- 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
- 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'cast', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'elemwise_add',
- 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix',
- 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max',
- 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod',
- 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid',
- 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh',
- 'transpose', 'trunc']
+ 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
+ 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
+ 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
+ 'broadcast_power', 'broadcast_sub', 'cast', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'dot',
+ 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
+ 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p',
+ 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
+ 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
+ 'sigmoid', 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan',
+ 'tanh', 'transpose', 'trunc']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -290,6 +290,34 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs)
     if keepdims is not _NULL:
         kwargs['keepdims'] = keepdims
     return _invoke('argmin', [data], out=out, **kwargs)
+
+
+def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
+    """
+    Matrix products of the matrices of two batches, through BLAS.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    transpose_a : bool, optional, default=False
+        Use the transpose of lhs.
+    transpose_b : bool, optional, default=False
+        Use the transpose of rhs.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    return _invoke('batch_dot', [lhs, rhs], out=out, **kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -812,6 +840,34 @@ def degrees(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('degrees', [data], out=out, **kwargs)
+
+
+def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
+    """
+    Dot product of two arrays (matrix product for 2-d ones), through BLAS.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    transpose_a : bool, optional, default=False
+        Use the transpose of lhs.
+    transpose_b : bool, optional, default=False
+        Use the transpose of rhs.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    return _invoke('dot', [lhs, rhs], out=out, **kwargs)
 
 
 def elemwise_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
