@@ -185,7 +185,8 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx):
 
 
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    cdef bytes packed = op.pack_params(kwargs) if op.pack_params is not None else b""
+    cdef bytes packed = (op.pack_params(kwargs, [a.shape for a in inputs])
+                         if op.pack_params is not None else b"")
     return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), intern_name(op.name),
                         inputs, outputs, packed, len(packed), ctx)
 
@@ -402,7 +403,7 @@ cdef class NDArray:
 
     def __getitem__(self, key):
         """Integers and step-1 slices of the first axis give views; other
-        indexing comes with the slicing operators."""
+        slices of it give copies."""
         cdef size_t row
         if not self.shape:
             raise IndexError("cannot index a 0-d NDArray")
@@ -420,8 +421,12 @@ cdef class NDArray:
             if step == 1:
                 n = max(stop - start, 0)
                 return self._view((n,) + self.shape[1:], self.offset + start * row)
-        raise NotImplementedError(f"NDArray indexing with {key!r} comes with the slicing "
-                                  f"operators; integers and step-1 slices of axis 0 work")
+            # Other steps are not contiguous: a copy, as in MXNet.
+            return invoke("slice", [self], begin=(key.start,), end=(key.stop,),
+                          step=(key.step,))
+        raise NotImplementedError(f"NDArray indexing with {key!r} comes with the take and "
+                                  f"advanced-indexing operators; integers and slices of axis "
+                                  f"0 work")
 
     def copy(self):
         return invoke("_copy", [self])

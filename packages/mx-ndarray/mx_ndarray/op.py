@@ -12,13 +12,13 @@ __all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', '
  'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
  'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
  'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'cast', 'cbrt', 'ceil', 'cos', 'cosh', 'degrees', 'dot',
- 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p',
- 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
- 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
- 'sigmoid', 'sign', 'sin', 'sinh', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan',
- 'tanh', 'transpose', 'trunc']
+ 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'cos', 'cosh',
+ 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
+ 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln',
+ 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis',
+ 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis',
+ 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose', 'trunc']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -728,6 +728,28 @@ def broadcast_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
     return _invoke('broadcast_sub', [lhs, rhs], out=out, **kwargs)
 
 
+def broadcast_to(data=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    Repeats axes of size 1 up to ``shape``.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    shape : Shape(tuple)
+        The target shape; 0 keeps an axis's size.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _invoke('broadcast_to', [data], out=out, **kwargs)
+
+
 def cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Converts ``data`` to ``dtype`` (C conversions: floats truncate toward zero into integers, out-of-range values wrap).
@@ -822,6 +844,38 @@ def cosh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('cosh', [data], out=out, **kwargs)
+
+
+def crop(data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    The region begin:end:step of each axis, as Python slices.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: crop.
+    """
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('crop', [data], out=out, **kwargs)
 
 
 def degrees(data=None, out=None, name=None, **kwargs):
@@ -1745,6 +1799,68 @@ def sinh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('sinh', [data], out=out, **kwargs)
+
+
+def slice(data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    The region begin:end:step of each axis, as Python slices.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: crop.
+    """
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('slice', [data], out=out, **kwargs)
+
+
+def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=None, **kwargs):
+    """
+    data[..., begin:end, ...] along one axis.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int
+        The axis to slice.
+    begin : int
+        Start (negative counts from the end).
+    end : int, optional, default=None
+        Stop (None: to the end).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    return _invoke('slice_axis', [data], out=out, **kwargs)
 
 
 def softsign(data=None, out=None, name=None, **kwargs):

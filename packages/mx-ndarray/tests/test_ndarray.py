@@ -187,3 +187,11 @@ def test_astype_and_full_on_the_engine():
                                   np.full((2, 2), 3, np.int8))
     z = nd.invoke("_full", [], shape=(2,), value=4.0, ctx=cpu(1))
     assert z.context == cpu(1) and z.asnumpy().tolist() == [4.0, 4.0]
+
+
+def test_step_slices_copy():
+    x = nd.array(np.arange(12, dtype=np.float32).reshape(6, 2))
+    np.testing.assert_array_equal(x[::2].asnumpy(), x.asnumpy()[::2])
+    np.testing.assert_array_equal(x[::-1].asnumpy(), x.asnumpy()[::-1])
+    np.testing.assert_array_equal(nd.slice_axis(x, axis=1, begin=1, end=2).asnumpy(),
+                                  x.asnumpy()[:, 1:2])

@@ -100,7 +100,8 @@ cdef _run_cpu(op, dict kwargs, list arrays, list outputs, list reqs):
     cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
     cdef int32_t* req = <int32_t*>calloc(nout, sizeof(int32_t))
     cdef MXOpCall call
-    cdef bytes packed = op.pack_params(kwargs) if op.pack_params is not None else None
+    cdef bytes packed = (op.pack_params(kwargs, [a.shape for a in arrays])
+                         if op.pack_params is not None else None)
     if blobs == NULL or req == NULL:
         free(blobs)
         free(req)

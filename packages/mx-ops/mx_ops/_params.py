@@ -35,7 +35,7 @@ class Param:
     doc : str
     """
 
-    KINDS = ("int", "float", "bool", "str", "shape", "dtype")
+    KINDS = ("int", "float", "bool", "str", "shape", "opt_shape", "dtype")
 
     def __init__(self, kind, default=REQUIRED, *, choices=None, low=None, high=None, doc=""):
         if kind not in self.KINDS:
@@ -53,7 +53,7 @@ class Param:
 
     def describe(self):
         """'int, optional, default=1, in [1, 8]' style text for docstrings."""
-        kind = {"shape": "Shape(tuple)", "dtype": "{" + ", ".join(DTYPE_NAMES) + "}"}.get(
+        kind = {"shape": "Shape(tuple)", "opt_shape": "Shape(tuple, None allowed)", "dtype": "{" + ", ".join(DTYPE_NAMES) + "}"}.get(
             self.kind, self.kind)
         if self.choices:
             kind = "{" + ", ".join(repr(c) for c in self.choices) + "}"
@@ -137,6 +137,23 @@ class Param:
         for x in out:
             if isinstance(x, bool) or not isinstance(x, int):
                 raise TypeError("must be a tuple of ints")
+        return out
+
+    @staticmethod
+    def _parse_opt_shape(v):
+        """A tuple of ints where None may stand for an entry ("(0, None)")."""
+        if isinstance(v, str):
+            s = v.strip()
+            if s[:1] in "([" and s[-1:] in ")]":
+                s = s[1:-1]
+            parts = [p for p in (x.strip() for x in s.split(",")) if p]
+            return tuple(None if p == "None" else int(p) for p in parts)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v,)
+        out = tuple(v)
+        for x in out:
+            if x is not None and (isinstance(x, bool) or not isinstance(x, int)):
+                raise TypeError("must be a tuple of ints or None")
         return out
 
     @staticmethod

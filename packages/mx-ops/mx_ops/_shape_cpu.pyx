@@ -1,10 +1,10 @@
-"""The CPU kernel of transpose (src/shape_cpu.h), as an address."""
+"""The CPU strided-gather kernel (src/shape_cpu.h), as an address."""
 from mx_ops._types cimport MXFCompute, MXOpCall
 
 cdef extern from "shape_cpu.h" namespace "mxop" nogil:
-    int shape_transpose(MXOpCall* c)
+    int shape_gather(MXOpCall* c)
 
 
 def kernels():
-    """{'transpose': address}."""
-    return {"transpose": <size_t><MXFCompute>shape_transpose}
+    """{'gather': address}."""
+    return {"gather": <size_t><MXFCompute>shape_gather}

@@ -12,7 +12,7 @@ _PARAMS = {"transpose_a": Param("bool", False, doc="Use the transpose of lhs."),
            "transpose_b": Param("bool", False, doc="Use the transpose of rhs.")}
 
 
-def _pack(params):
+def _pack(params, in_shapes):
     return struct.pack("=ii", params["transpose_a"], params["transpose_b"])   # DotParam
 
 

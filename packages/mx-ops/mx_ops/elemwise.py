@@ -159,7 +159,7 @@ for _kernel, (_elem, _bcast) in BINARY.items():
 _SCALAR = {"scalar": Param("float", 1.0, doc="The scalar operand.")}
 
 
-def _pack_scalar(params):
+def _pack_scalar(params, in_shapes):
     return struct.pack("=d", params["scalar"])    # mxop::ScalarParam
 
 

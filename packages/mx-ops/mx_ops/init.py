@@ -24,7 +24,7 @@ register(OpDef(
     },
     infer_shape=_full_shape, infer_type=lambda params, dtypes: [params["dtype"]],
     compute={"cpu": _KERNELS["full"]},
-    pack_params=lambda params: struct.pack("=d", params["value"]),     # mxop::FillParam
+    pack_params=lambda params, shapes: struct.pack("=d", params["value"]),  # FillParam
     differentiable=False,
     doc="An array of ``shape`` with every element ``value``."))
 

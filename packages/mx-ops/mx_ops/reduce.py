@@ -120,7 +120,7 @@ def _norm_type(params, dtypes):
 
 def _pack(op):
     """The packer of ``mxop::red::ReduceParam``."""
-    def pack(params):
+    def pack(params, in_shapes):
         axis = params.get("axis")
         if isinstance(axis, int):
             axis = (axis,)

@@ -50,8 +50,9 @@ class OpDef:
     compute : dict
         Per device kind: 'cpu' -> address of an MXFCompute function;
         'gpu' -> a Python callable (see mx_ops._elemwise_gpu).
-    pack_params : callable(params) -> bytes, optional
-        The C parameter block the kernel reads (``MXOpCall.params``).
+    pack_params : callable(params, in_shapes) -> bytes, optional
+        The C parameter block the kernel reads (``MXOpCall.params``); it may
+        depend on the input shapes (strides of a gather, say).
     inplace : sequence of (input index, output index)
         Output i may share the memory of input j.
     resources : sequence of ResourceRequest kinds

@@ -1,7 +1,9 @@
 """Shape operators: Reshape (with MXNet's special codes), Flatten,
-expand_dims and transpose.  Reshape, Flatten and expand_dims keep the data
-in row-major order, so their kernel is the copy; NDArray.reshape uses
-``reshape_shape`` to make views instead."""
+expand_dims, transpose, slice, slice_axis and broadcast_to.  Reshape,
+Flatten and expand_dims keep the data in row-major order, so their kernel
+is the copy (NDArray.reshape uses ``reshape_shape`` to make views); the
+others are one strided gather whose strides are packed from the input
+shape."""
 import math
 import struct
 
@@ -10,7 +12,7 @@ from mx_ops._params import ParamError, Param
 from mx_ops.registry import OpDef, ShapeError, register
 
 _COPY = _elemwise_cpu.kernels()["unary"]["copy"]
-_TRANSPOSE = _shape_cpu.kernels()["transpose"]
+_GATHER = _shape_cpu.kernels()["gather"]
 
 
 def reshape_shape(src, target, reverse=False, op="Reshape"):
@@ -126,6 +128,20 @@ register(OpDef(
     inplace=((0, 0),), doc="Inserts an axis of size 1."))
 
 
+def _strides(shape):
+    """Row-major strides, in elements."""
+    out, k = [], 1
+    for n in reversed(shape):
+        out.append(k)
+        k *= n
+    return out[::-1]
+
+
+def _gather(offset, strides):
+    """mxop::GatherParam."""
+    return struct.pack("=9q", offset, *(list(strides) + [0] * 8)[:8])
+
+
 def _axes(params, ndim):
     axes = params["axes"] or tuple(range(ndim))[::-1]
     norm = tuple(a % ndim if -ndim <= a < ndim else None for a in axes) if ndim else ()
@@ -135,17 +151,99 @@ def _axes(params, ndim):
     return norm
 
 
+def _pack_transpose(params, shapes):
+    src = _strides(shapes[0])
+    return _gather(0, [src[a] for a in _axes(params, len(shapes[0]))])
+
+
 register(OpDef(
     "transpose", arguments=("data",),
     params={"axes": Param("shape", (), doc="The permutation; () reverses the axes.")},
     infer_shape=lambda p, s: [tuple(s[0][a] for a in _axes(p, len(s[0])))],
-    infer_type=_same_dtype, compute={"cpu": _TRANSPOSE},
-    # mxop::TransposeParam; the kernel reads the input's ndim from the blob.
-    pack_params=lambda p: struct.pack("=9q", len(p["axes"]) if p["axes"] else -1,
-                                      *_packed_axes(p)),
+    infer_type=_same_dtype, compute={"cpu": _GATHER}, pack_params=_pack_transpose,
     doc="Permutes the axes (reverses them by default)."))
 
 
-def _packed_axes(params):
-    axes = list(params["axes"])
-    return (axes + [0] * 8)[:8]
+def _slices(params, shape, op="slice"):
+    """(start, stop, step) per axis: Python slice semantics, None allowed."""
+    begin, end, step = params["begin"], params["end"], params["step"] or ()
+    if len(begin) != len(end) or len(begin) > len(shape) or (step and len(step) != len(begin)):
+        raise ShapeError(f"{op}: arguments 'begin' {begin}, 'end' {end} and 'step' {step} must "
+                         f"have one entry per sliced axis of 'data' {tuple(shape)}")
+    out = []
+    for d, n in enumerate(shape):
+        if d < len(begin):
+            s = step[d] if step and step[d] is not None else 1
+            if s == 0:
+                raise ShapeError(f"{op}: argument 'step' may not hold 0")
+            out.append(slice(begin[d], end[d], s).indices(n))
+        else:
+            out.append((0, n, 1))
+    return out
+
+
+def _sliced_shape(slices):
+    return tuple(len(range(*sl)) for sl in slices)
+
+
+def _pack_slices(slices, shape):
+    src = _strides(shape)
+    return _gather(sum(sl[0] * k for sl, k in zip(slices, src)),
+                   [sl[2] * k for sl, k in zip(slices, src)])
+
+
+register(OpDef(
+    "slice", arguments=("data",),
+    params={"begin": Param("opt_shape", doc="Start per axis (None: from the edge)."),
+            "end": Param("opt_shape", doc="Stop per axis (None: to the edge)."),
+            "step": Param("opt_shape", (), doc="Step per axis (default 1).")},
+    infer_shape=lambda p, s: [_sliced_shape(_slices(p, s[0]))], infer_type=_same_dtype,
+    compute={"cpu": _GATHER}, pack_params=lambda p, s: _pack_slices(_slices(p, s[0]), s[0]),
+    aliases=("crop",), doc="The region begin:end:step of each axis, as Python slices."))
+
+
+def _axis_slices(params, shape):
+    axis = params["axis"]
+    if not -len(shape) <= axis < len(shape):
+        raise ShapeError(f"slice_axis: argument 'axis' is {axis}, out of range for 'data' of "
+                         f"shape {tuple(shape)}")
+    axis %= len(shape)
+    return [slice(params["begin"], params["end"]).indices(n) if d == axis else (0, n, 1)
+            for d, n in enumerate(shape)]
+
+
+register(OpDef(
+    "slice_axis", arguments=("data",),
+    params={"axis": Param("int", doc="The axis to slice."),
+            "begin": Param("int", doc="Start (negative counts from the end)."),
+            "end": Param("int", None, doc="Stop (None: to the end).")},
+    infer_shape=lambda p, s: [_sliced_shape(_axis_slices(p, s[0]))], infer_type=_same_dtype,
+    compute={"cpu": _GATHER},
+    pack_params=lambda p, s: _pack_slices(_axis_slices(p, s[0]), s[0]),
+    doc="data[..., begin:end, ...] along one axis."))
+
+
+def _broadcast_target(params, shape):
+    target = params["shape"]
+    if len(target) != len(shape):
+        raise ShapeError(f"broadcast_to: argument 'shape' {target} must have as many axes as "
+                         f"'data' {tuple(shape)}")
+    out = tuple(n if t == 0 else t for t, n in zip(target, shape))
+    for t, n in zip(out, shape):
+        if n != t and n != 1:
+            raise ShapeError(f"broadcast_to: 'data' of shape {tuple(shape)} does not broadcast "
+                             f"to {out}")
+    return out
+
+
+def _pack_broadcast(params, shapes):
+    shape = shapes[0]
+    return _gather(0, [0 if n == 1 else k for n, k in zip(shape, _strides(shape))])
+
+
+register(OpDef(
+    "broadcast_to", arguments=("data",),
+    params={"shape": Param("shape", doc="The target shape; 0 keeps an axis's size.")},
+    infer_shape=lambda p, s: [_broadcast_target(p, s[0])], infer_type=_same_dtype,
+    compute={"cpu": _GATHER}, pack_params=_pack_broadcast,
+    doc="Repeats axes of size 1 up to ``shape``."))

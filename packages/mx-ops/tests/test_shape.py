@@ -72,3 +72,49 @@ def test_transpose_accumulates_and_checks_axes():
     np.testing.assert_array_equal(out, X.T + 1)
     with pytest.raises(ShapeError, match="not a permutation of the 3 axes"):
         invoke("transpose", [X], axes=(0, 0, 1))
+
+
+Y = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)
+
+
+@pytest.mark.parametrize("begin, end, step", [
+    ((1,), (3,), ()), ((0, 1), (4, 5), (2, 2)), ((None, None, 1), (None, None, None), ()),
+    ((-1, 0), (0, 5), (-1, 1)), ((3, None, 5), (None, 0, 0), (-2, -1, -3)),
+    ((0,), (0,), ()), ((2, 2, 2), (2, 2, 2), ()),
+])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float16", "int64"])
+def test_slice_matches_python_slicing(begin, end, step, dtype):
+    y = Y.astype(dtype)
+    key = tuple(slice(b, e, (step[i] if step else None)) for i, (b, e) in
+                enumerate(zip(begin, end)))
+    np.testing.assert_array_equal(invoke("slice", [y], begin=begin, end=end, step=step), y[key])
+    np.testing.assert_array_equal(
+        invoke("crop", [y], begin=str(begin).replace("None", "None"), end=str(end),
+               step=str(step)), y[key])
+
+
+def test_slice_axis_and_broadcast_to():
+    np.testing.assert_array_equal(invoke("slice_axis", [Y], axis=1, begin=1, end=4), Y[:, 1:4])
+    np.testing.assert_array_equal(invoke("slice_axis", [Y], axis=-1, begin=-2, end=None),
+                                  Y[..., -2:])
+    z = np.arange(3, dtype=np.float64).reshape(3, 1)
+    np.testing.assert_array_equal(invoke("broadcast_to", [z], shape=(3, 4)),
+                                  np.broadcast_to(z, (3, 4)))
+    np.testing.assert_array_equal(invoke("broadcast_to", [z.reshape(1, 3, 1)], shape=(2, 0, 5)),
+                                  np.broadcast_to(z.reshape(1, 3, 1), (2, 3, 5)))
+    out = np.ones((3, 4))
+    invoke("broadcast_to", [z], shape=(3, 4), out=out, req="add")
+    np.testing.assert_array_equal(out, 1 + np.broadcast_to(z, (3, 4)))
+
+
+@pytest.mark.parametrize("call, text", [
+    (lambda: invoke("slice", [Y], begin=(0, 0), end=(1,)), "one entry per sliced axis"),
+    (lambda: invoke("slice", [Y], begin=(0,), end=(1,), step=(0,)), "may not hold 0"),
+    (lambda: invoke("slice_axis", [Y], axis=3, begin=0, end=1), "'axis' is 3, out of range"),
+    (lambda: invoke("broadcast_to", [Y], shape=(4, 5)), "as many axes as 'data'"),
+    (lambda: invoke("broadcast_to", [Y], shape=(4, 2, 6)), "does not broadcast to (4, 2, 6)"),
+])
+def test_slice_and_broadcast_errors(call, text):
+    with pytest.raises(ShapeError) as info:
+        call()
+    assert text in str(info.value)
