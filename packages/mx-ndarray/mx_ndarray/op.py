@@ -12,13 +12,14 @@ __all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', '
  'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
  'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
  'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'cos', 'cosh',
- 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
- 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln',
- 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis',
- 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis',
- 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose', 'trunc']
+ 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'cos',
+ 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma',
+ 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal',
+ 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
+ 'slice_axis', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose',
+ 'trunc', 'where']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -808,6 +809,32 @@ def ceil(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('ceil', [data], out=out, **kwargs)
+
+
+def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
+    """
+    Bounds every element to [a_min, a_max] (the bounds are cast to the dtype).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    a_min : float
+        The lower bound.
+    a_max : float
+        The upper bound.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if a_min is not _NULL:
+        kwargs['a_min'] = a_min
+    if a_max is not _NULL:
+        kwargs['a_max'] = a_max
+    return _invoke('clip', [data], out=out, **kwargs)
 
 
 def cos(data=None, out=None, name=None, **kwargs):
@@ -2055,3 +2082,25 @@ def trunc(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('trunc', [data], out=out, **kwargs)
+
+
+def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):
+    """
+    x where condition is non-zero, else y; a 1-d condition chooses rows.
+
+    Parameters
+    ----------
+    condition : NDArray
+        Input.
+    x : NDArray
+        Input.
+    y : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('where', [condition, x, y], out=out, **kwargs)

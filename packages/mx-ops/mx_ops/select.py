@@ -1,0 +1,47 @@
+"""Registrations of clip and where, with MXNet's rules."""
+import struct
+
+from mx_ops import _select_cpu
+from mx_ops._params import Param
+from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+
+_KERNELS = _select_cpu.kernels()
+
+
+def _clip_params(params, shapes):
+    if params["a_min"] > params["a_max"]:
+        raise ShapeError(f"clip: argument 'a_min' ({params['a_min']}) exceeds 'a_max' "
+                         f"({params['a_max']})")
+    return struct.pack("=dd", params["a_min"], params["a_max"])     # mxop::ClipParam
+
+
+register(OpDef(
+    "clip", arguments=("data",),
+    params={"a_min": Param("float", doc="The lower bound."),
+            "a_max": Param("float", doc="The upper bound.")},
+    infer_shape=lambda p, s: [tuple(s[0])], infer_type=lambda p, t: [t[0]],
+    compute={"cpu": _KERNELS["clip"]}, pack_params=_clip_params, inplace=((0, 0),),
+    doc="Bounds every element to [a_min, a_max] (the bounds are cast to the dtype)."))
+
+
+def _where_shape(params, shapes):
+    cond, x, y = (tuple(s) for s in shapes)
+    if x != y:
+        raise ShapeError(f"where: argument 'y' has shape {y}, which differs from 'x' {x}")
+    if cond != x and not (len(cond) == 1 and x and cond[0] == x[0]):
+        raise ShapeError(f"where: argument 'condition' has shape {cond}; it must be {x} like "
+                         f"'x', or ({x[0] if x else '?'},) to choose rows")
+    return [x]
+
+
+def _where_type(params, dtypes):
+    if dtypes[2] != dtypes[1]:
+        raise TypeInferenceError(f"where: argument 'y' has dtype {dtypes[2]}, which differs "
+                                 f"from 'x' {dtypes[1]}")
+    return [dtypes[1]]
+
+
+register(OpDef(
+    "where", arguments=("condition", "x", "y"), infer_shape=_where_shape,
+    infer_type=_where_type, compute={"cpu": _KERNELS["where"]},
+    doc="x where condition is non-zero, else y; a 1-d condition chooses rows."))
