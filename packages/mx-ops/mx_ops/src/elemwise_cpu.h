@@ -11,11 +11,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "mx_ops/tblob.h"
+#include "dtype.h"
 
 namespace mxop {
-
-typedef _Float16 half_t;
 
 template <typename T> struct Acc { typedef T type; };
 template <> struct Acc<half_t> { typedef float type; };
@@ -200,44 +198,30 @@ static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
   }
 }
 
-#define MX_DTYPE_SWITCH(DTYPE, CALL)                                   \
-  switch (DTYPE) {                                                     \
-    case MX_FLOAT32: { typedef float T; CALL; return 0; }              \
-    case MX_FLOAT64: { typedef double T; CALL; return 0; }             \
-    case MX_FLOAT16: { typedef half_t T; CALL; return 0; }             \
-    case MX_UINT8: { typedef uint8_t T; CALL; return 0; }              \
-    case MX_INT8: { typedef int8_t T; CALL; return 0; }                \
-    case MX_INT32: { typedef int32_t T; CALL; return 0; }              \
-    case MX_INT64: { typedef int64_t T; CALL; return 0; }              \
-  }
-
 #define MX_BINARY_DEF(NAME, EXPR)                                             \
   static int binary_##NAME(MXOpCall *c) {                                     \
     if (c->req[0] == MX_REQ_NULL) return 0;                                   \
-    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+    MX_TYPE_SWITCH(c->inputs[0].dtype, T, {                                   \
       typedef typename Acc<T>::type A;                                        \
       binary_loop<T>(c, [](A a, A b) -> A { return A(EXPR); });               \
     })                                                                        \
-    c->error = "unsupported dtype";                                           \
-    return -1;                                                                \
+    return 0;                                                                 \
   }                                                                           \
   static int scalar_##NAME(MXOpCall *c) {                                     \
     if (c->req[0] == MX_REQ_NULL) return 0;                                   \
-    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+    MX_TYPE_SWITCH(c->inputs[0].dtype, T, {                                   \
       typedef typename Acc<T>::type A;                                        \
       scalar_loop<T>(c, [](A a, A b) -> A { return A(EXPR); }, false);        \
     })                                                                        \
-    c->error = "unsupported dtype";                                           \
-    return -1;                                                                \
+    return 0;                                                                 \
   }                                                                           \
   static int rscalar_##NAME(MXOpCall *c) {                                    \
     if (c->req[0] == MX_REQ_NULL) return 0;                                   \
-    MX_DTYPE_SWITCH(c->inputs[0].dtype, {                                     \
+    MX_TYPE_SWITCH(c->inputs[0].dtype, T, {                                   \
       typedef typename Acc<T>::type A;                                        \
       scalar_loop<T>(c, [](A a, A b) -> A { return A(EXPR); }, true);         \
     })                                                                        \
-    c->error = "unsupported dtype";                                           \
-    return -1;                                                                \
+    return 0;                                                                 \
   }
 MX_BINARY(MX_BINARY_DEF)
 

@@ -5,26 +5,12 @@
 
 #include <cstdint>
 
-#include "mx_ops/tblob.h"
+#include "dtype.h"
 
 namespace mxop {
 
-typedef _Float16 half_t;
-
 // The value of _full: params point at this block.
 struct FillParam { double value; };
-
-#define MX_INIT_DTYPE_SWITCH(DTYPE, T, ...)                               \
-  switch (DTYPE) {                                                        \
-    case MX_FLOAT32: { typedef float T; __VA_ARGS__; break; }             \
-    case MX_FLOAT64: { typedef double T; __VA_ARGS__; break; }            \
-    case MX_FLOAT16: { typedef half_t T; __VA_ARGS__; break; }            \
-    case MX_UINT8: { typedef uint8_t T; __VA_ARGS__; break; }             \
-    case MX_INT8: { typedef int8_t T; __VA_ARGS__; break; }               \
-    case MX_INT32: { typedef int32_t T; __VA_ARGS__; break; }             \
-    case MX_INT64: { typedef int64_t T; __VA_ARGS__; break; }             \
-    default: return -1;                                                   \
-  }
 
 template <typename T>
 static void fill_loop(T *out, int64_t n, double value, bool add) {
@@ -38,10 +24,8 @@ static int init_full(MXOpCall *c) {
   const double v = static_cast<const FillParam *>(c->params)->value;
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
-  c->error = "unsupported dtype";
-  MX_INIT_DTYPE_SWITCH(c->outputs[0].dtype, T,
-                       fill_loop<T>(static_cast<T *>(c->outputs[0].dptr), n, v, add))
-  c->error = nullptr;
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T,
+                 fill_loop<T>(static_cast<T *>(c->outputs[0].dptr), n, v, add))
   return 0;
 }
 
@@ -57,11 +41,9 @@ static int init_cast(MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   const void *in = c->inputs[0].dptr;
   void *out = c->outputs[0].dptr;
-  c->error = "unsupported dtype";
-  MX_INIT_DTYPE_SWITCH(c->inputs[0].dtype, S,
-    MX_INIT_DTYPE_SWITCH(c->outputs[0].dtype, D,
+  MX_TYPE_SWITCH(c->inputs[0].dtype, S,
+    MX_TYPE_SWITCH(c->outputs[0].dtype, D,
       cast_loop<S, D>(static_cast<const S *>(in), static_cast<D *>(out), n, add)))
-  c->error = nullptr;
   return 0;
 }
 

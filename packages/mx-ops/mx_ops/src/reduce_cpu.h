@@ -24,12 +24,11 @@
 #include <limits>
 #include <type_traits>
 
-#include "mx_ops/tblob.h"
+#include "dtype.h"
 
 namespace mxop {
 namespace red {
 
-typedef _Float16 half_t;
 
 // The parameter block of every reduction (mx_ops/reduce.py packs it).
 struct ReduceParam {
@@ -302,17 +301,6 @@ static int reduce_run(const MXTBlob &in, const MXTBlob &outb, uint32_t mask, boo
   return 0;
 }
 
-#define MX_RED_DTYPE_SWITCH(DTYPE, CALL)                               \
-  switch (DTYPE) {                                                     \
-    case MX_FLOAT32: { typedef float T; CALL; }                        \
-    case MX_FLOAT64: { typedef double T; CALL; }                       \
-    case MX_FLOAT16: { typedef half_t T; CALL; }                       \
-    case MX_UINT8: { typedef uint8_t T; CALL; }                        \
-    case MX_INT8: { typedef int8_t T; CALL; }                          \
-    case MX_INT32: { typedef int32_t T; CALL; }                        \
-    case MX_INT64: { typedef int64_t T; CALL; }                        \
-  }
-
 static inline int finish_call(MXOpCall *c, int rc) {
   if (rc != 0) c->error = "cannot allocate the reduction buffer";
   return rc;
@@ -324,10 +312,9 @@ static inline int finish_call(MXOpCall *c, int rc) {
     const MXTBlob &in = c->inputs[0];                                                \
     const uint32_t mask = reduce_mask(static_cast<const ReduceParam *>(c->params), in.ndim); \
     const bool add = c->req[0] == MX_REQ_ADD;                                        \
-    MX_RED_DTYPE_SWITCH(in.dtype,                                                    \
-        return finish_call(c, (reduce_run<OP, T, T>(in, c->outputs[0], mask, add)))) \
-    c->error = "unsupported dtype";                                                  \
-    return -1;                                                                       \
+    int rc = 0;                                                                      \
+    MX_TYPE_SWITCH(in.dtype, T, rc = (reduce_run<OP, T, T>(in, c->outputs[0], mask, add))) \
+    return finish_call(c, rc);                                                       \
   }
 
 MX_REDUCE_DEF(sum, OpSum)
@@ -378,14 +365,12 @@ static int reduce_norm(MXOpCall *c) {
   const MXTBlob &in = c->inputs[0];
   const uint32_t mask = reduce_mask(p, in.ndim);
   const bool add = c->req[0] == MX_REQ_ADD;
-  int rc = -2;
-  MX_RED_DTYPE_SWITCH(in.dtype, {
+  int rc = 0;
+  MX_TYPE_SWITCH(in.dtype, T, {
     rc = (p->ord == 1 ? norm_typed<OpNorm1, T>(c, mask, add)
                       : norm_typed<OpNorm2, T>(c, mask, add));
-    break;
   })
-  if (rc == -2) c->error = "unsupported dtype";
-  return finish_call(c, rc == -2 ? -1 : rc);
+  return finish_call(c, rc);
 }
 
 // --- argmax / argmin over one axis (or the flattened array) ---------------------------

@@ -7,25 +7,11 @@
 
 #include <cstdint>
 
-#include "mx_ops/tblob.h"
+#include "dtype.h"
 
 namespace mxop {
 
-typedef _Float16 half_t;
-
 struct ClipParam { double a_min; double a_max; };
-
-#define MX_SELECT_SWITCH(DTYPE, T, ...)                                   \
-  switch (DTYPE) {                                                        \
-    case MX_FLOAT32: { typedef float T; __VA_ARGS__; break; }             \
-    case MX_FLOAT64: { typedef double T; __VA_ARGS__; break; }            \
-    case MX_FLOAT16: { typedef half_t T; __VA_ARGS__; break; }            \
-    case MX_UINT8: { typedef uint8_t T; __VA_ARGS__; break; }             \
-    case MX_INT8: { typedef int8_t T; __VA_ARGS__; break; }               \
-    case MX_INT32: { typedef int32_t T; __VA_ARGS__; break; }             \
-    case MX_INT64: { typedef int64_t T; __VA_ARGS__; break; }             \
-    default: c->error = "unsupported dtype"; return -1;                   \
-  }
 
 template <typename T>
 static void clip_loop(const MXOpCall *c) {
@@ -43,7 +29,7 @@ static void clip_loop(const MXOpCall *c) {
 
 static int select_clip(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
-  MX_SELECT_SWITCH(c->inputs[0].dtype, T, clip_loop<T>(c))
+  MX_TYPE_SWITCH(c->inputs[0].dtype, T, clip_loop<T>(c))
   return 0;
 }
 
@@ -66,8 +52,8 @@ static void where_loop(const MXOpCall *c) {
 
 static int select_where(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
-  MX_SELECT_SWITCH(c->inputs[0].dtype, C,
-    MX_SELECT_SWITCH(c->inputs[1].dtype, T, (where_loop<C, T>(c))))
+  MX_TYPE_SWITCH(c->inputs[0].dtype, C,
+    MX_TYPE_SWITCH(c->inputs[1].dtype, T, (where_loop<C, T>(c))))
   return 0;
 }
 

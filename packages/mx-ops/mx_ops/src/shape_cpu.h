@@ -8,11 +8,9 @@
 
 #include <cstdint>
 
-#include "mx_ops/tblob.h"
+#include "dtype.h"
 
 namespace mxop {
-
-typedef _Float16 half_t;
 
 // Packed by mx_ops.shape from the input shape: one stride per output axis.
 struct GatherParam { int64_t offset; int64_t strides[MX_MAX_DIM]; };
@@ -47,17 +45,8 @@ static void gather_loop(const MXOpCall *c) {
 
 static int shape_gather(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
-  switch (c->inputs[0].dtype) {
-    case MX_FLOAT32: gather_loop<float>(c); return 0;
-    case MX_FLOAT64: gather_loop<double>(c); return 0;
-    case MX_FLOAT16: gather_loop<half_t>(c); return 0;
-    case MX_UINT8: gather_loop<uint8_t>(c); return 0;
-    case MX_INT8: gather_loop<int8_t>(c); return 0;
-    case MX_INT32: gather_loop<int32_t>(c); return 0;
-    case MX_INT64: gather_loop<int64_t>(c); return 0;
-  }
-  c->error = "unsupported dtype";
-  return -1;
+  MX_TYPE_SWITCH(c->inputs[0].dtype, T, gather_loop<T>(c))
+  return 0;
 }
 
 }  // namespace mxop
