@@ -13,13 +13,9 @@ cdef inline bint _bulk_accepts(OprBlock* blk) noexcept nogil:
 
 
 cdef int _check_live_vars(OprBlock* blk, str api) except -1:
-    cdef int i
-    cdef uint64_t vid = 0
+    cdef uint64_t vid
     g_lock.lock()
-    for i in range(blk.nvars):
-        if blk.uses[i].var.to_delete:
-            vid = blk.uses[i].var.id
-            break
+    vid = _deleted_var_id(blk)
     g_lock.unlock()
     if vid:
         raise ValueError(f"{api}: variable #{vid} was deleted")

@@ -247,6 +247,16 @@ cdef void _free_unpushed(OprBlock* blk):
     free(blk)
 
 
+cdef uint64_t _deleted_var_id(OprBlock* blk) noexcept nogil:
+    """The id of the first deleted variable the block uses, else 0 (under
+    g_lock: a C caller may have deleted one since it made the block)."""
+    cdef int i
+    for i in range(blk.nvars):
+        if blk.uses[i].var.to_delete:
+            return blk.uses[i].var.id
+    return 0
+
+
 cdef int _wait_for_room() except -1:
     """Backpressure: a pushing thread waits while too much is in flight.
     Workers never wait here, so functions that push cannot deadlock."""
@@ -267,7 +277,6 @@ cdef int _submit(OprBlock* blk, str api) except -1:
     """Pushes a filled block (with the GIL): bulk, pool, backpressure, deps.
     Takes ownership of `blk` even when it raises."""
     global g_waiters
-    cdef int i
     cdef bint ready, by_pusher
     cdef bint bulk = False
     cdef uint64_t dead = 0
@@ -288,12 +297,11 @@ cdef int _submit(OprBlock* blk, str api) except -1:
     if bulk:
         return _bulk_append(blk)
     g_lock.lock()
-    for i in range(blk.nvars):
-        if blk.uses[i].var.to_delete:
-            dead = blk.uses[i].var.id
-            g_lock.unlock()
-            _free_unpushed(blk)
-            raise ValueError(f"{api}: variable #{dead} was deleted")
+    dead = _deleted_var_id(blk)
+    if dead:
+        g_lock.unlock()
+        _free_unpushed(blk)
+        raise ValueError(f"{api}: variable #{dead} was deleted")
     _enqueue(blk)
     ready = blk.state == BLOCK_READY
     if blk.run_by_pusher and not ready and g_mode == MODE_THREADED:

@@ -31,7 +31,8 @@ class StorageConfig:
 _overrides = {}
 
 
-def _int(name, default, lo, hi):
+def int_var(name, default, lo, hi):
+    """An integer variable in [lo, hi]; ValueError names a malformed one."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -50,7 +51,7 @@ def _pool(kind):
     if pool_type not in POOL_TYPES:
         raise ValueError(f"environment variable {name} must be one of "
                          f"{', '.join(POOL_TYPES)}, got {pool_type!r}")
-    cutoff = _int(f"MXNET_{kind.upper()}_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, 6, 40)
+    cutoff = int_var(f"MXNET_{kind.upper()}_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, 6, 40)
     over = _overrides.get(kind)
     if over is not None:
         pool_type = over[0]
@@ -63,7 +64,7 @@ def load():
     return StorageConfig(
         cpu=_pool("cpu"),
         gpu=_pool("gpu"),
-        gpu_reserve_percent=_int("MXNET_GPU_MEM_POOL_RESERVE", 5, 0, 100),
+        gpu_reserve_percent=int_var("MXNET_GPU_MEM_POOL_RESERVE", 5, 0, 100),
         debug=os.environ.get("MXNET_STORAGE_DEBUG", "0").strip() not in ("", "0"),
     )
 

@@ -15,13 +15,12 @@ MXNET_CPU_PARALLEL_RAND_COPY (1) / MXNET_GPU_PARALLEL_RAND_COPY (4)
 PARALLEL_RANDOM generators whose draws may be split across threads.
 """
 import enum
-import os
 import threading
 
 import numpy as np
 
 from mx_engine import Context, cpu, engine
-from mx_storage import _philox
+from mx_storage import _config, _philox
 from mx_storage._storage import alloc
 from mx_storage._views import as_cupy, as_numpy
 
@@ -171,16 +170,8 @@ def _device_seed(seed_value, ctx, kind, index):
 
 
 def _copies(name, default):
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
-    if value < 1:
-        raise ValueError(f"environment variable {name} must be >= 1, got {value}")
-    return value
+    # More copies than this would only hold memory; MXNet sets no bound.
+    return _config.int_var(name, default, 1, 1024)
 
 
 _lock = threading.Lock()
