@@ -9,6 +9,7 @@ chunks, so memory is freed only when the last array and the last pending
 kernel that use it are gone, on whichever thread that happens.
 """
 cimport cython
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -29,6 +30,7 @@ from mx_ops import registry
 from mx_ops._params import DTYPE_NAMES
 from mx_ops.registry import ShapeError
 from mx_ops.shape import reshape_shape
+from mx_ndarray._indexing import basic_index, is_advanced
 
 cdef extern from *:
     """
@@ -60,12 +62,38 @@ cdef Chunk* _chunk_new(size_t nbytes, Context ctx) except NULL:
     return c
 
 
+cdef Chunk* _chunk_foreign(void* ptr, size_t nbytes, object owner) except NULL:
+    """A chunk over memory that ``owner`` keeps alive."""
+    cdef Chunk* c = <Chunk*>calloc(1, sizeof(Chunk))
+    if c == NULL:
+        raise MemoryError("NDArray: cannot allocate a chunk")
+    try:
+        c.var = new_engine_var(NULL)
+    except BaseException:
+        free(c)
+        raise
+    c.h.ptr = ptr
+    c.h.size = nbytes
+    c.h.dev_type = 1
+    Py_INCREF(owner)
+    c.owner = <PyObject*>owner
+    c.refs = 1
+    return c
+
+
+cdef void _drop_owner(PyObject* owner) noexcept with gil:
+    Py_XDECREF(owner)
+
+
 cdef void _chunk_release_storage(void* arg) noexcept nogil:
     """Called by the engine once the chunk's variable is idle and freed."""
     cdef Chunk* c = <Chunk*>arg
-    # A pool that refuses its own block is corrupt: Cython reports that as
-    # unraisable here, and the chunk goes anyway.
-    storage_free(&c.h)
+    if c.owner != NULL:
+        _drop_owner(c.owner)
+    else:
+        # A pool that refuses its own block is corrupt: Cython reports that
+        # as unraisable here, and the chunk goes anyway.
+        storage_free(&c.h)
     free(c)
 
 
@@ -402,31 +430,107 @@ cdef class NDArray:
         return invoke("transpose", [self])
 
     def __getitem__(self, key):
-        """Integers and step-1 slices of the first axis give views; other
-        slices of it give copies."""
-        cdef size_t row
+        """Basic keys (ints, slices with steps, None, ...) as NumPy reads
+        them: a view when the selection is one contiguous block, else a
+        copy through the slice operator; an index array (NDArray, NumPy
+        array or list of ints) gathers rows of axis 0 through take."""
+        if is_advanced(key):
+            return self._take_rows(key)
+        idx = basic_index(self.shape, key)
+        if idx.contiguous:
+            return self._view(idx.shape, self.offset + idx.offset * self.dtype.itemsize)
+        cdef NDArray region = invoke("slice", [self], begin=idx.begin, end=idx.end,
+                                     step=idx.step)
+        return region._view(idx.shape, region.offset)
+
+    def _take_rows(self, key):
         if not self.shape:
-            raise IndexError("cannot index a 0-d NDArray")
-        row = self.dtype.itemsize * (self.size // self.shape[0] if self.shape[0] else 0)
-        if isinstance(key, (int, np.integer)):
-            i = int(key)
-            if i < 0:
-                i += self.shape[0]
-            if not 0 <= i < self.shape[0]:
-                raise IndexError(f"index {key} is out of bounds for axis 0 with size "
-                                 f"{self.shape[0]}")
-            return self._view(self.shape[1:], self.offset + i * row)
-        if isinstance(key, slice):
-            start, stop, step = key.indices(self.shape[0])
-            if step == 1:
-                n = max(stop - start, 0)
-                return self._view((n,) + self.shape[1:], self.offset + start * row)
-            # Other steps are not contiguous: a copy, as in MXNet.
-            return invoke("slice", [self], begin=(key.start,), end=(key.stop,),
-                          step=(key.step,))
-        raise NotImplementedError(f"NDArray indexing with {key!r} comes with the take and "
-                                  f"advanced-indexing operators; integers and slices of axis "
-                                  f"0 work")
+            raise IndexError("cannot index a 0-d NDArray with an index array")
+        if isinstance(key, NDArray):
+            # Read on the engine, so not checked here: out of range wraps.
+            return invoke("take", [self, key], axis=0, mode="wrap")
+        rows = np.asarray(key)
+        if rows.dtype == np.bool_:
+            if rows.shape != self.shape[:1]:
+                raise IndexError(f"boolean index of shape {rows.shape} does not match axis 0 "
+                                 f"of size {self.shape[0]}")
+            rows = np.flatnonzero(rows)
+        if rows.dtype.kind not in "iu" and rows.size:
+            raise IndexError(f"NDArray index arrays must hold integers, got {rows.dtype}")
+        rows = rows.astype(np.int64)
+        bad = (rows < -self.shape[0]) | (rows >= self.shape[0])
+        if bad.any():
+            raise IndexError(f"index {int(rows[bad][0])} is out of bounds for axis 0 with size "
+                             f"{self.shape[0]}")
+        return invoke("take", [self, _from_numpy(rows % max(self.shape[0], 1), self.context)],
+                      axis=0)
+
+    def __setitem__(self, key, value):
+        """``a[key] = value`` for basic keys: a scalar fills the region, an
+        array (NDArray, NumPy or nested lists) is broadcast to it and
+        converted to this array's dtype, as NumPy does."""
+        if is_advanced(key):
+            raise IndexError(f"NDArray.__setitem__: index arrays are not supported as keys "
+                             f"(got {type(key).__name__}); use ints, slices, None and ...")
+        idx = basic_index(self.shape, key)
+        region = self._view(idx.kept_shape, self.offset + idx.offset * self.dtype.itemsize)
+        if isinstance(value, (int, float, np.number, bool, np.bool_)):
+            if idx.contiguous:
+                invoke("_full", [], out=region, shape=region.shape, dtype=region.dtype.name,
+                       value=float(value))
+            else:
+                invoke("_slice_assign_scalar", [self], out=self, scalar=float(value),
+                       begin=idx.begin, end=idx.end, step=idx.step)
+            return
+        value = self._assignable(value, idx.shape)
+        if 0 in idx.shape:
+            return
+        value = (<NDArray>value)._view(idx.kept_shape, (<NDArray>value).offset)
+        if idx.contiguous:
+            invoke("_copy", [value], out=region)
+        else:
+            invoke("_slice_assign", [self, value], out=self, begin=idx.begin, end=idx.end,
+                   step=idx.step)
+
+    cdef NDArray _assignable(self, value, tuple shape):
+        """``value`` as an NDArray of this dtype and context broadcast to
+        ``shape``, NumPy's way (leading axes of size 1 may be dropped)."""
+        cdef NDArray v
+        if isinstance(value, NDArray):
+            v = <NDArray>value
+            if v.context != self.context:
+                v = v.as_in_context(self.context)
+        else:
+            v = _from_numpy(np.asarray(value, dtype=self.dtype), self.context)
+        if v.dtype_flag != self.dtype_flag:
+            v = v.astype(self.dtype)
+        if v.shape == shape:
+            return v
+        vshape = v.shape
+        while len(vshape) > len(shape) and vshape[0] == 1:
+            vshape = vshape[1:]
+        padded = (1,) * (len(shape) - len(vshape)) + vshape
+        if len(padded) != len(shape) or any(a != b and a != 1 for a, b in zip(padded, shape)):
+            raise ValueError(f"NDArray.__setitem__: a value of shape {v.shape} cannot be "
+                             f"broadcast to the region of shape {shape}")
+        if padded == shape or 0 in shape:
+            return v._view(padded, v.offset)
+        return invoke("broadcast_to", [v._view(padded, v.offset)], shape=shape)
+
+    def __iter__(self):
+        """The sub-arrays along axis 0 (views)."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d NDArray")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        n = self.size
+        if n == 1:
+            return bool(self.asscalar())
+        if n == 0:
+            return False
+        raise ValueError("The truth value of an NDArray with more than one element is "
+                         "ambiguous.")
 
     def copy(self):
         return invoke("_copy", [self])
@@ -439,27 +543,55 @@ cdef class NDArray:
             return self
         return invoke("Cast", [self], dtype=name)
 
-    def __setitem__(self, key, value):
-        """``a[key] = value`` for the keys __getitem__ takes (and ``...``):
-        a scalar fills, an NDArray or NumPy array of the same shape copies."""
-        target = self if key is Ellipsis or key == slice(None) else self[key]
-        if isinstance(value, (int, float, np.number, bool)):
-            invoke("_full", [], out=target, shape=target.shape, dtype=target.dtype.name,
-                   value=float(value))
-            return
-        if not isinstance(value, NDArray):
-            value = _from_numpy(np.asarray(value, dtype=target.dtype), target.context)
-        if value.shape != target.shape:
-            raise ValueError(f"NDArray.__setitem__: the value has shape {value.shape}, the "
-                             f"target {target.shape}; broadcasting assignment comes with the "
-                             f"broadcast_to operator")
-        if value.dtype != target.dtype:
-            value = value.astype(target.dtype)
-        invoke("_copy", [value], out=target)
-
     def copyto(self, other):
-        """Copies into NDArray ``other`` (same shape and dtype) and returns it."""
-        return invoke("_copy", [self], out=other)
+        """Copies into NDArray ``other`` (same shape; the dtype converts) or
+        into a new array on Context ``other``, and returns the copy."""
+        if isinstance(other, Context):
+            target = _empty(self.shape, self.dtype.name, <Context>other)
+        elif isinstance(other, NDArray):
+            target = other
+        else:
+            raise TypeError(f"copyto: 'other' must be an NDArray or a Context, got "
+                            f"{type(other).__name__}")
+        if target is self:
+            return target
+        return _copy_across(self, target)
+
+    def as_in_context(self, context):
+        """This array on ``context``: itself when it is already there."""
+        if not isinstance(context, Context):
+            raise TypeError(f"as_in_context: 'context' must be a Context, got "
+                            f"{type(context).__name__}")
+        return self if context == self.context else self.copyto(context)
+
+    # --- DLPack -----------------------------------------------------------------
+    def __dlpack_device__(self):
+        return (1, 0)       # kDLCPU; GPU arrays come with the GPU NDArray work
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this array's memory, once pending writes
+        are done; the capsule keeps the memory alive."""
+        self._check_host("__dlpack__")
+        wait_var(self.chunk.var)
+        view = self._host_view()
+        if max_version is None:
+            return view.__dlpack__()
+        return view.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule to read this array (MXNet's API)."""
+        return self.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule to write this array: waits for pending reads too."""
+        self._check_host("to_dlpack_for_write")
+        wait_var(self.chunk.var)
+        return self._host_view().__dlpack__()
+
+    cdef int _check_host(self, str api) except -1:
+        if self.context.device_typeid == DEV_GPU:
+            raise MXNetError(f"{api}: GPU NDArrays come with the GPU NDArray work")
+        return 0
 
     # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
@@ -584,6 +716,39 @@ cdef class NDArray:
     def __repr__(self):
         shape = "x".join(str(s) for s in self.shape) if self.shape else ""
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+
+cdef NDArray _copy_across(NDArray src, NDArray dst):
+    """dst[:] = src, converting the dtype, between any two host contexts."""
+    if src.shape != dst.shape:
+        raise ValueError(f"copyto: shapes differ: source {src.shape}, target {dst.shape}")
+    if src.context.device_typeid == DEV_GPU or dst.context.device_typeid == DEV_GPU:
+        raise MXNetError(f"copyto: copies between {src.context} and {dst.context} come with "
+                         f"the GPU NDArray work")
+    op = "_copy" if src.dtype_flag == dst.dtype_flag else "Cast"
+    if src.context == dst.context:
+        return invoke(op, [src], out=dst, **({} if op == "_copy" else {"dtype": dst.dtype.name}))
+    # Host memory is one address space: the target's worker copies it.
+    _push_kernel(<MXFCompute><size_t>registry.get(op).compute_for("cpu"), intern_name(op),
+                 [src], [dst], NULL, 0, dst.context)
+    return dst
+
+
+def _share_host_memory(source):
+    """An NDArray over the memory of NumPy array ``source`` (C-contiguous,
+    a supported dtype), which it keeps alive: no copy."""
+    cdef NDArray a = NDArray.__new__(NDArray)
+    if not isinstance(source, np.ndarray) or not source.flags.c_contiguous:
+        raise ValueError("from_dlpack/from_numpy: zero-copy needs a C-contiguous array")
+    if source.dtype.name not in _FLAG:
+        raise TypeError(f"from_dlpack/from_numpy: dtype {source.dtype} is not supported; "
+                        f"supported: {', '.join(DTYPE_NAMES)}")
+    a.chunk = _chunk_foreign(<void*><size_t>source.ctypes.data, source.nbytes, source)
+    a.offset = 0
+    a.shape = tuple(source.shape)
+    a.dtype_flag = _FLAG[source.dtype.name]
+    a.context = Context("cpu", 0)          # host memory
+    return a
 
 
 def _from_numpy(source, Context ctx):

@@ -173,7 +173,8 @@ def test_setitem_fills_and_copies():
     np.testing.assert_array_equal(a.asnumpy(), want)
     a[...] = nd.array(np.ones((3, 4), np.int32))          # converted to float32
     np.testing.assert_array_equal(a.asnumpy(), np.ones((3, 4)))
-    with pytest.raises(ValueError, match="the value has shape \\(2,\\), the target \\(4,\\)"):
+    with pytest.raises(ValueError, match="shape \\(2,\\) cannot be broadcast to the region of "
+                                         "shape \\(4,\\)"):
         a[0] = np.ones(2)
 
 

@@ -25,5 +25,16 @@ typedef _Float16 half_t;
     default: c->error = "unsupported dtype"; return -1;                   \
   }
 
+// Bytes per element of a dtype flag (0 for an unknown one).
+static inline int64_t mx_dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case MX_FLOAT64: case MX_INT64: return 8;
+    case MX_FLOAT32: case MX_INT32: return 4;
+    case MX_FLOAT16: return 2;
+    case MX_UINT8: case MX_INT8: return 1;
+    default: return 0;
+  }
+}
+
 }  // namespace mxop
 #endif  // MX_OPS_DTYPE_H_
