@@ -136,12 +136,10 @@ def invoke(op_name, inputs, out=None, **params):
     on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
     op = registry.get(op_name)
     ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
-    kwargs = op.parse_params(params)
     inputs = list(inputs)
-    if len(inputs) != op.num_inputs:
-        raise ValueError(f"{op.name}: takes {op.num_inputs} input(s) "
-                         f"({', '.join(op.arguments)}), got {len(inputs)}")
-    for name, a in zip(op.arguments, inputs):
+    kwargs = op.parse_call(params, len(inputs))
+    names = op.input_names(kwargs)
+    for name, a in zip(names, inputs):
         if not isinstance(a, NDArray):
             raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
                             f"{type(a).__name__}")
@@ -154,7 +152,7 @@ def invoke(op_name, inputs, out=None, **params):
         if not isinstance(ctx, Context):
             raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
                             f"{type(ctx).__name__}")
-    for name, a in zip(op.arguments, inputs):
+    for name, a in zip(names, inputs):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
                              f"the first input on {ctx}; copy it with as_in_context()")
@@ -165,15 +163,15 @@ def invoke(op_name, inputs, out=None, **params):
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
     outputs = _outputs(op, out, shapes, dtypes, ctx)
     _push_call(op, kwargs, inputs, outputs, ctx)
-    return outputs[0] if op.num_outputs == 1 else outputs
+    return outputs[0] if len(outputs) == 1 else outputs
 
 
 cdef list _outputs(op, out, shapes, dtypes, Context ctx):
     if out is None:
         return [_empty(tuple(s), d, ctx) for s, d in zip(shapes, dtypes)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != op.num_outputs:
-        raise ValueError(f"{op.name}: 'out' must hold {op.num_outputs} NDArray(s), got "
+    if len(outs) != len(shapes):
+        raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} NDArray(s), got "
                          f"{len(outs)}")
     for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
         if not isinstance(o, NDArray):
