@@ -4,15 +4,15 @@ on the dependency engine (``mx.nd``).
 Depends on mx-ops, mx-storage and mx-engine.
 """
 from mx_ndarray import _internal, op
-from mx_ndarray.ndarray import (NDArray, arange, array, empty, from_dlpack, from_numpy, full,
-                                invoke, ones, to_dlpack_for_read, to_dlpack_for_write, waitall,
-                                zeros)
+from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack,
+                                from_numpy, full, invoke, ones, to_dlpack_for_read,
+                                to_dlpack_for_write, waitall, zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
 
 __version__ = "0.1.0"
 
 __all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "full",
-                        "arange", "waitall", "invoke", "from_numpy", "from_dlpack",
-                        "to_dlpack_for_read", "to_dlpack_for_write", "save", "load", "load_frombuffer",
-                        "NDArrayFormatError", "__version__"]
+                        "arange", "concatenate", "waitall", "invoke", "from_numpy",
+                        "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "save",
+                        "load", "load_frombuffer", "NDArrayFormatError", "__version__"]

@@ -10,15 +10,16 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum', '_MaximumScalar',
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
- '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_copy', '_div',
- '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
- '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange', '_copy',
+ '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar',
+ '_full', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
- '_not_equal_scalar', '_plus', '_plus_scalar', '_power', '_power_scalar', '_rdiv_scalar',
- '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sub']
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_slice_assign',
+ '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -697,6 +698,46 @@ def _add(lhs=None, rhs=None, out=None, name=None, **kwargs):
     return _invoke('_add', [lhs, rhs], out=out, **kwargs)
 
 
+def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Evenly spaced values start + i * step (in float64, then cast) over [start, stop), each repeated ``repeat`` times.
+
+    Parameters
+    ----------
+    start : float
+        Start of the interval.
+    stop : float, optional, default=None
+        End of the interval (excluded); None: [0, start).
+    step : float, optional, default=1.0
+        Spacing between values.
+    repeat : int, optional, default=1, in [1, inf]
+        How many times each value repeats.
+    infer_range : bool, optional, default=False
+        Infer stop from the output shape (graphs only).
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if start is not _NULL:
+        kwargs['start'] = start
+    if stop is not _NULL:
+        kwargs['stop'] = stop
+    if step is not _NULL:
+        kwargs['step'] = step
+    if repeat is not _NULL:
+        kwargs['repeat'] = repeat
+    if infer_range is not _NULL:
+        kwargs['infer_range'] = infer_range
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_arange', [], out=out, **kwargs)
+
+
 def _copy(data=None, out=None, name=None, **kwargs):
     """
     A copy of the input.
@@ -715,6 +756,76 @@ def _copy(data=None, out=None, name=None, **kwargs):
     Aliases: identity.
     """
     return _invoke('_copy', [data], out=out, **kwargs)
+
+
+def _crop_assign(lhs=None, rhs=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    ``lhs`` with the region begin:end:step replaced by ``rhs`` (of the region's shape).
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _crop_assign.
+    """
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('_crop_assign', [lhs, rhs], out=out, **kwargs)
+
+
+def _crop_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    ``data`` with the region begin:end:step set to ``scalar``.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    scalar : float, optional, default=0.0
+        The value the region gets.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _crop_assign_scalar.
+    """
+    if scalar is not _NULL:
+        kwargs['scalar'] = scalar
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('_crop_assign_scalar', [data], out=out, **kwargs)
 
 
 def _div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1457,6 +1568,30 @@ def _not_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _invoke('_not_equal_scalar', [data], out=out, **kwargs)
 
 
+def _ones(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    An array of ``shape`` filled with 1.
+
+    Parameters
+    ----------
+    shape : Shape(tuple), optional, default=()
+        The output's shape.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_ones', [], out=out, **kwargs)
+
+
 def _plus(lhs=None, rhs=None, out=None, name=None, **kwargs):
     """
     add(lhs, rhs), elementwise; both inputs have one shape.
@@ -1645,6 +1780,76 @@ def _rpower_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _invoke('_rpower_scalar', [data], out=out, **kwargs)
 
 
+def _slice_assign(lhs=None, rhs=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    ``lhs`` with the region begin:end:step replaced by ``rhs`` (of the region's shape).
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _crop_assign.
+    """
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('_slice_assign', [lhs, rhs], out=out, **kwargs)
+
+
+def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    ``data`` with the region begin:end:step set to ``scalar``.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    scalar : float, optional, default=0.0
+        The value the region gets.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _crop_assign_scalar.
+    """
+    if scalar is not _NULL:
+        kwargs['scalar'] = scalar
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('_slice_assign_scalar', [data], out=out, **kwargs)
+
+
 def _sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
     """
     sub(lhs, rhs), elementwise; both inputs have one shape.
@@ -1665,3 +1870,27 @@ def _sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
     Aliases: _sub, _minus, _Minus.
     """
     return _invoke('_sub', [lhs, rhs], out=out, **kwargs)
+
+
+def _zeros(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    An array of ``shape`` filled with 0.
+
+    Parameters
+    ----------
+    shape : Shape(tuple), optional, default=()
+        The output's shape.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_zeros', [], out=out, **kwargs)

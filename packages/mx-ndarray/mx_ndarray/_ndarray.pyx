@@ -164,12 +164,10 @@ def invoke(op_name, inputs, out=None, **params):
     on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
     op = registry.get(op_name)
     ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
-    kwargs = op.parse_params(params)
     inputs = list(inputs)
-    if len(inputs) != op.num_inputs:
-        raise ValueError(f"{op.name}: takes {op.num_inputs} input(s) "
-                         f"({', '.join(op.arguments)}), got {len(inputs)}")
-    for name, a in zip(op.arguments, inputs):
+    kwargs = op.parse_call(params, len(inputs))
+    names = op.input_names(kwargs)
+    for name, a in zip(names, inputs):
         if not isinstance(a, NDArray):
             raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
                             f"{type(a).__name__}")
@@ -182,7 +180,7 @@ def invoke(op_name, inputs, out=None, **params):
         if not isinstance(ctx, Context):
             raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
                             f"{type(ctx).__name__}")
-    for name, a in zip(op.arguments, inputs):
+    for name, a in zip(names, inputs):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
                              f"the first input on {ctx}; copy it with as_in_context()")
@@ -193,15 +191,15 @@ def invoke(op_name, inputs, out=None, **params):
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
     outputs = _outputs(op, out, shapes, dtypes, ctx)
     _push_call(op, kwargs, inputs, outputs, ctx)
-    return outputs[0] if op.num_outputs == 1 else outputs
+    return outputs[0] if len(outputs) == 1 else outputs
 
 
 cdef list _outputs(op, out, shapes, dtypes, Context ctx):
     if out is None:
         return [_empty(tuple(s), d, ctx) for s, d in zip(shapes, dtypes)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != op.num_outputs:
-        raise ValueError(f"{op.name}: 'out' must hold {op.num_outputs} NDArray(s), got "
+    if len(outs) != len(shapes):
+        raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} NDArray(s), got "
                          f"{len(outs)}")
     for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
         if not isinstance(o, NDArray):
@@ -229,13 +227,11 @@ cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs
     cdef CallBlock* b = <CallBlock*>mem
     cdef MXTBlob* blobs
     cdef int32_t* req
-    cdef EngineVar* vars_[32]
+    cdef EngineVar* few_vars[32]
+    cdef EngineVar** vars_ = few_vars
     cdef NDArray a
     if mem == NULL:
         raise MemoryError(f"{name.decode()}: cannot allocate the call block")
-    if n > 32:
-        free(mem)
-        raise ValueError(f"{name.decode()}: at most 32 inputs and outputs together")
     blobs = <MXTBlob*>(mem + sizeof(CallBlock))
     req = <int32_t*>(<char*>blobs + n * sizeof(MXTBlob))
     b.chunks = <Chunk**>(<char*>req + nout * sizeof(int32_t))
@@ -246,6 +242,11 @@ cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs
     except BaseException:
         free(mem)
         raise
+    if n > 32:       # a long Concat or split: the engine copies the list
+        vars_ = <EngineVar**>malloc(n * sizeof(EngineVar*))
+        if vars_ == NULL:
+            free(mem)
+            raise MemoryError(f"{name.decode()}: cannot allocate the variable list")
     for i in range(n):
         a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
         _chunk_incref(a.chunk)
@@ -265,8 +266,12 @@ cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs
     b.fn = fn
     b.name = name
     # An array both read and written is written (the engine merges them).
-    push_native(_run_call, b, _free_call, ctx, vars_, nin, vars_ + nin, nout,
-                PROP_NORMAL, 0, b.name)
+    try:
+        push_native(_run_call, b, _free_call, ctx, vars_, nin, vars_ + nin, nout,
+                    PROP_NORMAL, 0, b.name)
+    finally:
+        if vars_ != few_vars:
+            free(vars_)
     return 0
 
 cdef struct FastOp:

@@ -5,8 +5,9 @@ from mx_engine import Context, current_context, engine
 from mx_engine.base import MXNetError
 from mx_ndarray._ndarray import NDArray, _from_numpy, _share_host_memory, empty, invoke
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall",
-           "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "concatenate",
+           "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
+           "to_dlpack_for_write"]
 
 
 def _ctx(ctx, api):
@@ -29,26 +30,57 @@ def array(source_array, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype="float32"):
     """An NDArray filled with ``val`` (the fill runs on the engine)."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    out = empty(tuple(shape), _ctx(ctx, "full"), np.dtype(dtype).name)
+    out = empty(_shape(shape), _ctx(ctx, "full"), np.dtype(dtype).name)
     return invoke("_full", [], out=out, shape=out.shape, dtype=out.dtype.name, value=val)
 
 
-def zeros(shape, ctx=None, dtype="float32"):
-    """An NDArray of zeros."""
-    return full(shape, 0, ctx, dtype)
+def _shape(shape):
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
-def ones(shape, ctx=None, dtype="float32"):
-    """An NDArray of ones."""
-    return full(shape, 1, ctx, dtype)
+def _dtype(dtype):
+    """MXNet's default: None means float32 (mx_real_t), not NumPy's float64."""
+    return "float32" if dtype is None else np.dtype(dtype).name
 
 
-def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype="float32"):
-    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
-    values = np.arange(start, stop, step, dtype=np.float64)
-    return _from_numpy(np.repeat(values, repeat).astype(dtype), _ctx(ctx, "arange"))
+def zeros(shape, ctx=None, dtype="float32", **kwargs):
+    """An NDArray of zeros (MXNet's _zeros op, run on the engine)."""
+    return invoke("_zeros", [], shape=_shape(shape), dtype=_dtype(dtype),
+                  ctx=_ctx(ctx, "zeros"), **kwargs)
+
+
+def ones(shape, ctx=None, dtype="float32", **kwargs):
+    """An NDArray of ones (MXNet's _ones op, run on the engine)."""
+    return invoke("_ones", [], shape=_shape(shape), dtype=_dtype(dtype),
+                  ctx=_ctx(ctx, "ones"), **kwargs)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
+           dtype="float32"):
+    """Evenly spaced values in [start, stop) (or [0, start) without stop),
+    each repeated ``repeat`` times, as MXNet's _arange: start + i * step in
+    float64, then cast to ``dtype``.  ``infer_range`` is accepted and
+    ignored, as MXNet 1.x's mx.nd.arange does."""
+    return invoke("_arange", [], start=start, stop=stop, step=step, repeat=repeat,
+                  infer_range=False, dtype=_dtype(dtype), ctx=_ctx(ctx, "arange"))
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Joins NDArrays along an existing ``axis`` (MXNet's mx.nd.concatenate).
+
+    With ``always_copy=False`` a single array is returned as it is.  The
+    copy is the Concat operator, run on the engine.
+    """
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate: argument 'arrays' must hold at least one NDArray")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, NDArray):
+            raise TypeError(f"concatenate: arrays[{i}] must be an NDArray, got "
+                            f"{type(a).__name__}")
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    return invoke("Concat", arrays, dim=axis)
 
 
 def waitall():

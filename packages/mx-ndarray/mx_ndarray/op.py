@@ -6,20 +6,20 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
- 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
- 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
- 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'cos',
- 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
- 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma',
- 'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal',
- 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
- 'slice_axis', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose',
- 'trunc', 'where']
+__all__ = ['Cast', 'Concat', 'Flatten', 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
+ 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
+ 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
+ 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p',
+ 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
+ 'one_hot', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round',
+ 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign', 'split', 'sqrt',
+ 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'where']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -44,6 +44,32 @@ def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('Cast', [data], out=out, **kwargs)
+
+
+def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
+    """
+    Joins input arrays along a given axis; the other axes must match.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    num_args : int, in [1, inf]
+        Number of inputs to be concated.
+    dim : int, optional, default=1
+        the dimension to be concated.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: concat.
+    """
+    if dim is not _NULL:
+        kwargs['dim'] = dim
+    return _invoke('Concat', [*data], out=out, **kwargs)
 
 
 def Flatten(data=None, out=None, name=None, **kwargs):
@@ -95,6 +121,38 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
     return _invoke('Reshape', [data], out=out, **kwargs)
+
+
+def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Splits an array along an axis into num_outputs equal parts.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    num_outputs : int, in [1, inf]
+        Number of splits; must divide the axis.
+    axis : int, optional, default=1
+        Axis along which to split.
+    squeeze_axis : bool, optional, default=False
+        Drop the split axis (its size must equal num_outputs).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: split.
+    """
+    if num_outputs is not _NULL:
+        kwargs['num_outputs'] = num_outputs
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if squeeze_axis is not _NULL:
+        kwargs['squeeze_axis'] = squeeze_axis
+    return _invoke('SliceChannel', [data], out=out, **kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -837,6 +895,32 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
     return _invoke('clip', [data], out=out, **kwargs)
 
 
+def concat(*data, dim=_NULL, out=None, name=None, **kwargs):
+    """
+    Joins input arrays along a given axis; the other axes must match.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    num_args : int, in [1, inf]
+        Number of inputs to be concated.
+    dim : int, optional, default=1
+        the dimension to be concated.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: concat.
+    """
+    if dim is not _NULL:
+        kwargs['dim'] = dim
+    return _invoke('concat', [*data], out=out, **kwargs)
+
+
 def cos(data=None, out=None, name=None, **kwargs):
     """
     Cosine.
@@ -1569,6 +1653,40 @@ def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=
     return _invoke('norm', [data], out=out, **kwargs)
 
 
+def one_hot(indices=None, depth=_NULL, on_value=_NULL, off_value=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    One-hot rows: output[..., i] is on_value where indices == i, else off_value; indices outside [0, depth) give rows of off_value.
+
+    Parameters
+    ----------
+    indices : NDArray
+        Input.
+    depth : int
+        The size of the one-hot axis.
+    on_value : float, optional, default=1.0
+        The value where indices[j] == i.
+    off_value : float, optional, default=0.0
+        The value everywhere else.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if depth is not _NULL:
+        kwargs['depth'] = depth
+    if on_value is not _NULL:
+        kwargs['on_value'] = on_value
+    if off_value is not _NULL:
+        kwargs['off_value'] = off_value
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('one_hot', [indices], out=out, **kwargs)
+
+
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
     """
     The product of array elements over the given axes.
@@ -1908,6 +2026,38 @@ def softsign(data=None, out=None, name=None, **kwargs):
     return _invoke('softsign', [data], out=out, **kwargs)
 
 
+def split(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Splits an array along an axis into num_outputs equal parts.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    num_outputs : int, in [1, inf]
+        Number of splits; must divide the axis.
+    axis : int, optional, default=1
+        Axis along which to split.
+    squeeze_axis : bool, optional, default=False
+        Drop the split axis (its size must equal num_outputs).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: split.
+    """
+    if num_outputs is not _NULL:
+        kwargs['num_outputs'] = num_outputs
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if squeeze_axis is not _NULL:
+        kwargs['squeeze_axis'] = squeeze_axis
+    return _invoke('split', [data], out=out, **kwargs)
+
+
 def sqrt(data=None, out=None, name=None, **kwargs):
     """
     Square root.
@@ -2006,6 +2156,34 @@ def sum_axis(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, nam
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
     return _invoke('sum_axis', [data], out=out, **kwargs)
+
+
+def take(a=None, indices=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Entries of 'a' along 'axis' at 'indices'; the output has shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
+
+    Parameters
+    ----------
+    a : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    axis : int, optional, default=0
+        The axis of 'a' to take from.
+    mode : {'clip', 'wrap', 'raise'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends, 'wrap' around, or 'raise' an error.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _invoke('take', [a, indices], out=out, **kwargs)
 
 
 def tan(data=None, out=None, name=None, **kwargs):

@@ -166,3 +166,18 @@ def test_from_numpy_keeps_its_source_alive_until_done():
         nd.from_numpy(np.ones((4, 4))[:, ::2])
     with pytest.raises(TypeError, match="complex128"):
         nd.from_numpy(np.ones(2, np.complex128))
+
+
+def test_index_arrays_gather_rows():
+    a = nd.array(X)
+    np.testing.assert_array_equal(a[[1, 0, 1]].asnumpy(), X[[1, 0, 1]])
+    np.testing.assert_array_equal(a[np.array([[-1], [0]])].asnumpy(), X[np.array([[-1], [0]])])
+    np.testing.assert_array_equal(a[nd.array([1, 0], dtype="int32")].asnumpy(), X[[1, 0]])
+    np.testing.assert_array_equal(a[np.array([True, False])].asnumpy(), X[[0]])
+    assert a[[]].shape == (0, 3, 4, 5)
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        a[[0, 2]]
+    with pytest.raises(IndexError, match="boolean index of shape \\(3,\\)"):
+        a[np.array([True, False, True])]
+    with pytest.raises(IndexError, match="must hold integers, got float64"):
+        a[np.array([0.5])]

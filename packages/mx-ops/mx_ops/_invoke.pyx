@@ -47,24 +47,25 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     as Python values or MXNet's strings.
     """
     op = registry.get(op_name)
-    kwargs = op.parse_params(params)
     inputs = list(inputs)
-    if len(inputs) != op.num_inputs:
-        raise ValueError(f"{op.name}: takes {op.num_inputs} input(s) "
-                         f"({', '.join(op.arguments)}), got {len(inputs)}")
+    kwargs = op.parse_call(params, len(inputs))
+    names = op.input_names(kwargs)
+    nout = op.output_count(kwargs)
     gpu = any(_is_cupy(a) for a in inputs)
     if gpu:
         import cupy as xp
     else:
         xp = np
     arrays = [xp.asarray(a, order="C") for a in inputs]   # keeps 0-d arrays 0-d
-    for name, a in zip(op.arguments, arrays):
+    for name, a in zip(names, arrays):
         if a.dtype.name not in _FLAG:
             raise TypeInferenceError(f"{op.name}: argument '{name}' has dtype {a.dtype}; "
                                      f"supported: {', '.join(DTYPE_NAMES)}")
     shapes = op.infer_shape(kwargs, [a.shape for a in arrays])
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in arrays])
-    reqs = [req] * op.num_outputs if isinstance(req, str) else list(req)
+    reqs = [req] * nout if isinstance(req, str) else list(req)
+    if len(reqs) != nout:
+        raise ValueError(f"{op.name}: 'req' must hold {nout} value(s), got {len(reqs)}")
     for r in reqs:
         if r not in REQS:
             raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
@@ -73,8 +74,8 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     if gpu:
         op.compute_for("gpu")(kwargs, arrays, outputs, reqs)
     else:
-        _run_cpu(op, kwargs, arrays, outputs, reqs)
-    return outputs[0] if op.num_outputs == 1 else outputs
+        _run_cpu(op, kwargs, names, arrays, outputs, reqs)
+    return outputs[0] if nout == 1 else outputs
 
 
 def _outputs(op, out, shapes, dtypes, reqs, xp):
@@ -83,8 +84,8 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
             raise ValueError(f"{op.name}: req='add' accumulates into 'out', which is missing")
         return [xp.empty(s, d) for s, d in zip(shapes, dtypes)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != op.num_outputs:
-        raise ValueError(f"{op.name}: 'out' must hold {op.num_outputs} array(s), got {len(outs)}")
+    if len(outs) != len(shapes):
+        raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} array(s), got {len(outs)}")
     for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
         if tuple(o.shape) != tuple(s) or o.dtype.name != d:
             raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)}, got "
@@ -94,7 +95,7 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     return outs
 
 
-cdef _run_cpu(op, dict kwargs, list arrays, list outputs, list reqs):
+cdef _run_cpu(op, dict kwargs, list names, list arrays, list outputs, list reqs):
     cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
     cdef int nin = len(arrays), nout = len(outputs), i, rc
     cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
@@ -108,7 +109,7 @@ cdef _run_cpu(op, dict kwargs, list arrays, list outputs, list reqs):
         raise MemoryError(f"{op.name}: cannot allocate the call block")
     try:
         for i in range(nin):
-            _fill(&blobs[i], arrays[i], op.name, f"argument '{op.arguments[i]}'")
+            _fill(&blobs[i], arrays[i], op.name, f"argument '{names[i]}'")
         for i in range(nout):
             _fill(&blobs[nin + i], outputs[i], op.name, f"output {i}")
             req[i] = REQS[reqs[i]]

@@ -1,5 +1,7 @@
-"""Registrations of _full (an array of one value, MXNet's internal init op)
-and Cast (dtype conversion, MXNet's Cast / cast)."""
+"""Registrations of MXNet's init ops _full, _zeros, _ones and _arange (the
+first three one fill kernel) and Cast (dtype conversion, MXNet's Cast /
+cast)."""
+import math
 import struct
 
 from mx_ops import _init_cpu
@@ -9,24 +11,76 @@ from mx_ops.registry import OpDef, ShapeError, register
 _KERNELS = _init_cpu.kernels()
 
 
-def _full_shape(params, shapes):
-    shape = params["shape"]
-    if any(s < 0 for s in shape):
-        raise ShapeError(f"_full: argument 'shape' must hold non-negative sizes, got {shape}")
-    return [shape]
+def _init_shape(op):
+    def infer(params, shapes):
+        shape = params["shape"]
+        if any(s < 0 for s in shape):
+            raise ShapeError(f"{op}: argument 'shape' must hold non-negative sizes, got "
+                             f"{shape}")
+        return [shape]
+    return infer
+
+
+def _init_params(**extra):
+    return {"shape": Param("shape", (), doc="The output's shape."),
+            "dtype": Param("dtype", "float32", doc="The output's dtype."), **extra}
 
 
 register(OpDef(
-    "_full", arguments=(), params={
-        "shape": Param("shape", (), doc="The output's shape."),
-        "dtype": Param("dtype", "float32", doc="The output's dtype."),
-        "value": Param("float", 0.0, doc="The value of every element."),
-    },
-    infer_shape=_full_shape, infer_type=lambda params, dtypes: [params["dtype"]],
+    "_full", arguments=(),
+    params=_init_params(value=Param("float", 0.0, doc="The value of every element.")),
+    infer_shape=_init_shape("_full"), infer_type=lambda params, dtypes: [params["dtype"]],
     compute={"cpu": _KERNELS["full"]},
     pack_params=lambda params, shapes: struct.pack("=d", params["value"]),  # FillParam
     differentiable=False,
     doc="An array of ``shape`` with every element ``value``."))
+
+for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
+    register(OpDef(
+        _name, arguments=(), params=_init_params(), infer_shape=_init_shape(_name),
+        infer_type=lambda params, dtypes: [params["dtype"]], compute={"cpu": _KERNELS["full"]},
+        pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
+        differentiable=False, doc=f"An array of ``shape`` filled with {_value:g}."))
+
+
+def _range(params):
+    """(start, stop, step) with MXNet's rule: no stop means [0, start)."""
+    start, stop, step = params["start"], params["stop"], params["step"]
+    if stop is None:
+        if params["infer_range"]:
+            raise ShapeError("_arange: infer_range=True with stop=None takes the length from "
+                             "a graph, which an imperative call does not have")
+        start, stop = 0.0, start
+    if step == 0:
+        raise ShapeError("_arange: argument 'step' may not be 0")
+    if (step > 0 and start >= stop) or (step < 0 and start <= stop):
+        raise ShapeError(f"_arange: invalid range (start, stop, step) = ({start}, {stop}, "
+                         f"{step}): it holds no element")
+    return start, stop, step
+
+
+def _arange_shape(params, shapes):
+    start, stop, step = _range(params)
+    return [(math.ceil((stop - start) / step) * params["repeat"],)]
+
+
+register(OpDef(
+    "_arange", arguments=(), params={
+        "start": Param("float", doc="Start of the interval."),
+        "stop": Param("float", None, doc="End of the interval (excluded); None: [0, start)."),
+        "step": Param("float", 1.0, doc="Spacing between values."),
+        "repeat": Param("int", 1, low=1, doc="How many times each value repeats."),
+        "infer_range": Param("bool", False, doc="Infer stop from the output shape (graphs "
+                                                "only)."),
+        "dtype": Param("dtype", "float32", doc="The output's dtype."),
+    },
+    infer_shape=_arange_shape, infer_type=lambda params, dtypes: [params["dtype"]],
+    compute={"cpu": _KERNELS["arange"]},
+    pack_params=lambda params, shapes: struct.pack(           # mxop::RangeParam
+        "=ddq", _range(params)[0], params["step"], params["repeat"]),
+    differentiable=False,
+    doc="Evenly spaced values start + i * step (in float64, then cast) over [start, stop), "
+        "each repeated ``repeat`` times."))
 
 register(OpDef(
     "Cast", arguments=("data",), params={"dtype": Param("dtype", doc="The output dtype.")},

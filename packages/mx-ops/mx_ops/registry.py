@@ -39,9 +39,18 @@ class OpDef:
     name : str
         MXNet's registered name (stored in -symbol.json).
     arguments : sequence of str
-        Input names, in order.
-    outputs : sequence of str
-        Output names, in order.
+        Input names, in order.  For a variadic operator the one name of its
+        list argument (MXNet's ``add_argument("data", "NDArray-or-Symbol[]")``).
+    outputs : sequence of str, or callable(params) -> list of str
+        Output names, in order; a callable when their number depends on the
+        parameters (SliceChannel's num_outputs, nnvm's ``set_num_outputs(fn)``).
+    key_var_num_args : str, optional
+        Makes the operator variadic: the name of the int parameter that holds
+        the number of inputs (MXNet's ``key_var_num_args``, Concat's
+        ``num_args``).  Invokers fill it from the inputs when it is not given.
+    list_input_names : callable(params) -> list of str, optional
+        Input names of a variadic operator (nnvm's FListInputNames); the
+        default is MXNet's ``arg0, arg1, ...``.
     params : dict of str -> Param
     infer_shape : callable(params, in_shapes) -> list of out shapes
         Raises ShapeError naming the argument.
@@ -67,13 +76,19 @@ class OpDef:
     """
 
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
-                 infer_shape, infer_type, compute, pack_params=None, inplace=(),
+                 key_var_num_args=None, list_input_names=None, infer_shape, infer_type, compute, pack_params=None, inplace=(),
                  resources=(), gradient=None, differentiable=True, aliases=(),
                  namespace="", doc=""):
         self.name = name
         self.arguments = tuple(arguments)
-        self.outputs = tuple(outputs)
+        self.outputs = outputs if callable(outputs) else tuple(outputs)
         self.params = dict(params or {})
+        self.key_var_num_args = key_var_num_args
+        self.list_input_names = list_input_names
+        if key_var_num_args is not None and (len(self.arguments) != 1
+                                             or key_var_num_args not in self.params):
+            raise MXNetError(f"{name}: a variadic operator has one list argument and a "
+                             f"parameter '{key_var_num_args}' for its length")
         self.infer_shape = infer_shape
         self.infer_type = infer_type
         self.compute = dict(compute)
@@ -87,12 +102,57 @@ class OpDef:
         self.doc = doc
 
     @property
+    def variadic(self):
+        """True when the number of inputs comes from a parameter."""
+        return self.key_var_num_args is not None
+
+    @property
     def num_inputs(self):
-        return len(self.arguments)
+        """The fixed number of inputs, or None when it depends on the
+        parameters (use ``input_count(params)``)."""
+        return None if self.variadic else len(self.arguments)
 
     @property
     def num_outputs(self):
-        return len(self.outputs)
+        """The fixed number of outputs, or None when it depends on the
+        parameters (use ``output_count(params)``)."""
+        return None if callable(self.outputs) else len(self.outputs)
+
+    def input_names(self, params):
+        """Input names for parsed ``params`` (Concat: arg0, arg1, ...)."""
+        if not self.variadic:
+            return list(self.arguments)
+        if self.list_input_names is not None:
+            return list(self.list_input_names(params))
+        return [f"arg{i}" for i in range(params[self.key_var_num_args])]
+
+    def output_names(self, params):
+        """Output names for parsed ``params`` (SliceChannel: output0, ...)."""
+        return list(self.outputs(params) if callable(self.outputs) else self.outputs)
+
+    def input_count(self, params):
+        return params[self.key_var_num_args] if self.variadic else len(self.arguments)
+
+    def output_count(self, params):
+        return len(self.output_names(params))
+
+    def parse_call(self, kwargs, nin):
+        """Parsed params for a call with ``nin`` inputs: fills a variadic
+        operator's count the way MXNet's generated functions do (``concat(a,
+        b)`` passes num_args=2) and checks the number of inputs."""
+        key = self.key_var_num_args
+        if key is not None and key not in kwargs:
+            kwargs = dict(kwargs)
+            kwargs[key] = nin
+        params = self.parse_params(kwargs)
+        want = self.input_count(params)
+        if nin != want:
+            if key is not None:
+                raise ParamError(f"{self.name}: argument '{key}' is {want}, but {nin} input(s) "
+                                 f"were given")
+            raise ParamError(f"{self.name}: takes {want} input(s) "
+                             f"({', '.join(self.arguments)}), got {nin}")
+        return params
 
     def parse_params(self, kwargs):
         """Checked parameter values, defaults filled in; accepts Python values
@@ -124,14 +184,19 @@ class OpDef:
         """numpydoc text generated from the registration."""
         lines = [self.doc.strip() or f"The {self.name} operator.", "", "Parameters",
                  "----------"]
-        for arg in self.arguments:
-            lines += [f"{arg} : NDArray", "    Input."]
+        if self.variadic:
+            lines += [f"{self.arguments[0]} : NDArray[]",
+                      f"    The inputs, given positionally; '{self.key_var_num_args}' is "
+                      f"filled from their number."]
+        else:
+            for arg in self.arguments:
+                lines += [f"{arg} : NDArray", "    Input."]
         for key, spec in self.params.items():
             lines.append(f"{key} : {spec.describe()}")
             if spec.doc:
                 lines.append(f"    {spec.doc}")
         lines += ["out : NDArray, optional", "    The output array.", "", "Returns",
-                  "-------", "out : NDArray" + (" or list of NDArray" if self.num_outputs > 1 else "")]
+                  "-------", "out : NDArray" + (" or list of NDArray" if self.num_outputs != 1 else "")]
         if self.aliases:
             lines += ["", "Aliases: " + ", ".join(self.aliases) + "."]
         return "\n".join(lines)

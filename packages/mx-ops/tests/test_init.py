@@ -37,3 +37,63 @@ def test_bad_init_arguments():
         invoke("_full", [], shape=(2, -1))
     with pytest.raises(ValueError, match="Cast: argument 'dtype' is required"):
         invoke("Cast", [np.ones(2)])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3), (2, 1, 3), (1, 2, 2, 1), (2, 1, 1, 2, 2)])
+def test_zeros_and_ones(dtype, shape):
+    for name, value in (("_zeros", 0), ("_ones", 1)):
+        got = invoke(name, [], shape=shape, dtype=dtype)
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, np.full(shape, value, dtype))
+        out = np.full(shape, 5, dtype)
+        invoke(name, [], out=out, req="add", shape=shape, dtype=dtype)
+        np.testing.assert_array_equal(out, np.full(shape, 5 + value, dtype))
+    assert invoke("_zeros", [], shape=(2,)).dtype == np.float32
+
+
+def reference_arange(start, stop=None, step=1.0, repeat=1, dtype="float32"):
+    """MXNet's _arange: start + i * step in float64, cast, each repeated."""
+    if stop is None:
+        start, stop = 0.0, start
+    n = int(np.ceil((stop - start) / step))
+    values = start + np.arange(n, dtype=np.float64) * step
+    return np.repeat(values, repeat).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args", [
+    dict(start=5), dict(start=2, stop=11, step=3), dict(start=0, stop=1, step=0.1),
+    dict(start=10, stop=-3, step=-2.5, repeat=3), dict(start=1.5, stop=4, repeat=2),
+])
+def test_arange(dtype, args):
+    if dtype in ("uint8",) and min(args.get("stop", 0), args["start"]) < 0:
+        pytest.skip("negative values do not fit uint8")
+    got = invoke("_arange", [], dtype=dtype, **args)
+    want = reference_arange(dtype=dtype, **args)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    out = np.ones(want.shape, dtype)
+    invoke("_arange", [], out=out, req="add", dtype=dtype, **args)
+    np.testing.assert_array_equal(out, (np.ones(want.shape, dtype) + want).astype(dtype))
+
+
+def test_arange_float32_matches_float64_accumulation():
+    got = invoke("_arange", [], start=0.1, stop=1000.05, step=0.1)
+    assert got.shape == (10000,)
+    np.testing.assert_array_equal(got, (0.1 + np.arange(10000) * 0.1).astype(np.float32))
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(start=0), "_arange: invalid range (start, stop, step) = (0.0, 0.0, 1.0)"),
+    (dict(start=3, stop=1), "invalid range (start, stop, step) = (3.0, 1.0, 1.0)"),
+    (dict(start=1, stop=3, step=-1), "invalid range"),
+    (dict(start=1, stop=3, step=0), "_arange: argument 'step' may not be 0"),
+    (dict(start=4, infer_range=True), "infer_range=True with stop=None"),
+])
+def test_arange_errors(kwargs, text):
+    with pytest.raises(ShapeError) as info:
+        invoke("_arange", [], **kwargs)
+    assert text in str(info.value)
+    with pytest.raises(ValueError, match="_arange: argument 'repeat' must be in"):
+        invoke("_arange", [], start=3, repeat=0)

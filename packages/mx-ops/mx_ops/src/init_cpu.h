@@ -1,5 +1,6 @@
 // Kernels that write an output from parameters or convert dtypes: _full
-// (fill with a value) and Cast.  Every OpReqType is honoured.
+// (fill with a value, also behind _zeros and _ones), _arange and Cast.
+// Every OpReqType is honoured.
 #ifndef MX_OPS_INIT_CPU_H_
 #define MX_OPS_INIT_CPU_H_
 
@@ -26,6 +27,28 @@ static int init_full(MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   MX_TYPE_SWITCH(c->outputs[0].dtype, T,
                  fill_loop<T>(static_cast<T *>(c->outputs[0].dptr), n, v, add))
+  return 0;
+}
+
+// _arange: element i is start + (i / repeat) * step, computed in double
+// and then converted, so every dtype sees the same float64 sequence.
+struct RangeParam { double start; double step; int64_t repeat; };
+
+template <typename T>
+static void arange_loop(const MXOpCall *c) {
+  const RangeParam *p = static_cast<const RangeParam *>(c->params);
+  T *out = static_cast<T *>(c->outputs[0].dptr);
+  const int64_t n = mx_tblob_size(&c->outputs[0]);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = T(p->start + static_cast<double>(i / p->repeat) * p->step);
+    out[i] = add ? T(out[i] + v) : v;
+  }
+}
+
+static int init_arange(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T, arange_loop<T>(c))
   return 0;
 }
 

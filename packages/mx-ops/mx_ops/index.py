@@ -1,0 +1,62 @@
+"""Registrations of take and one_hot, with MXNet's parameters.  Indices
+may have any dtype; they are C-cast to int64 (floats truncate toward zero,
+as MXNet's kernels do) before the mode bounds them."""
+import struct
+
+from mx_ops import _index_cpu
+from mx_ops._params import Param
+from mx_ops.registry import OpDef, ShapeError, register
+
+_KERNELS = _index_cpu.kernels()
+_MODES = ("clip", "wrap", "raise")          # mxop::TakeMode order
+
+
+def _take_axis(params, shapes):
+    a, idx = tuple(shapes[0]), tuple(shapes[1])
+    axis = params["axis"]
+    if not -len(a) <= axis < len(a):
+        raise ShapeError(f"take: argument 'axis' is {axis}, out of range for 'a' of shape {a}")
+    axis %= len(a)
+    if a[axis] == 0 and 0 not in idx:
+        raise ShapeError(f"take: axis {params['axis']} of 'a' {a} is empty, so 'indices' of "
+                         f"shape {idx} picks nothing")
+    return axis
+
+
+def _take_shape(params, shapes):
+    a, axis = tuple(shapes[0]), _take_axis(params, shapes)
+    return [a[:axis] + tuple(shapes[1]) + a[axis + 1:]]
+
+
+register(OpDef(
+    "take", arguments=("a", "indices"),
+    params={"axis": Param("int", 0, doc="The axis of 'a' to take from."),
+            "mode": Param("str", "clip", choices=_MODES,
+                          doc="Out-of-range indices: 'clip' to the ends, 'wrap' around, or "
+                              "'raise' an error.")},
+    infer_shape=_take_shape, infer_type=lambda p, t: [t[0]],
+    compute={"cpu": _KERNELS["take"]},
+    pack_params=lambda p, s: struct.pack("=qq", _take_axis(p, s), _MODES.index(p["mode"])),
+    doc="Entries of 'a' along 'axis' at 'indices'; the output has shape "
+        "a.shape[:axis] + indices.shape + a.shape[axis+1:]."))
+
+
+def _one_hot_shape(params, shapes):
+    if params["depth"] <= 0:
+        raise ShapeError(f"one_hot: argument 'depth' must be positive, got {params['depth']} "
+                         f"(for 'indices' of shape {tuple(shapes[0])})")
+    return [tuple(shapes[0]) + (params["depth"],)]
+
+
+register(OpDef(
+    "one_hot", arguments=("indices",),
+    params={"depth": Param("int", doc="The size of the one-hot axis."),
+            "on_value": Param("float", 1.0, doc="The value where indices[j] == i."),
+            "off_value": Param("float", 0.0, doc="The value everywhere else."),
+            "dtype": Param("dtype", "float32", doc="The output's dtype.")},
+    infer_shape=_one_hot_shape, infer_type=lambda p, t: [p["dtype"]],
+    compute={"cpu": _KERNELS["one_hot"]},
+    pack_params=lambda p, s: struct.pack("=qdd", p["depth"], p["on_value"], p["off_value"]),
+    differentiable=False,
+    doc="One-hot rows: output[..., i] is on_value where indices == i, else off_value; "
+        "indices outside [0, depth) give rows of off_value."))

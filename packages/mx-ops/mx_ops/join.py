@@ -1,0 +1,79 @@
+"""Registrations of Concat (variadic: ``num_args`` inputs) and SliceChannel
+(``num_outputs`` outputs), with MXNet's names, defaults and checks.  Both
+run one blocked copy (src/join_cpu.h) packed with the joined axis."""
+import struct
+
+from mx_ops import _join_cpu
+from mx_ops._params import Param
+from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+
+_KERNELS = _join_cpu.kernels()
+
+
+def _axis(op, arg, axis, shape, what):
+    """``axis`` normalized for ``shape``, or a ShapeError naming both."""
+    if not -len(shape) <= axis < len(shape):
+        raise ShapeError(f"{op}: argument '{arg}' is {axis}, out of range for {what} of shape "
+                         f"{tuple(shape)}")
+    return axis % len(shape)
+
+
+def _concat_shape(params, shapes):
+    shapes = [tuple(s) for s in shapes]
+    axis = _axis("Concat", "dim", params["dim"], shapes[0], "'arg0'")
+    first = shapes[0][:axis] + shapes[0][axis + 1:]
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) != len(shapes[0]) or s[:axis] + s[axis + 1:] != first:
+            raise ShapeError(f"Concat: argument 'arg{i}' has shape {s}, which differs from "
+                             f"'arg0' {shapes[0]} on an axis other than dim={params['dim']}")
+    return [shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]]
+
+
+def _concat_type(params, dtypes):
+    for i, d in enumerate(dtypes[1:], 1):
+        if d != dtypes[0]:
+            raise TypeInferenceError(f"Concat: argument 'arg{i}' has dtype {d}, which differs "
+                                     f"from 'arg0' {dtypes[0]}")
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "Concat", arguments=("data",), key_var_num_args="num_args",
+    params={"num_args": Param("int", low=1, doc="Number of inputs to be concated."),
+            "dim": Param("int", 1, doc="the dimension to be concated.")},
+    infer_shape=_concat_shape, infer_type=_concat_type, compute={"cpu": _KERNELS["concat"]},
+    pack_params=lambda p, s: struct.pack("=q", _axis("Concat", "dim", p["dim"], s[0],
+                                                     "'arg0'")),    # mxop::JoinParam
+    aliases=("concat",),
+    doc="Joins input arrays along a given axis; the other axes must match."))
+
+
+def _split_shape(params, shapes):
+    shape, n = tuple(shapes[0]), params["num_outputs"]
+    axis = _axis("SliceChannel", "axis", params["axis"], shape, "'data'")
+    if shape[axis] % n:
+        raise ShapeError(f"SliceChannel: axis {params['axis']} of 'data' {shape} has size "
+                         f"{shape[axis]}, which num_outputs={n} does not divide")
+    if params["squeeze_axis"]:
+        if shape[axis] != n:
+            raise ShapeError(f"SliceChannel: squeeze_axis=True needs axis {params['axis']} of "
+                             f"'data' {shape} to have size num_outputs={n}")
+        part = shape[:axis] + shape[axis + 1:]
+    else:
+        part = shape[:axis] + (shape[axis] // n,) + shape[axis + 1:]
+    return [part] * n
+
+
+register(OpDef(
+    "SliceChannel", arguments=("data",),
+    outputs=lambda p: [f"output{i}" for i in range(p["num_outputs"])],
+    params={"num_outputs": Param("int", low=1, doc="Number of splits; must divide the axis."),
+            "axis": Param("int", 1, doc="Axis along which to split."),
+            "squeeze_axis": Param("bool", False, doc="Drop the split axis (its size must "
+                                                     "equal num_outputs).")},
+    infer_shape=_split_shape, infer_type=lambda p, t: [t[0]] * p["num_outputs"],
+    compute={"cpu": _KERNELS["split"]},
+    pack_params=lambda p, s: struct.pack("=q", _axis("SliceChannel", "axis", p["axis"], s[0],
+                                                     "'data'")),
+    aliases=("split",),
+    doc="Splits an array along an axis into num_outputs equal parts."))
