@@ -185,7 +185,10 @@ def gpu_compute(module, attr, *args):
     returns, where args are given), imported with CuPy on its first call so
     that importing mx_ops never imports CuPy; None where CuPy is not
     installed, so that the GPU compute is then not registered."""
-    if importlib.util.find_spec("cupy") is None:
+    try:
+        if importlib.util.find_spec("cupy") is None:
+            return None
+    except (ImportError, ValueError):   # a blocked or half-imported cupy entry
         return None
     fn = None
 
