@@ -4,8 +4,12 @@ compiles each once per dtype).  float16 computes in float, as on the CPU.
 Importing this module without CuPy raises ImportError, and the GPU computes
 are then simply not registered."""
 import functools
+import itertools
 
 import cupy
+import numpy
+
+from mx_ops._cuda import CTYPES
 
 _PREAMBLE = r"""
 template <typename T> struct Acc { typedef T type; };
@@ -67,6 +71,25 @@ def _kernel(family, name):
     body = f"{_ACC} A a = {a}; A b = {b}; A r = (A)({BINARY[name]}); {_STORE}"
     return cupy.ElementwiseKernel("T in, float64 s, bool add", "T out", body,
                                   f"mx_{family}_{name}", preamble=_PREAMBLE)
+
+
+def compile_cases():
+    """(kind, label, kernel, in dtypes, out dtypes) for the NVRTC check: every
+    kernel with every dtype its registration accepts."""
+    from mx_ops import _elemwise_cpu
+    float_only = _elemwise_cpu.float_only_unary()
+    b, f64 = numpy.dtype("bool"), numpy.dtype("float64")
+    cases = []
+    for name, t in itertools.product(UNARY, CTYPES):
+        if name not in float_only or t.startswith("float"):
+            t = numpy.dtype(t)
+            cases.append(("elementwise", name, _kernel("unary", name), (t, b), (t,)))
+    for name, t in itertools.product(BINARY, CTYPES):
+        t = numpy.dtype(t)
+        cases.append(("elementwise", name, _kernel("binary", name), (t, t, b), (t,)))
+        for family in ("scalar", "rscalar"):
+            cases.append(("elementwise", name, _kernel(family, name), (t, f64, b), (t,)))
+    return cases
 
 
 def compute(family, name):

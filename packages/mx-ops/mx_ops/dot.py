@@ -4,7 +4,8 @@ import struct
 
 from mx_ops import _dot_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 
 _KERNELS = _dot_cpu.kernels()
 _FLOATS = ("float16", "float32", "float64")
@@ -67,12 +68,14 @@ def _float_types(op):
 register(OpDef(
     "dot", arguments=("lhs", "rhs"), params=_PARAMS,
     infer_shape=lambda p, s: [dot_shape(s[0], s[1], p["transpose_a"], p["transpose_b"])],
-    infer_type=_float_types("dot"), compute={"cpu": _KERNELS["dot"]}, pack_params=_pack,
+    infer_type=_float_types("dot"),
+    compute=computes(_KERNELS["dot"], gpu_compute("_dot_gpu", "dot")), pack_params=_pack,
     doc="Dot product of two arrays (matrix product for 2-d ones), through BLAS."))
 
 register(OpDef(
     "batch_dot", arguments=("lhs", "rhs"), params=_PARAMS,
     infer_shape=lambda p, s: [batch_dot_shape(s[0], s[1], p["transpose_a"],
                                               p["transpose_b"])],
-    infer_type=_float_types("batch_dot"), compute={"cpu": _KERNELS["batch_dot"]},
+    infer_type=_float_types("batch_dot"), compute=computes(_KERNELS["batch_dot"],
+                                                    gpu_compute("_dot_gpu", "batch_dot")),
     pack_params=_pack, doc="Matrix products of the matrices of two batches, through BLAS."))

@@ -6,7 +6,7 @@ import struct
 
 from mx_ops import _init_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _init_cpu.kernels()
 
@@ -30,7 +30,7 @@ register(OpDef(
     "_full", arguments=(),
     params=_init_params(value=Param("float", 0.0, doc="The value of every element.")),
     infer_shape=_init_shape("_full"), infer_type=lambda params, dtypes: [params["dtype"]],
-    compute={"cpu": _KERNELS["full"]},
+    compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "full")),
     pack_params=lambda params, shapes: struct.pack("=d", params["value"]),  # FillParam
     differentiable=False,
     doc="An array of ``shape`` with every element ``value``."))
@@ -86,6 +86,6 @@ register(OpDef(
     "Cast", arguments=("data",), params={"dtype": Param("dtype", doc="The output dtype.")},
     infer_shape=lambda params, shapes: [shapes[0]],
     infer_type=lambda params, dtypes: [params["dtype"]],
-    compute={"cpu": _KERNELS["cast"]}, aliases=("cast",),
+    compute=computes(_KERNELS["cast"], gpu_compute("_init_gpu", "cast")), aliases=("cast",),
     doc="Converts ``data`` to ``dtype`` (C conversions: floats truncate toward zero "
         "into integers, out-of-range values wrap)."))

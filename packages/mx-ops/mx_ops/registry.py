@@ -7,13 +7,15 @@ resource requests, and a slot for its gradient maker.  NDArray (imperative)
 and Symbol (graph) calls both resolve here, and ``mx.nd.<op>`` /
 ``mx.sym.<op>`` are generated from it with the docstrings built below.
 """
+import importlib
+import importlib.util
 import threading
 
 from mx_engine.base import MXNetError
 from mx_ops._params import ParamError
 
 __all__ = ["OpDef", "register", "get", "list_ops", "OperatorNotFound", "ShapeError",
-           "TypeInferenceError"]
+           "TypeInferenceError", "gpu_compute", "computes"]
 
 
 class OperatorNotFound(MXNetError, KeyError):
@@ -241,3 +243,30 @@ def get(name):
 def list_ops():
     """Registered operator names (without aliases), sorted."""
     return sorted(_canonical)
+
+
+def gpu_compute(module, attr, *args):
+    """The 'gpu' compute ``mx_ops.<module>.<attr>`` (or what ``attr(*args)``
+    returns, where args are given), imported with CuPy on its first call so
+    that importing mx_ops never imports CuPy; None where CuPy is not
+    installed, so that the GPU compute is then not registered."""
+    try:
+        if importlib.util.find_spec("cupy") is None:
+            return None
+    except (ImportError, ValueError):   # a blocked or half-imported cupy entry
+        return None
+    fn = None
+
+    def run(params, inputs, outputs, reqs):
+        nonlocal fn
+        if fn is None:
+            obj = getattr(importlib.import_module(f"mx_ops.{module}"), attr)
+            fn = obj(*args) if args else obj
+        fn(params, inputs, outputs, reqs)
+
+    return run
+
+
+def computes(cpu, gpu):
+    """An OpDef's compute dict: 'cpu', and 'gpu' where there is one."""
+    return {"cpu": cpu} if gpu is None else {"cpu": cpu, "gpu": gpu}

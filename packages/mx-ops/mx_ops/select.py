@@ -3,7 +3,8 @@ import struct
 
 from mx_ops import _select_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 
 _KERNELS = _select_cpu.kernels()
 
@@ -20,7 +21,8 @@ register(OpDef(
     params={"a_min": Param("float", doc="The lower bound."),
             "a_max": Param("float", doc="The upper bound.")},
     infer_shape=lambda p, s: [tuple(s[0])], infer_type=lambda p, t: [t[0]],
-    compute={"cpu": _KERNELS["clip"]}, pack_params=_clip_params, inplace=((0, 0),),
+    compute=computes(_KERNELS["clip"], gpu_compute("_select_gpu", "clip")),
+    pack_params=_clip_params, inplace=((0, 0),),
     doc="Bounds every element to [a_min, a_max] (the bounds are cast to the dtype)."))
 
 
@@ -43,5 +45,6 @@ def _where_type(params, dtypes):
 
 register(OpDef(
     "where", arguments=("condition", "x", "y"), infer_shape=_where_shape,
-    infer_type=_where_type, compute={"cpu": _KERNELS["where"]},
+    infer_type=_where_type,
+    compute=computes(_KERNELS["where"], gpu_compute("_select_gpu", "where")),
     doc="x where condition is non-zero, else y; a 1-d condition chooses rows."))

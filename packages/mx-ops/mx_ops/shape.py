@@ -9,10 +9,16 @@ import struct
 
 from mx_ops import _elemwise_cpu, _shape_cpu
 from mx_ops._params import ParamError, Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _COPY = _elemwise_cpu.kernels()["unary"]["copy"]
 _GATHER = _shape_cpu.kernels()["gather"]
+_COPY_COMPUTE = computes(_COPY, gpu_compute("_shape_gpu", "copy"))
+
+
+def _gather_compute(pack):
+    """The CPU gather and its GPU twin, which reads the same packed block."""
+    return computes(_GATHER, gpu_compute("_shape_gpu", "gather", pack))
 
 
 def reshape_shape(src, target, reverse=False, op="Reshape"):
@@ -97,7 +103,7 @@ register(OpDef(
     params={"shape": Param("shape", (), doc="The target shape, with special codes."),
             "reverse": Param("bool", False, doc="Match the special codes from the right.")},
     infer_shape=lambda p, s: [reshape_shape(s[0], p["shape"], p["reverse"])],
-    infer_type=_same_dtype, compute={"cpu": _COPY}, inplace=((0, 0),), aliases=("reshape",),
+    infer_type=_same_dtype, compute=_COPY_COMPUTE, inplace=((0, 0),), aliases=("reshape",),
     doc=reshape_shape.__doc__.split("\n\n")[1].strip()))
 
 
@@ -108,7 +114,7 @@ def _flatten_shape(params, shapes):
 
 register(OpDef(
     "Flatten", arguments=("data",), infer_shape=_flatten_shape, infer_type=_same_dtype,
-    compute={"cpu": _COPY}, inplace=((0, 0),), aliases=("flatten",),
+    compute=_COPY_COMPUTE, inplace=((0, 0),), aliases=("flatten",),
     doc="Collapses every axis but the first: (d0, d1 * ... * dn)."))
 
 
@@ -124,7 +130,7 @@ def _expand_dims_shape(params, shapes):
 register(OpDef(
     "expand_dims", arguments=("data",),
     params={"axis": Param("int", doc="Where the new axis of size 1 goes.")},
-    infer_shape=_expand_dims_shape, infer_type=_same_dtype, compute={"cpu": _COPY},
+    infer_shape=_expand_dims_shape, infer_type=_same_dtype, compute=_COPY_COMPUTE,
     inplace=((0, 0),), doc="Inserts an axis of size 1."))
 
 
@@ -160,7 +166,8 @@ register(OpDef(
     "transpose", arguments=("data",),
     params={"axes": Param("shape", (), doc="The permutation; () reverses the axes.")},
     infer_shape=lambda p, s: [tuple(s[0][a] for a in _axes(p, len(s[0])))],
-    infer_type=_same_dtype, compute={"cpu": _GATHER}, pack_params=_pack_transpose,
+    infer_type=_same_dtype, compute=_gather_compute(_pack_transpose),
+    pack_params=_pack_transpose,
     doc="Permutes the axes (reverses them by default)."))
 
 
@@ -192,13 +199,17 @@ def _pack_slices(slices, shape):
                    [sl[2] * k for sl, k in zip(slices, src)])
 
 
+def _pack_slice(params, shapes):
+    return _pack_slices(_slices(params, shapes[0]), shapes[0])
+
+
 register(OpDef(
     "slice", arguments=("data",),
     params={"begin": Param("opt_shape", doc="Start per axis (None: from the edge)."),
             "end": Param("opt_shape", doc="Stop per axis (None: to the edge)."),
             "step": Param("opt_shape", (), doc="Step per axis (default 1).")},
     infer_shape=lambda p, s: [_sliced_shape(_slices(p, s[0]))], infer_type=_same_dtype,
-    compute={"cpu": _GATHER}, pack_params=lambda p, s: _pack_slices(_slices(p, s[0]), s[0]),
+    compute=_gather_compute(_pack_slice), pack_params=_pack_slice,
     aliases=("crop",), doc="The region begin:end:step of each axis, as Python slices."))
 
 
@@ -212,14 +223,17 @@ def _axis_slices(params, shape):
             for d, n in enumerate(shape)]
 
 
+def _pack_slice_axis(params, shapes):
+    return _pack_slices(_axis_slices(params, shapes[0]), shapes[0])
+
+
 register(OpDef(
     "slice_axis", arguments=("data",),
     params={"axis": Param("int", doc="The axis to slice."),
             "begin": Param("int", doc="Start (negative counts from the end)."),
             "end": Param("int", None, doc="Stop (None: to the end).")},
     infer_shape=lambda p, s: [_sliced_shape(_axis_slices(p, s[0]))], infer_type=_same_dtype,
-    compute={"cpu": _GATHER},
-    pack_params=lambda p, s: _pack_slices(_axis_slices(p, s[0]), s[0]),
+    compute=_gather_compute(_pack_slice_axis), pack_params=_pack_slice_axis,
     doc="data[..., begin:end, ...] along one axis."))
 
 
@@ -245,5 +259,5 @@ register(OpDef(
     "broadcast_to", arguments=("data",),
     params={"shape": Param("shape", doc="The target shape; 0 keeps an axis's size.")},
     infer_shape=lambda p, s: [_broadcast_target(p, s[0])], infer_type=_same_dtype,
-    compute={"cpu": _GATHER}, pack_params=_pack_broadcast,
+    compute=_gather_compute(_pack_broadcast), pack_params=_pack_broadcast,
     doc="Repeats axes of size 1 up to ``shape``."))

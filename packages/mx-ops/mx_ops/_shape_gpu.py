@@ -1,0 +1,75 @@
+"""GPU compute of the shape ops.  Reshape, Flatten and expand_dims are the
+elementwise copy over a reshaped view; transpose, slice, slice_axis and
+broadcast_to are ONE strided-gather RawKernel that reads the very
+GatherParam block mx_ops.shape packs for the CPU kernel (src/shape_cpu.h),
+so both devices share the parameter logic.  Importing this module without
+CuPy raises ImportError."""
+import numpy
+
+from mx_ops import _elemwise_gpu
+from mx_ops._cuda import CTYPES, launch, raw_module
+
+_SOURCE = r"""
+#include <cupy/carray.cuh>
+#include <cupy/float16.cuh>   // float16, the type CuPy's own kernels use
+
+// mxop::GatherParam of src/shape_cpu.h, byte for byte.
+struct GatherParam { long long offset; long long strides[8]; };
+struct Dims { long long d[8]; };
+
+// out[i] = src[offset + sum_d idx_d(i) * strides[d]] for the row-major
+// index idx(i) of output item i; strides may be 0 or negative.
+template <typename T>
+__global__ void mx_gather(const T *src, T *dst, long long n, int nd, Dims shape,
+                          GatherParam p, int add) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    long long rest = i, off = p.offset;
+    for (int d = nd - 1; d >= 0; --d) {
+      const long long k = rest % shape.d[d];
+      rest /= shape.d[d];
+      off += k * p.strides[d];
+    }
+    dst[i] = add ? T(dst[i] + src[off]) : src[off];
+  }
+}
+"""
+_NAMES = [f"mx_gather<{t}>" for t in CTYPES.values()]
+_kernel = raw_module(_SOURCE, _NAMES)
+_COPY = _elemwise_gpu.compute("unary", "copy")
+
+# Host images of the two structs; CuPy passes a structured NumPy scalar to
+# a kernel by value, bytes as they are.
+_GATHER_T = numpy.dtype([("offset", "<i8"), ("strides", "<i8", (8,))])
+_DIMS_T = numpy.dtype([("d", "<i8", (8,))])
+
+
+def compile_cases():
+    """The kernel sources of this module, for the NVRTC check."""
+    return [("raw", "mx_gather", _SOURCE, tuple(_NAMES))]
+
+
+def copy(params, inputs, outputs, reqs):
+    """Reshape, Flatten, expand_dims: the data keeps its row-major order."""
+    x, out = inputs[0].reshape(outputs[0].shape), outputs[0]
+    if reqs[0] in ("write", "inplace") and x.data.ptr == out.data.ptr:
+        return      # an in-place reshape has nothing to move
+    _COPY(params, [x], outputs, reqs)
+
+
+def gather(pack):
+    """The compute of a gather op whose GatherParam ``pack(params, in_shapes)``
+    returns (the op's own pack_params)."""
+
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        x, out = inputs[0], outputs[0]
+        p = numpy.frombuffer(pack(params, [x.shape]), _GATHER_T)[0]
+        dims = numpy.zeros((), _DIMS_T)
+        dims["d"][:out.ndim] = out.shape
+        fn = _kernel(f"mx_gather<{CTYPES[out.dtype.name]}>")
+        launch(fn, out.size, (x, out, numpy.int64(out.size), numpy.int32(out.ndim), dims[()],
+                              p, numpy.int32(reqs[0] == "add")))
+
+    return run
