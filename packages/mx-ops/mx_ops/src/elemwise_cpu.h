@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "parallel.h"
 
 namespace mxop {
 
@@ -78,11 +79,13 @@ template <typename A> static inline A pow_op(A a, A b) {
 template <typename T, typename F>
 static inline void unary_loop(const T *in, T *out, int64_t n, int32_t req, F f) {
   typedef typename Acc<T>::type A;
-  if (req == MX_REQ_ADD) {
-    for (int64_t i = 0; i < n; ++i) out[i] = T(A(out[i]) + f(A(in[i])));
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = T(f(A(in[i])));
-  }
+  parallel_for(n, [&](int64_t lo, int64_t hi) {
+    if (req == MX_REQ_ADD) {
+      for (int64_t i = lo; i < hi; ++i) out[i] = T(A(out[i]) + f(A(in[i])));
+    } else {
+      for (int64_t i = lo; i < hi; ++i) out[i] = T(f(A(in[i])));
+    }
+  });
 }
 
 #define MX_DEFINE_UNARY(NAME, EXPR, FLOAT_ONLY)                                  \
@@ -145,8 +148,10 @@ static void binary_loop(const MXOpCall *c, F f) {
   int64_t n = mx_tblob_size(&o);
   if (n == 0) return;
   if (nd == 0 || (mx_tblob_size(&x) == n && mx_tblob_size(&y) == n)) {
-    if (add) for (int64_t i = 0; i < n; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
-    else for (int64_t i = 0; i < n; ++i) po[i] = T(f(A(pa[i]), A(pb[i])));
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      if (add) for (int64_t i = lo; i < hi; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
+      else for (int64_t i = lo; i < hi; ++i) po[i] = T(f(A(pa[i]), A(pb[i])));
+    });
     return;
   }
   // Row-major strides of a and b against the output shape (0 where broadcast);
@@ -191,11 +196,13 @@ static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
-  for (int64_t i = 0; i < n; ++i) {
-    A a = A(in[i]);
-    A r = reverse ? f(s, a) : f(a, s);
-    out[i] = add ? T(A(out[i]) + r) : T(r);
-  }
+  parallel_for(n, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      A a = A(in[i]);
+      A r = reverse ? f(s, a) : f(a, s);
+      out[i] = add ? T(A(out[i]) + r) : T(r);
+    }
+  });
 }
 
 #define MX_BINARY_DEF(NAME, EXPR)                                             \

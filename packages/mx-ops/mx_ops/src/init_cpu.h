@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "dtype.h"
+#include "parallel.h"
 
 namespace mxop {
 
@@ -16,8 +17,10 @@ struct FillParam { double value; };
 template <typename T>
 static void fill_loop(T *out, int64_t n, double value, bool add) {
   const T v = T(value);
-  if (add) for (int64_t i = 0; i < n; ++i) out[i] = T(out[i] + v);
-  else for (int64_t i = 0; i < n; ++i) out[i] = v;
+  parallel_for(n, [&](int64_t lo, int64_t hi) {
+    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = T(out[i] + v);
+    else for (int64_t i = lo; i < hi; ++i) out[i] = v;
+  });
 }
 
 static int init_full(MXOpCall *c) {
@@ -54,8 +57,10 @@ static int init_arange(MXOpCall *c) {
 
 template <typename S, typename D>
 static void cast_loop(const S *in, D *out, int64_t n, bool add) {
-  if (add) for (int64_t i = 0; i < n; ++i) out[i] = D(out[i] + D(in[i]));
-  else for (int64_t i = 0; i < n; ++i) out[i] = D(in[i]);
+  parallel_for(n, [&](int64_t lo, int64_t hi) {
+    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = D(out[i] + D(in[i]));
+    else for (int64_t i = lo; i < hi; ++i) out[i] = D(in[i]);
+  });
 }
 
 static int init_cast(MXOpCall *c) {

@@ -18,6 +18,7 @@
 #ifndef MX_OPS_REDUCE_CPU_H_
 #define MX_OPS_REDUCE_CPU_H_
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "parallel.h"
 
 namespace mxop {
 namespace red {
@@ -199,6 +201,15 @@ struct Odometer {
       : n(n_), shape(shape_), stride(stride_), off(0) {
     for (int i = 0; i < n; ++i) idx[i] = 0;
   }
+  // Jumps to the combination numbered `linear` in row-major order.
+  void seek(int64_t linear) {
+    off = 0;
+    for (int d = n - 1; d >= 0; --d) {
+      idx[d] = linear % shape[d];
+      linear /= shape[d];
+      off += idx[d] * stride[d];
+    }
+  }
   void next() {
     for (int d = n - 1; d >= 0; --d) {
       off += stride[d];
@@ -249,17 +260,22 @@ static int reduce_run(const MXTBlob &in, const MXTBlob &outb, uint32_t mask, boo
     for (int64_t o = 0; o < g.n_out; ++o) store(out + o, r, add);
     return 0;
   }
+  // Threads take ranges of outputs (or of column blocks below), each
+  // output folded by one thread, so results do not depend on the split.
   if (g.last_reduced) {
     const int64_t run = g.rshape[g.nr - 1];
     const int64_t nouter = count(g.nr - 1, g.rshape);
-    Odometer ko(g.nk, g.kshape, g.kstride);
-    for (int64_t o = 0; o < g.n_out; ++o, ko.next()) {
-      Odometer ro(g.nr - 1, g.rshape, g.rstride);
-      A acc = Op::template init<A>();
-      for (int64_t r = 0; r < nouter; ++r, ro.next())
-        acc = Op::merge(acc, fold_run<Op, T, A>(x + ko.off + ro.off, run));
-      store(out + o, Op::finish(acc, g.n_red), add);
-    }
+    parallel_for_cost(g.n_out, g.n_red, [&](int64_t lo, int64_t hi) {
+      Odometer ko(g.nk, g.kshape, g.kstride);
+      ko.seek(lo);
+      for (int64_t o = lo; o < hi; ++o, ko.next()) {
+        Odometer ro(g.nr - 1, g.rshape, g.rstride);
+        A acc = Op::template init<A>();
+        for (int64_t r = 0; r < nouter; ++r, ro.next())
+          acc = Op::merge(acc, fold_run<Op, T, A>(x + ko.off + ro.off, run));
+        store(out + o, Op::finish(acc, g.n_red), add);
+      }
+    });
     return 0;
   }
   // The innermost group is kept: fold whole rows into a block of at most
@@ -267,11 +283,16 @@ static int reduce_run(const MXTBlob &in, const MXTBlob &outb, uint32_t mask, boo
   const int64_t inner = g.kshape[g.nk - 1];
   const int64_t nouter = g.n_out / inner;
   const int64_t block = inner < kBlock ? inner : kBlock;
-  A *buf = static_cast<A *>(std::malloc(sizeof(A) * block));
-  if (buf == nullptr) return -1;
-  Odometer ko(g.nk - 1, g.kshape, g.kstride);
-  for (int64_t k = 0; k < nouter; ++k, ko.next()) {
-    for (int64_t c0 = 0; c0 < inner; c0 += block) {
+  const int64_t nblocks = (inner + block - 1) / block;
+  std::atomic<bool> failed(false);
+  parallel_for_cost(nouter * nblocks, block * g.n_red, [&](int64_t lo, int64_t hi) {
+    A *buf = static_cast<A *>(std::malloc(sizeof(A) * block));
+    if (buf == nullptr) { failed = true; return; }
+    Odometer ko(g.nk - 1, g.kshape, g.kstride);
+    ko.seek(lo / nblocks);
+    for (int64_t job = lo; job < hi; ++job) {
+      const int64_t k = job / nblocks, c0 = (job % nblocks) * block;
+      if (job > lo && c0 == 0) ko.next();
       const int64_t n = inner - c0 < block ? inner - c0 : block;
       const T *base = x + ko.off + c0;
       for (int64_t i = 0; i < n; ++i) buf[i] = Op::template init<A>();
@@ -296,9 +317,9 @@ static int reduce_run(const MXTBlob &in, const MXTBlob &outb, uint32_t mask, boo
       O *o = out + k * inner + c0;
       for (int64_t i = 0; i < n; ++i) store(o + i, Op::finish(buf[i], g.n_red), add);
     }
-  }
-  std::free(buf);
-  return 0;
+    std::free(buf);
+  });
+  return failed.load() ? -1 : 0;
 }
 
 static inline int finish_call(MXOpCall *c, int rc) {
