@@ -698,7 +698,7 @@ def _add(lhs=None, rhs=None, out=None, name=None, **kwargs):
     return _invoke('_add', [lhs, rhs], out=out, **kwargs)
 
 
-def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Evenly spaced values start + i * step (in float64, then cast) over [start, stop), each repeated ``repeat`` times.
 
@@ -714,6 +714,8 @@ def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL
         How many times each value repeats.
     infer_range : bool, optional, default=False
         Infer stop from the output shape (graphs only).
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         The output's dtype.
     out : NDArray, optional
@@ -733,6 +735,8 @@ def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL
         kwargs['repeat'] = repeat
     if infer_range is not _NULL:
         kwargs['infer_range'] = infer_range
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('_arange', [], out=out, **kwargs)
@@ -918,7 +922,7 @@ def _equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _invoke('_equal_scalar', [data], out=out, **kwargs)
 
 
-def _full(shape=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
+def _full(shape=_NULL, ctx=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
     """
     An array of ``shape`` with every element ``value``.
 
@@ -926,6 +930,8 @@ def _full(shape=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
     ----------
     shape : Shape(tuple), optional, default=()
         The output's shape.
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         The output's dtype.
     value : float, optional, default=0.0
@@ -939,6 +945,8 @@ def _full(shape=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     if value is not _NULL:
@@ -1568,7 +1576,7 @@ def _not_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _invoke('_not_equal_scalar', [data], out=out, **kwargs)
 
 
-def _ones(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+def _ones(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     An array of ``shape`` filled with 1.
 
@@ -1576,6 +1584,8 @@ def _ones(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     ----------
     shape : Shape(tuple), optional, default=()
         The output's shape.
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         The output's dtype.
     out : NDArray, optional
@@ -1587,6 +1597,8 @@ def _ones(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('_ones', [], out=out, **kwargs)
@@ -1872,7 +1884,7 @@ def _sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
     return _invoke('_sub', [lhs, rhs], out=out, **kwargs)
 
 
-def _zeros(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     An array of ``shape`` filled with 0.
 
@@ -1880,6 +1892,8 @@ def _zeros(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     ----------
     shape : Shape(tuple), optional, default=()
         The output's shape.
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         The output's dtype.
     out : NDArray, optional
@@ -1891,6 +1905,8 @@ def _zeros(shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('_zeros', [], out=out, **kwargs)

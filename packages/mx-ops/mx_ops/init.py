@@ -21,8 +21,16 @@ def _init_shape(op):
     return infer
 
 
+def _ctx_param():
+    # MXNet stores the device of an init node as a string ("cpu(0)") in
+    # -symbol.json; an imperative call passes a Context, which the NDArray
+    # invoker takes out before the parameters are parsed.
+    return Param("str", "", doc="The device, as MXNet's graphs store it.")
+
+
 def _init_params(**extra):
     return {"shape": Param("shape", (), doc="The output's shape."),
+            "ctx": _ctx_param(),
             "dtype": Param("dtype", "float32", doc="The output's dtype."), **extra}
 
 
@@ -72,6 +80,7 @@ register(OpDef(
         "repeat": Param("int", 1, low=1, doc="How many times each value repeats."),
         "infer_range": Param("bool", False, doc="Infer stop from the output shape (graphs "
                                                 "only)."),
+        "ctx": _ctx_param(),
         "dtype": Param("dtype", "float32", doc="The output's dtype."),
     },
     infer_shape=_arange_shape, infer_type=lambda params, dtypes: [params["dtype"]],

@@ -97,3 +97,10 @@ def test_arange_errors(kwargs, text):
     assert text in str(info.value)
     with pytest.raises(ValueError, match="_arange: argument 'repeat' must be in"):
         invoke("_arange", [], start=3, repeat=0)
+
+
+def test_init_ops_take_the_device_string_of_mxnet_graphs():
+    # -symbol.json stores ctx="cpu(0)" on init nodes; it must parse.
+    for name in ("_zeros", "_ones", "_full"):
+        assert invoke(name, [], shape="(2, 3)", ctx="cpu(0)").shape == (2, 3)
+    assert invoke("_arange", [], start="0", stop="4", ctx="cpu(0)").tolist() == [0, 1, 2, 3]
