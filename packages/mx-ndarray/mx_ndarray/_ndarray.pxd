@@ -25,4 +25,3 @@ cdef class NDArray:
                         bint reflected)
     cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size)
     cdef NDArray _assignable(self, value, tuple shape)
-    cdef int _check_host(self, str api) except -1

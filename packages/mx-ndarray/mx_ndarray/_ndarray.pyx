@@ -32,6 +32,8 @@ from mx_ops.registry import ShapeError
 from mx_ops.shape import reshape_shape
 from mx_ndarray._indexing import basic_index, is_advanced
 
+include "_gpu.pxi"
+
 cdef extern from *:
     """
     static inline void mx_ref_inc(int *p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
@@ -62,8 +64,9 @@ cdef Chunk* _chunk_new(size_t nbytes, Context ctx) except NULL:
     return c
 
 
-cdef Chunk* _chunk_foreign(void* ptr, size_t nbytes, object owner) except NULL:
-    """A chunk over memory that ``owner`` keeps alive."""
+cdef Chunk* _chunk_foreign(void* ptr, size_t nbytes, object owner, int dev_type,
+                           int dev_id) except NULL:
+    """A chunk over memory (host or GPU) that ``owner`` keeps alive."""
     cdef Chunk* c = <Chunk*>calloc(1, sizeof(Chunk))
     if c == NULL:
         raise MemoryError("NDArray: cannot allocate a chunk")
@@ -74,7 +77,8 @@ cdef Chunk* _chunk_foreign(void* ptr, size_t nbytes, object owner) except NULL:
         raise
     c.h.ptr = ptr
     c.h.size = nbytes
-    c.h.dev_type = 1
+    c.h.dev_type = dev_type
+    c.h.dev_id = dev_id
     Py_INCREF(owner)
     c.owner = <PyObject*>owner
     c.refs = 1
@@ -113,6 +117,7 @@ cdef void _chunk_decref(Chunk* c) noexcept nogil:
 cdef struct CallBlock:
     MXOpCall call
     MXFCompute fn
+    PyObject* pyfn          # a GPU call's Python function (_gpu.pxi), else NULL
     const char* name
     int nchunks
     Chunk** chunks
@@ -139,6 +144,8 @@ cdef void _free_call(void* arg) noexcept nogil:
     cdef int i
     for i in range(b.nchunks):
         _chunk_decref(b.chunks[i])
+    if b.pyfn != NULL:
+        _drop_owner(b.pyfn)
     free(b)
 
 
@@ -184,13 +191,14 @@ def invoke(op_name, inputs, out=None, **params):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
                              f"the first input on {ctx}; copy it with as_in_context()")
-    if (<Context>ctx).device_typeid == DEV_GPU:
-        raise MXNetError(f"{op.name}: NDArrays on {ctx} cannot run operators yet (the GPU "
-                         f"operator path comes with the GPU NDArray work)")
+    gpu_fn = _gpu_compute(op, ctx) if (<Context>ctx).device_typeid == DEV_GPU else None
     shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
     outputs = _outputs(op, out, shapes, dtypes, ctx)
-    _push_call(op, kwargs, inputs, outputs, ctx)
+    if gpu_fn is None:
+        _push_call(op, kwargs, inputs, outputs, ctx)
+    else:
+        _push_gpu_call(op, gpu_fn, kwargs, inputs, outputs, ctx)
     return outputs[0] if len(outputs) == 1 else outputs
 
 
@@ -213,13 +221,15 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx):
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
     cdef bytes packed = (op.pack_params(kwargs, [a.shape for a in inputs])
                          if op.pack_params is not None else b"")
-    return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), intern_name(op.name),
-                        inputs, outputs, packed, len(packed), ctx)
+    return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
+                        intern_name(op.name), inputs, outputs, packed, len(packed), ctx)
 
 
-cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs,
-                      const char* params, size_t params_size, Context ctx) except -1:
-    """Pushes kernel `fn` on the arrays' memory: they are already checked."""
+cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
+                      list outputs, const char* params, size_t params_size,
+                      Context ctx) except -1:
+    """Pushes kernel `fn` (or, on a GPU, Python function `pyfn`) on the
+    arrays' memory with FnProperty `prop`: the arrays are already checked."""
     cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
     cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + nout * sizeof(int32_t)
                         + n * sizeof(Chunk*) + params_size)
@@ -265,10 +275,13 @@ cdef int _push_kernel(MXFCompute fn, const char* name, list inputs, list outputs
     b.call.req = req
     b.fn = fn
     b.name = name
+    if pyfn is not None:
+        Py_INCREF(pyfn)
+        b.pyfn = <PyObject*>pyfn
     # An array both read and written is written (the engine merges them).
     try:
-        push_native(_run_call, b, _free_call, ctx, vars_, nin, vars_ + nin, nout,
-                    PROP_NORMAL, 0, b.name)
+        push_native(_run_call if pyfn is None else _run_gpu_call, b, _free_call, ctx,
+                    vars_, nin, vars_ + nin, nout, prop, 0, b.name)
     finally:
         if vars_ != few_vars:
             free(vars_)
@@ -304,6 +317,8 @@ cdef NDArray _empty(tuple shape, str dtype, Context ctx):
         n *= s
     if dtype not in _FLAG:
         raise TypeError(f"NDArray: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
+    if ctx.device_typeid == DEV_GPU:
+        _device.require(ctx, "NDArray")
     a.dtype_flag = _FLAG[dtype]
     a.chunk = _chunk_new(n * _NP_DTYPES[a.dtype_flag].itemsize, ctx)
     a.offset = 0
@@ -380,8 +395,15 @@ cdef class NDArray:
 
     def asnumpy(self):
         """A NumPy copy, once the pending writes are done."""
+        cdef NDArray host
         if self.context.device_typeid == DEV_GPU:
-            raise MXNetError("asnumpy: GPU NDArrays come with the GPU NDArray work")
+            # Copied on the GPU's copy worker into a host array that the
+            # returned view keeps alive; an error pending on self surfaces
+            # here through the copy.
+            host = _empty(self.shape, self.dtype.name, Context("cpu", 0))
+            _copy_device(self, host)
+            wait_var(host.chunk.var)
+            return host._host_view()
         wait_var(self.chunk.var)
         return self._host_view().copy()
 
@@ -569,19 +591,22 @@ cdef class NDArray:
                             f"{type(context).__name__}")
         return self if context == self.context else self.copyto(context)
 
-    # --- DLPack -----------------------------------------------------------------
+    # --- DLPack and the CUDA array interface -----------------------------------------
     def __dlpack_device__(self):
-        return (1, 0)       # kDLCPU; GPU arrays come with the GPU NDArray work
+        if self.context.device_typeid == DEV_GPU:
+            return (2, self.context.device_id)      # kDLCUDA
+        return (1, 0)                               # kDLCPU
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule sharing this array's memory, once pending writes
-        are done; the capsule keeps the memory alive."""
-        self._check_host("__dlpack__")
+        """A DLPack capsule sharing this array's memory, once pending work on
+        it is done (so any consumer stream may read it); the capsule keeps
+        the memory alive.  GPU arrays export through CuPy."""
         wait_var(self.chunk.var)
-        view = self._host_view()
-        if max_version is None:
-            return view.__dlpack__()
-        return view.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+        view = self._exported_view()
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        return view.__dlpack__(**kwargs)
 
     def to_dlpack_for_read(self):
         """A DLPack capsule to read this array (MXNet's API)."""
@@ -589,14 +614,28 @@ cdef class NDArray:
 
     def to_dlpack_for_write(self):
         """A DLPack capsule to write this array: waits for pending reads too."""
-        self._check_host("to_dlpack_for_write")
-        wait_var(self.chunk.var)
-        return self._host_view().__dlpack__()
+        return self.__dlpack__()
 
-    cdef int _check_host(self, str api) except -1:
+    def _exported_view(self):
+        """A NumPy or CuPy array over this array's memory that keeps it alive."""
         if self.context.device_typeid == DEV_GPU:
-            raise MXNetError(f"{api}: GPU NDArrays come with the GPU NDArray work")
-        return 0
+            return _device.cupy_view(<size_t>self.chunk.h.ptr + self.offset, self.shape,
+                                     self.dtype, self.context.device_id, self)
+        return self._host_view()
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 of the CUDA array interface, on GPU arrays only (others
+        raise AttributeError, so consumers see host memory as host memory).
+        Reading it waits for the pending work on the array, so "stream" is
+        None: the consumer has nothing to order its work after."""
+        if self.context.device_typeid != DEV_GPU:
+            raise AttributeError(f"__cuda_array_interface__: the array is on {self.context}, "
+                                 f"not a GPU; use __array_interface__ through asnumpy()")
+        wait_var(self.chunk.var)
+        return {"shape": self.shape, "typestr": self.dtype.str,
+                "data": (<size_t>self.chunk.h.ptr + self.offset, False), "strides": None,
+                "version": 3, "stream": None}
 
     # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
@@ -627,7 +666,8 @@ cdef class NDArray:
         out.offset = 0
         out.shape = self.shape
         out.context = self.context
-        _push_kernel(f.fn, f.name, inputs, [out], params, size, self.context)
+        _push_kernel(f.fn, None, PROP_NORMAL, f.name, inputs, [out], params, size,
+                     self.context)
         return out
 
     def __add__(self, other):
@@ -724,18 +764,19 @@ cdef class NDArray:
 
 
 cdef NDArray _copy_across(NDArray src, NDArray dst):
-    """dst[:] = src, converting the dtype, between any two host contexts."""
+    """dst[:] = src, converting the dtype, between any two contexts."""
     if src.shape != dst.shape:
         raise ValueError(f"copyto: shapes differ: source {src.shape}, target {dst.shape}")
-    if src.context.device_typeid == DEV_GPU or dst.context.device_typeid == DEV_GPU:
-        raise MXNetError(f"copyto: copies between {src.context} and {dst.context} come with "
-                         f"the GPU NDArray work")
     op = "_copy" if src.dtype_flag == dst.dtype_flag else "Cast"
     if src.context == dst.context:
         return invoke(op, [src], out=dst, **({} if op == "_copy" else {"dtype": dst.dtype.name}))
+    if src.context.device_typeid == DEV_GPU or dst.context.device_typeid == DEV_GPU:
+        if op == "Cast":        # convert where the data is, then move bytes
+            src = invoke("Cast", [src], dtype=dst.dtype.name)
+        return _copy_device(src, dst)
     # Host memory is one address space: the target's worker copies it.
-    _push_kernel(<MXFCompute><size_t>registry.get(op).compute_for("cpu"), intern_name(op),
-                 [src], [dst], NULL, 0, dst.context)
+    _push_kernel(<MXFCompute><size_t>registry.get(op).compute_for("cpu"), None, PROP_NORMAL,
+                 intern_name(op), [src], [dst], NULL, 0, dst.context)
     return dst
 
 
@@ -748,7 +789,7 @@ def _share_host_memory(source):
     if source.dtype.name not in _FLAG:
         raise TypeError(f"from_dlpack/from_numpy: dtype {source.dtype} is not supported; "
                         f"supported: {', '.join(DTYPE_NAMES)}")
-    a.chunk = _chunk_foreign(<void*><size_t>source.ctypes.data, source.nbytes, source)
+    a.chunk = _chunk_foreign(<void*><size_t>source.ctypes.data, source.nbytes, source, 1, 0)
     a.offset = 0
     a.shape = tuple(source.shape)
     a.dtype_flag = _FLAG[source.dtype.name]
@@ -760,7 +801,11 @@ def _from_numpy(source, Context ctx):
     """A new NDArray holding a copy of NumPy array ``source`` (C order)."""
     cdef NDArray a
     if ctx.device_typeid == DEV_GPU:
-        raise MXNetError(f"array: NDArrays on {ctx} come with the GPU NDArray work")
+        # The copy runs later on the copy worker: it reads a private copy
+        # of the source, which the pushed call keeps alive.
+        src = np.array(source, order="C")
+        a = _empty(src.shape, src.dtype.name, ctx)
+        return _copy_device(_share_host_memory(src), a)
     src = np.asarray(source, order="C")       # keeps 0-d arrays 0-d
     a = _empty(src.shape, src.dtype.name, ctx)
     if src.nbytes:

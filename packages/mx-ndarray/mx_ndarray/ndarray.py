@@ -1,9 +1,11 @@
 """``mx.nd``: creating NDArrays and waiting for them, as in MXNet 1.x."""
 import numpy as np
 
-from mx_engine import Context, current_context, engine
+from mx_engine import Context, current_context, engine, gpu
 from mx_engine.base import MXNetError
-from mx_ndarray._ndarray import NDArray, _from_numpy, _share_host_memory, empty, invoke
+from mx_ndarray import _device
+from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_device_memory,
+                                 _share_host_memory, empty, invoke)
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "concatenate",
            "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
@@ -102,29 +104,34 @@ def from_numpy(ndarray, zero_copy=True):
 class _Capsule:
     """Hands a bare DLPack capsule to numpy.from_dlpack, which takes objects."""
 
-    def __init__(self, capsule):
+    def __init__(self, capsule, device):
         self._capsule = capsule
+        self._device = device
 
     def __dlpack__(self, **kwargs):
         return self._capsule
 
     def __dlpack_device__(self):
-        return (1, 0)
+        return self._device
 
 
 def from_dlpack(dlpack):
     """An NDArray sharing the memory of a DLPack capsule or of any object
-    with ``__dlpack__`` (host memory; GPU tensors come with GPU NDArrays)."""
+    with ``__dlpack__``: host memory through NumPy, CUDA memory through
+    CuPy (the NDArray is then on that GPU)."""
     if type(dlpack).__name__ == "PyCapsule":
-        dlpack = _Capsule(dlpack)
+        dlpack = _Capsule(dlpack, _capsule_device(dlpack))
     elif not hasattr(dlpack, "__dlpack__"):
         raise TypeError(f"from_dlpack: expected a DLPack capsule or an object with "
                         f"__dlpack__, got {type(dlpack).__name__}")
     device = dlpack.__dlpack_device__()[0] if hasattr(dlpack, "__dlpack_device__") else 1
-    if device not in (1, 3):       # kDLCPU, kDLCUDAHost
-        raise MXNetError(f"from_dlpack: DLPack device type {device} is not host memory; "
-                         f"GPU tensors come with the GPU NDArray work")
-    return _share_host_memory(np.from_dlpack(dlpack))
+    if device in (1, 3):           # kDLCPU, kDLCUDAHost
+        return _share_host_memory(np.from_dlpack(dlpack))
+    if device == 2:                # kDLCUDA
+        _device.require(gpu(dlpack.__dlpack_device__()[1]), "from_dlpack")
+        return _share_device_memory(_device.import_dlpack(dlpack))
+    raise MXNetError(f"from_dlpack: DLPack device type {device} is neither host memory "
+                     f"(1, 3) nor CUDA memory (2)")
 
 
 def to_dlpack_for_read(data):

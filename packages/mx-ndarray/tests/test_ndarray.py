@@ -1,5 +1,6 @@
 import gc
 import operator
+import sys
 import threading
 
 import numpy as np
@@ -158,9 +159,21 @@ def test_errors_at_the_call_and_from_the_kernel():
     assert (nd.ones(2) + 1).asnumpy().tolist() == [2.0, 2.0]      # still usable
 
 
-def test_gpu_arrays_are_a_clear_error_until_they_land():
-    with pytest.raises(MXNetError, match="gpu\\(0\\)"):
-        nd.array([1.0], ctx=gpu(0))
+def test_gpu_arrays_without_cupy_are_a_clear_error(monkeypatch):
+    from mx_ndarray import _device
+    monkeypatch.setitem(sys.modules, "cupy", None)      # import cupy fails
+    monkeypatch.setattr(_device, "_ready", set())
+    for make in (lambda: nd.array([1.0], ctx=gpu(0)), lambda: nd.empty(2, ctx=gpu(0)),
+                 lambda: nd.zeros(2, ctx=gpu(0)), lambda: nd.ones(2).copyto(gpu(1))):
+        with pytest.raises(MXNetError, match="gpu\\(\\d\\) needs CuPy and a CUDA device; "
+                                             "CuPy does not import"):
+            make()
+
+
+def test_host_arrays_have_no_cuda_array_interface():
+    a = nd.ones(2)
+    assert not hasattr(a, "__cuda_array_interface__")
+    assert a.__dlpack_device__() == (1, 0)
 
 
 def test_setitem_fills_and_copies():

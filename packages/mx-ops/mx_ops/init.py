@@ -46,7 +46,8 @@ register(OpDef(
 for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
     register(OpDef(
         _name, arguments=(), params=_init_params(), infer_shape=_init_shape(_name),
-        infer_type=lambda params, dtypes: [params["dtype"]], compute={"cpu": _KERNELS["full"]},
+        infer_type=lambda params, dtypes: [params["dtype"]],
+        compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "fill", _value)),
         pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
         differentiable=False, doc=f"An array of ``shape`` filled with {_value:g}."))
 
@@ -84,7 +85,7 @@ register(OpDef(
         "dtype": Param("dtype", "float32", doc="The output's dtype."),
     },
     infer_shape=_arange_shape, infer_type=lambda params, dtypes: [params["dtype"]],
-    compute={"cpu": _KERNELS["arange"]},
+    compute=computes(_KERNELS["arange"], gpu_compute("_init_gpu", "arange")),
     pack_params=lambda params, shapes: struct.pack(           # mxop::RangeParam
         "=ddq", _range(params)[0], params["step"], params["repeat"]),
     differentiable=False,

@@ -39,6 +39,10 @@ CASES = [
     ("broadcast_to", lambda t: [data((1,), t)], {"shape": (1000,)}, ["float16", "int8"]),
     ("_full", lambda t: [], {"shape": (3, 4), "value": 2.0}, None),
     ("_full", lambda t: [], {"shape": (0, 4), "value": 1.0}, None),
+    ("_zeros", lambda t: [], {"shape": (3, 4)}, None),
+    ("_ones", lambda t: [], {"shape": (2, 5)}, None),
+    ("_arange", lambda t: [], {"start": 2, "stop": 11, "step": 1.5, "repeat": 2}, None),
+    ("_arange", lambda t: [], {"start": 5}, None),
     ("Cast", lambda t: [data((4, 5), t)], {"dtype": "float16"}, ALL),
     ("Cast", lambda t: [data((4, 5), t)], {"dtype": "int8"}, ALL),
     ("Cast", lambda t: [data((4, 5), t)], {"dtype": "float64"}, ALL),
@@ -82,7 +86,7 @@ def _check(got, want, dtype):
 @pytest.mark.parametrize("op, make, kw, dtype", PARAMS)
 def test_gpu_matches_cpu(op, make, kw, dtype, req):
     import cupy
-    if op == "_full":
+    if op in ("_full", "_zeros", "_ones", "_arange"):
         kw = dict(kw, dtype=dtype)
     inputs = make(dtype)
     want = invoke(op, inputs, **kw)
@@ -124,5 +128,5 @@ def test_gpu_computes_registered_where_cupy_is():
     from mx_ops import registry
     have = importlib.util.find_spec("cupy") is not None
     for name in ("Reshape", "Flatten", "expand_dims", "transpose", "slice", "slice_axis",
-                 "broadcast_to", "_full", "Cast", "clip", "where", "dot", "batch_dot"):
+                 "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where", "dot", "batch_dot"):
         assert ("gpu" in registry.get(name).compute) == have, name
