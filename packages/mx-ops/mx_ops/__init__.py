@@ -6,7 +6,7 @@ NumPy (or CuPy) arrays; NDArray runs the same kernels through the engine.
 """
 import os
 
-from mx_ops import dot, elemwise, init, reduce, registry, select, shape
+from mx_ops import dot, elemwise, init, random, reduce, registry, select, shape
 from mx_ops._invoke import invoke
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, get, list_ops, register
