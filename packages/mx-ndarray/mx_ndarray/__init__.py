@@ -3,7 +3,7 @@ on the dependency engine (``mx.nd``).
 
 Depends on mx-ops, mx-storage and mx-engine.
 """
-from mx_ndarray import _internal, op
+from mx_ndarray import _internal, op, random
 from mx_ndarray.ndarray import (NDArray, arange, array, empty, full, invoke, ones, waitall,
                                 zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
@@ -13,4 +13,4 @@ __version__ = "0.1.0"
 
 __all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "full",
                         "arange", "waitall", "invoke", "save", "load", "load_frombuffer",
-                        "NDArrayFormatError", "__version__"]
+                        "NDArrayFormatError", "random", "__version__"]

@@ -16,10 +16,11 @@ __all__ = ['Cast', 'Flatten', 'Reshape', 'abs', 'arccos', 'arccosh', 'arcsin', '
  'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
  'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma',
  'gammaln', 'identity', 'log', 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'prod', 'radians', 'rcbrt', 'reciprocal',
- 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
- 'slice_axis', 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose',
- 'trunc', 'where']
+ 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'prod', 'radians',
+ 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape',
+ 'rint', 'round', 'rsqrt', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis',
+ 'softsign', 'sqrt', 'square', 'sum', 'sum_axis', 'tan', 'tanh', 'transpose', 'trunc',
+ 'uniform', 'where']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -1569,6 +1570,44 @@ def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=
     return _invoke('norm', [data], out=out, **kwargs)
 
 
+def normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a normal (Gaussian) distribution.
+
+    Parameters
+    ----------
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_normal, normal.
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('normal', [], out=out, **kwargs)
+
+
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
     """
     The product of array elements over the given axes.
@@ -1615,6 +1654,120 @@ def radians(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('radians', [data], out=out, **kwargs)
+
+
+def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a normal (Gaussian) distribution.
+
+    Parameters
+    ----------
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_normal, normal.
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_normal', [], out=out, **kwargs)
+
+
+def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws integers uniformly from [low, high).
+
+    Parameters
+    ----------
+    low : int
+        Lower bound of the distribution (inclusive).
+    high : int
+        Upper bound of the distribution (exclusive).
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'int32', 'int64'}, optional, default=None
+        DType of the output (int32, int64); None means int32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_randint.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_randint', [], out=out, **kwargs)
+
+
+def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a uniform distribution on [low, high).
+
+    Parameters
+    ----------
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_uniform, uniform.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_uniform', [], out=out, **kwargs)
 
 
 def rcbrt(data=None, out=None, name=None, **kwargs):
@@ -1754,6 +1907,26 @@ def rsqrt(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('rsqrt', [data], out=out, **kwargs)
+
+
+def shuffle(data=None, out=None, name=None, **kwargs):
+    """
+    Randomly shuffles the elements along the first axis (rows keep their contents).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: shuffle.
+    """
+    return _invoke('shuffle', [data], out=out, **kwargs)
 
 
 def sigmoid(data=None, out=None, name=None, **kwargs):
@@ -2082,6 +2255,44 @@ def trunc(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('trunc', [data], out=out, **kwargs)
+
+
+def uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a uniform distribution on [low, high).
+
+    Parameters
+    ----------
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_uniform, uniform.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('uniform', [], out=out, **kwargs)
 
 
 def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):
