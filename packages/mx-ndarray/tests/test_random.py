@@ -110,11 +110,10 @@ def test_determinism_across_worker_counts():
             h.update(o.asnumpy().tobytes())
         print(h.hexdigest())
     """)
-    results = set()
-    for n in ("1", "2", "4"):
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={"MXNET_CPU_WORKER_NTHREADS": n, "PATH": "/usr/bin:/bin"},
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        results.add(proc.stdout.strip())
-    assert len(results) == 1
+    runs = [("ThreadedEnginePerDevice", n) for n in ("1", "2", "4")]
+    runs += [("ThreadedEngine", "3"), ("NaiveEngine", "1")]
+    results = {subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+        env={"MXNET_ENGINE_TYPE": kind, "MXNET_CPU_WORKER_NTHREADS": n, "PATH": "/usr/bin:/bin"},
+    ).stdout.strip() for kind, n in runs}
+    assert len(results) == 1 and len(results.pop()) == 40

@@ -39,14 +39,18 @@ ctypedef void (*fill32_t)(uint64_t, uint64_t, uint64_t, float*, size_t, float,
                           float) noexcept nogil
 
 
-cdef int _check_req(MXOpCall* c) noexcept nogil:
-    """1 to draw, 0 to skip, -1 for req 'add' (a fresh draw added to old
+cdef int _begin(MXOpCall* c, void* param, size_t size, MXRandomState* s) noexcept nogil:
+    """Reads the op's parameters (``size`` bytes) and the random state after
+    them; 1 to draw, 0 to skip, -1 for req 'add' (a fresh draw added to old
     values is no distribution MXNet offers)."""
     if c.req[0] == MX_REQ_NULL:
         return 0
     if c.req[0] == MX_REQ_ADD:
         c.error = "req 'add' is not supported by random samplers"
         return -1
+    if size:
+        memcpy(param, c.params, size)
+    s[0] = mx_random_state(c.params, size)
     return 1
 
 
@@ -62,12 +66,11 @@ cdef void _half(fill32_t fill, MXRandomState s, void* out, int64_t n, float a,
 
 
 cdef int _real(MXOpCall* c, bint normal) noexcept nogil:
-    cdef int go = _check_req(c)
+    cdef RealPair p
+    cdef MXRandomState s
+    cdef int go = _begin(c, &p, sizeof(RealPair), &s)
     if go <= 0:
         return go
-    cdef RealPair p
-    memcpy(&p, c.params, sizeof(RealPair))
-    cdef MXRandomState s = mx_random_state(c.params, sizeof(RealPair))
     cdef int64_t n = mx_tblob_size(&c.outputs[0])
     cdef void* out = c.outputs[0].dptr
     cdef int dtype = c.outputs[0].dtype
@@ -99,12 +102,11 @@ cdef int random_normal(MXOpCall* c) noexcept nogil:
 
 
 cdef int random_randint(MXOpCall* c) noexcept nogil:
-    cdef int go = _check_req(c)
+    cdef IntPair p
+    cdef MXRandomState s
+    cdef int go = _begin(c, &p, sizeof(IntPair), &s)
     if go <= 0:
         return go
-    cdef IntPair p
-    memcpy(&p, c.params, sizeof(IntPair))
-    cdef MXRandomState s = mx_random_state(c.params, sizeof(IntPair))
     cdef int64_t n = mx_tblob_size(&c.outputs[0])
     if c.outputs[0].dtype == MX_INT32:
         fill_randint_i32(s.seed, s.offset, 0, <int32_t*>c.outputs[0].dptr, n,
@@ -122,10 +124,10 @@ cdef int shuffle(MXOpCall* c) noexcept nogil:
     row i = rows-1-k with row j, an exact (rejection-sampled) integer on
     [0, i] drawn as element k of the randint stream, so the permutation is
     unbiased and depends only on (seed, offset, rows)."""
-    cdef int go = _check_req(c)
+    cdef MXRandomState s
+    cdef int go = _begin(c, NULL, 0, &s)
     if go <= 0:
         return go
-    cdef MXRandomState s = mx_random_state(c.params, 0)
     cdef const char* src = <const char*>c.inputs[0].dptr
     cdef char* out = <char*>c.outputs[0].dptr
     cdef int64_t rows = c.outputs[0].shape[0] if c.outputs[0].ndim > 0 else 1
