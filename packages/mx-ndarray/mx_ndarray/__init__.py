@@ -3,7 +3,7 @@ on the dependency engine (``mx.nd``).
 
 Depends on mx-ops, mx-storage and mx-engine.
 """
-from mx_ndarray import _internal, op
+from mx_ndarray import _internal, op, random
 from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack,
                                 from_numpy, full, invoke, ones, to_dlpack_for_read,
                                 to_dlpack_for_write, waitall, zeros)
@@ -15,4 +15,5 @@ __version__ = "0.1.0"
 __all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "full",
                         "arange", "concatenate", "waitall", "invoke", "from_numpy",
                         "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "save",
-                        "load", "load_frombuffer", "NDArrayFormatError", "__version__"]
+                        "load", "load_frombuffer", "NDArrayFormatError", "random",
+                        "__version__"]

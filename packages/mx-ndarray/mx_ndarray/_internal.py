@@ -18,8 +18,9 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_slice_assign',
- '_slice_assign_scalar', '_sub', '_zeros']
+ '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
+ '_rmod_scalar', '_rpower_scalar', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub',
+ '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1696,6 +1697,120 @@ def _power_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _invoke('_power_scalar', [data], out=out, **kwargs)
 
 
+def _random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a normal (Gaussian) distribution.
+
+    Parameters
+    ----------
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_normal, normal.
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_random_normal', [], out=out, **kwargs)
+
+
+def _random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws integers uniformly from [low, high).
+
+    Parameters
+    ----------
+    low : int
+        Lower bound of the distribution (inclusive).
+    high : int
+        Upper bound of the distribution (exclusive).
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'int32', 'int64'}, optional, default=None
+        DType of the output (int32, int64); None means int32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_randint.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_random_randint', [], out=out, **kwargs)
+
+
+def _random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a uniform distribution on [low, high).
+
+    Parameters
+    ----------
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_uniform, uniform.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('_random_uniform', [], out=out, **kwargs)
+
+
 def _rdiv_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     div(scalar, data), elementwise; the scalar is cast to the array's dtype.
@@ -1790,6 +1905,26 @@ def _rpower_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _invoke('_rpower_scalar', [data], out=out, **kwargs)
+
+
+def _shuffle(data=None, out=None, name=None, **kwargs):
+    """
+    Randomly shuffles the elements along the first axis (rows keep their contents).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: shuffle.
+    """
+    return _invoke('_shuffle', [data], out=out, **kwargs)
 
 
 def _slice_assign(lhs=None, rhs=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):

@@ -28,6 +28,7 @@ from mx_engine import current_context
 from mx_engine.base import MXNetError
 from mx_ops import registry
 from mx_ops._params import DTYPE_NAMES
+from mx_ops._random_state import pack_call, random_kind
 from mx_ops.registry import ShapeError
 from mx_ops.shape import reshape_shape
 from mx_ndarray._indexing import basic_index, is_advanced
@@ -219,8 +220,8 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx):
 
 
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    cdef bytes packed = (op.pack_params(kwargs, [a.shape for a in inputs])
-                         if op.pack_params is not None else b"")
+    # A random op reserves its draws here, in push order (mx_ops._random_state).
+    cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
     return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
                         intern_name(op.name), inputs, outputs, packed, len(packed), ctx)
 
@@ -231,7 +232,10 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
     """Pushes kernel `fn` (or, on a GPU, Python function `pyfn`) on the
     arrays' memory with FnProperty `prop`: the arrays are already checked."""
     cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
-    cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + nout * sizeof(int32_t)
+    # The req flags are padded to 8 bytes so that the chunk pointers and the
+    # parameter block after them are 8-byte aligned (tblob.h promises it).
+    cdef size_t req_size = (nout * sizeof(int32_t) + 7) & ~<size_t>7
+    cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + req_size
                         + n * sizeof(Chunk*) + params_size)
     cdef char* mem = <char*>calloc(1, size)
     cdef CallBlock* b = <CallBlock*>mem
@@ -244,7 +248,7 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
         raise MemoryError(f"{name.decode()}: cannot allocate the call block")
     blobs = <MXTBlob*>(mem + sizeof(CallBlock))
     req = <int32_t*>(<char*>blobs + n * sizeof(MXTBlob))
-    b.chunks = <Chunk**>(<char*>req + nout * sizeof(int32_t))
+    b.chunks = <Chunk**>(<char*>req + req_size)
     try:
         for i in range(n):
             a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])

@@ -17,9 +17,10 @@ __all__ = ['Cast', 'Concat', 'Flatten', 'Reshape', 'SliceChannel', 'abs', 'arcco
  'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
  'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p',
  'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
- 'one_hot', 'prod', 'radians', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round',
- 'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign', 'split', 'sqrt',
- 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'where']
+ 'normal', 'one_hot', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform',
+ 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'shuffle', 'sigmoid',
+ 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign', 'split', 'sqrt', 'square', 'sum',
+ 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -1653,6 +1654,44 @@ def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=
     return _invoke('norm', [data], out=out, **kwargs)
 
 
+def normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a normal (Gaussian) distribution.
+
+    Parameters
+    ----------
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_normal, normal.
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('normal', [], out=out, **kwargs)
+
+
 def one_hot(indices=None, depth=_NULL, on_value=_NULL, off_value=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     One-hot rows: output[..., i] is on_value where indices == i, else off_value; indices outside [0, depth) give rows of off_value.
@@ -1733,6 +1772,120 @@ def radians(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('radians', [data], out=out, **kwargs)
+
+
+def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a normal (Gaussian) distribution.
+
+    Parameters
+    ----------
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_normal, normal.
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_normal', [], out=out, **kwargs)
+
+
+def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws integers uniformly from [low, high).
+
+    Parameters
+    ----------
+    low : int
+        Lower bound of the distribution (inclusive).
+    high : int
+        Upper bound of the distribution (exclusive).
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'int32', 'int64'}, optional, default=None
+        DType of the output (int32, int64); None means int32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_randint.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_randint', [], out=out, **kwargs)
+
+
+def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a uniform distribution on [low, high).
+
+    Parameters
+    ----------
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_uniform, uniform.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('random_uniform', [], out=out, **kwargs)
 
 
 def rcbrt(data=None, out=None, name=None, **kwargs):
@@ -1872,6 +2025,26 @@ def rsqrt(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('rsqrt', [data], out=out, **kwargs)
+
+
+def shuffle(data=None, out=None, name=None, **kwargs):
+    """
+    Randomly shuffles the elements along the first axis (rows keep their contents).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: shuffle.
+    """
+    return _invoke('shuffle', [data], out=out, **kwargs)
 
 
 def sigmoid(data=None, out=None, name=None, **kwargs):
@@ -2260,6 +2433,44 @@ def trunc(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('trunc', [data], out=out, **kwargs)
+
+
+def uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draws samples from a uniform distribution on [low, high).
+
+    Parameters
+    ----------
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output (float16, float32, float64); None means float32.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_uniform, uniform.
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _invoke('uniform', [], out=out, **kwargs)
 
 
 def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):

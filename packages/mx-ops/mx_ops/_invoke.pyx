@@ -10,7 +10,9 @@ from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
 import numpy as np
 
 from mx_engine.base import MXNetError
+from mx_engine import cpu, gpu as gpu_ctx
 from mx_ops import registry
+from mx_ops._random_state import pack_call, random_kind
 from mx_ops._params import DTYPE_NAMES
 from mx_ops.registry import ShapeError, TypeInferenceError
 
@@ -51,7 +53,8 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     kwargs = op.parse_call(params, len(inputs))
     names = op.input_names(kwargs)
     nout = op.output_count(kwargs)
-    gpu = any(_is_cupy(a) for a in inputs)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    gpu = any(_is_cupy(a) for a in inputs + outs)   # outs: ops without inputs
     if gpu:
         import cupy as xp
     else:
@@ -71,10 +74,15 @@ def invoke(op_name, inputs, out=None, req="write", **params):
             raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
                              f"got {r!r}")
     outputs = _outputs(op, out, shapes, dtypes, reqs, xp)
+    ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
     if gpu:
-        op.compute_for("gpu")(kwargs, arrays, outputs, reqs)
+        fn = op.compute_for("gpu")
+        if random_kind(op) is not None:
+            kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in arrays], ctx)[1]
+        fn(kwargs, arrays, outputs, reqs)
     else:
-        _run_cpu(op, kwargs, names, arrays, outputs, reqs)
+        _run_cpu(op, pack_call(op, kwargs, [a.shape for a in arrays], ctx)[0], names, arrays,
+                 outputs, reqs)
     return outputs[0] if nout == 1 else outputs
 
 
@@ -95,14 +103,12 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     return outs
 
 
-cdef _run_cpu(op, dict kwargs, list names, list arrays, list outputs, list reqs):
+cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs):
     cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
     cdef int nin = len(arrays), nout = len(outputs), i, rc
     cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
     cdef int32_t* req = <int32_t*>calloc(nout, sizeof(int32_t))
     cdef MXOpCall call
-    cdef bytes packed = (op.pack_params(kwargs, [a.shape for a in arrays])
-                         if op.pack_params is not None else None)
     if blobs == NULL or req == NULL:
         free(blobs)
         free(req)
@@ -113,7 +119,7 @@ cdef _run_cpu(op, dict kwargs, list names, list arrays, list outputs, list reqs)
         for i in range(nout):
             _fill(&blobs[nin + i], outputs[i], op.name, f"output {i}")
             req[i] = REQS[reqs[i]]
-        call.params = <const char*>packed if packed is not None else NULL
+        call.params = <const char*>packed if packed else NULL
         call.nin = nin
         call.nout = nout
         call.inputs = blobs

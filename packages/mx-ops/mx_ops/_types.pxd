@@ -1,5 +1,5 @@
 # The kernel ABI of mx-ops (include/mx_ops/tblob.h), for Cython.
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cdef extern from "mx_ops/tblob.h" nogil:
     enum:
@@ -28,3 +28,7 @@ cdef extern from "mx_ops/tblob.h" nogil:
         const char* error
     ctypedef int (*MXFCompute)(MXOpCall* call) noexcept nogil
     int64_t mx_tblob_size(const MXTBlob* b)
+    ctypedef struct MXRandomState:
+        uint64_t seed
+        uint64_t offset
+    MXRandomState mx_random_state(const void* params, size_t params_size)

@@ -67,6 +67,11 @@ class OpDef:
     inplace : sequence of (input index, output index)
         Output i may share the memory of input j.
     resources : sequence of ResourceRequest kinds
+        With RANDOM or PARALLEL_RANDOM, the invokers append an MXRandomState
+        to the packed parameters (include/mx_ops/tblob.h).
+    random_draws : callable(params, in_shapes) -> int, optional
+        How many counter values of the random stream one call consumes;
+        required with a random resource.
     gradient : callable, optional
         The gradient maker: forward node -> list of gradient nodes (the
         operator-library issue fills it); None with ``differentiable=False``
@@ -78,8 +83,9 @@ class OpDef:
     """
 
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
-                 key_var_num_args=None, list_input_names=None, infer_shape, infer_type, compute, pack_params=None, inplace=(),
-                 resources=(), gradient=None, differentiable=True, aliases=(),
+                 key_var_num_args=None, list_input_names=None, infer_shape, infer_type, compute,
+                 pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
+                 differentiable=True, aliases=(),
                  namespace="", doc=""):
         self.name = name
         self.arguments = tuple(arguments)
@@ -97,6 +103,7 @@ class OpDef:
         self.pack_params = pack_params
         self.inplace = tuple(inplace)
         self.resources = tuple(resources)
+        self.random_draws = random_draws
         self.gradient = gradient
         self.differentiable = differentiable
         self.aliases = tuple(aliases)

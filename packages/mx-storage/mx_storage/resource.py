@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from mx_engine import Context, cpu, engine
+from mx_engine import Context, engine
 from mx_storage import _config, _philox
 from mx_storage._storage import alloc
 from mx_storage._views import as_cupy, as_numpy
@@ -86,18 +86,37 @@ class RandomResource(Resource):
 
     def __init__(self, kind, ctx, index, seed_value):
         super().__init__(kind, ctx, index)
+        # Guards seed/offset: operators reserve from the pushing thread while
+        # draws of the methods below advance them on engine workers.
+        self._state_lock = threading.Lock()
         self.reseed(seed_value)
 
     def reseed(self, seed_value):
         """Starts the stream of ``seed_value`` for this device and copy."""
-        self.seed = _device_seed(seed_value, self.ctx, self.kind, self.index)
-        self.offset = 0
-        self._gpu_generator = None
+        with self._state_lock:
+            self.seed = _device_seed(seed_value, self.ctx, self.kind, self.index)
+            self.offset = 0
+            self._gpu_generator = None
 
     def _advance(self, n):
-        offset = self.offset
-        self.offset = (self.offset + n) & _MASK64
-        return offset
+        with self._state_lock:
+            offset = self.offset
+            self.offset = (self.offset + n) & _MASK64
+            return offset
+
+    def reserve(self, n):
+        """``(seed, offset)`` of a draw of ``n`` counter values, taken now.
+
+        Operators call this when they are pushed, not when they run: the
+        kernel then needs nothing but those two numbers (it does not list
+        ``self.var``), so independent draws run in parallel while their
+        values still follow push order, whatever the worker count.  Mixing
+        these reservations with draws of the methods below on one resource
+        interleaves them in run order, which is not deterministic."""
+        with self._state_lock:
+            offset = self.offset
+            self.offset = (self.offset + int(n)) & _MASK64
+            return self.seed, offset
 
     def _out(self, shape, dtype, out):
         if out is not None:
@@ -221,8 +240,13 @@ def request(ctx, kind):
 
 def seed(seed_value, ctx=None):
     """Seeds every random resource (of ``ctx`` only, if given): each device
-    and copy gets its own stream of ``seed_value``.  The reseed is pushed to
-    the engine behind the draws already pushed, so it never cuts into them."""
+    and copy gets its own stream of ``seed_value``.
+
+    The reseed happens now, so operators pushed after this call reserve
+    from the new stream and those pushed before keep what they reserved.
+    Draws made inside engine functions (the methods of RandomResource) hold
+    the resource's var; they are waited for first, so a reseed never cuts
+    into one already pushed."""
     global _global_seed
     if not isinstance(seed_value, (int, np.integer)) or isinstance(seed_value, bool):
         raise TypeError(f"seed: argument 'seed_value' must be an int, got "
@@ -236,5 +260,5 @@ def seed(seed_value, ctx=None):
         targets = [r for (c, kind), pool in _pools.items() for r in pool
                    if kind != ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
     for r in targets:
-        engine.push_sync(lambda rc, r=r: r.reseed(seed_value), cpu(),
-                         mutate_vars=[r.var], name="random.seed")
+        engine.wait_for_var(r.var)
+        r.reseed(seed_value)

@@ -133,3 +133,14 @@ def test_gpu_random_and_workspace():
     assert isinstance(out["a"], cupy.ndarray) and float(out["a"].max()) < 1
     ws = resource.request(gpu(0), ResourceRequest.TEMP_SPACE)
     assert isinstance(ws.get_space(10), cupy.ndarray)
+
+
+def test_reserve_hands_out_consecutive_counters_and_seed_resets_at_once():
+    r = resource.request(cpu(4), ResourceRequest.RANDOM)
+    resource.seed(77)
+    s, o = r.reserve(10)
+    assert (s, o) == (resource._device_seed(77, cpu(4), ResourceRequest.RANDOM, 0), 0)
+    assert r.reserve(5) == (s, 10) and r.reserve(0) == (s, 15) and r.offset == 15
+    resource.seed(78)                # no engine round trip: the next reserve sees it
+    s2, o2 = r.reserve(1)
+    assert s2 != s and o2 == 0

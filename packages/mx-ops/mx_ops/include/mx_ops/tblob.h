@@ -8,6 +8,7 @@
 #ifndef MX_OPS_TBLOB_H_
 #define MX_OPS_TBLOB_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -53,6 +54,36 @@ typedef struct MXOpCall {
   void *stream;              /* the GPU stream, NULL on CPU */
   const char *error;         /* set by a failing kernel: a static message */
 } MXOpCall;
+
+/* The random state of one call, for operators that request kRandom or
+ * kParallelRandom.  The invoker (mx_ops.invoke, NDArray's invoke) reserves
+ * the counter values the call consumes from the context's RandomResource
+ * when the call is pushed, and appends this block to the packed parameters
+ * at the first 8-byte-aligned position after them: at
+ * MX_RANDOM_STATE_AT(size of the operator's own parameter block).  The
+ * parameter block itself starts 8-byte aligned.
+ *
+ * The kernel draws element i of its stream from (seed, offset + i) with
+ * mx_storage's Philox4x32-10 fills (mx_storage/_philox.pxd), so its result
+ * depends on nothing but this block: no engine variable of the resource is
+ * held, independent draws run in parallel, and mx.random.seed(n) affects
+ * exactly the calls pushed after it.  Python GPU computes get the same two
+ * numbers as params["_random_state"] == (seed, offset). */
+typedef struct MXRandomState {
+  uint64_t seed;
+  uint64_t offset;
+} MXRandomState;
+
+#define MX_RANDOM_STATE_AT(params_size) (((params_size) + 7u) & ~(size_t)7u)
+
+static inline MXRandomState mx_random_state(const void *params, size_t params_size) {
+  MXRandomState s;
+  const unsigned char *p = (const unsigned char *)params + MX_RANDOM_STATE_AT(params_size);
+  /* memcpy-equivalent read: no alignment assumption on custom invokers. */
+  unsigned char *d = (unsigned char *)&s;
+  for (size_t i = 0; i < sizeof(s); ++i) d[i] = p[i];
+  return s;
+}
 
 /* Returns 0, or -1 after setting call->error. */
 typedef int (*MXFCompute)(MXOpCall *call);
