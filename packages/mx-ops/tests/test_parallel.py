@@ -64,3 +64,24 @@ def test_large_reductions_match_numpy(shape, axis, op):
     out = np.ones(want.shape, np.float32)
     invoke(op, [x], axis=axis, out=out, req="add")
     np.testing.assert_allclose(out, want + 1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_outputs_beyond_the_caches_are_streamed_exactly(dtype):
+    # Over kStreamMinBytes (16 MiB): the streaming-store path, with an output
+    # that starts off a 16-byte boundary and a length that ends mid-buffer.
+    n = (20 << 20) // np.dtype(dtype).itemsize + 5
+    a = (RNG.random(n) * 10).astype(dtype)
+    b = (RNG.random(n) * 10).astype(dtype)
+    backing = np.zeros(n + 1, dtype)
+    out = backing[1:]
+    invoke("elemwise_mul", [a, b], out=out)
+    np.testing.assert_array_equal(out, (a * b) if dtype != "float16"
+                                  else (a.astype(np.float32) * b).astype(dtype))
+    assert backing[0] == 0
+    invoke("_rminus_scalar", [a], out=out, scalar=1)
+    np.testing.assert_array_equal(out, (1 - a.astype(np.float32)).astype(dtype)
+                                  if dtype == "float16" else 1 - a)
+    invoke("exp", [a], out=out)
+    np.testing.assert_allclose(out, np.exp(a.astype(np.float64)), rtol=2e-3 if dtype == "float16"
+                               else 1e-6)

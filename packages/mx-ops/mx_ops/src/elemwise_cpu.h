@@ -13,6 +13,7 @@
 
 #include "dtype.h"
 #include "parallel.h"
+#include "stream_store.h"
 
 namespace mxop {
 
@@ -79,12 +80,15 @@ template <typename A> static inline A pow_op(A a, A b) {
 template <typename T, typename F>
 static inline void unary_loop(const T *in, T *out, int64_t n, int32_t req, F f) {
   typedef typename Acc<T>::type A;
+  const int64_t bytes = n * int64_t(sizeof(T));
   parallel_for(n, [&](int64_t lo, int64_t hi) {
     if (req == MX_REQ_ADD) {
       for (int64_t i = lo; i < hi; ++i) out[i] = T(A(out[i]) + f(A(in[i])));
-    } else {
-      for (int64_t i = lo; i < hi; ++i) out[i] = T(f(A(in[i])));
+      return;
     }
+    write_output(out, lo, hi, bytes, [&](int64_t i0, int64_t i1, T *d) {
+      for (int64_t i = i0; i < i1; ++i) d[i - i0] = T(f(A(in[i])));
+    });
   });
 }
 
@@ -148,9 +152,15 @@ static void binary_loop(const MXOpCall *c, F f) {
   int64_t n = mx_tblob_size(&o);
   if (n == 0) return;
   if (nd == 0 || (mx_tblob_size(&x) == n && mx_tblob_size(&y) == n)) {
+    const int64_t bytes = n * int64_t(sizeof(T));
     parallel_for(n, [&](int64_t lo, int64_t hi) {
-      if (add) for (int64_t i = lo; i < hi; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
-      else for (int64_t i = lo; i < hi; ++i) po[i] = T(f(A(pa[i]), A(pb[i])));
+      if (add) {
+        for (int64_t i = lo; i < hi; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
+        return;
+      }
+      write_output(po, lo, hi, bytes, [&](int64_t i0, int64_t i1, T *d) {
+        for (int64_t i = i0; i < i1; ++i) d[i - i0] = T(f(A(pa[i]), A(pb[i])));
+      });
     });
     return;
   }
@@ -196,12 +206,19 @@ static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
+  const int64_t bytes = n * int64_t(sizeof(T));
   parallel_for(n, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      A a = A(in[i]);
-      A r = reverse ? f(s, a) : f(a, s);
-      out[i] = add ? T(A(out[i]) + r) : T(r);
+    if (add) {
+      for (int64_t i = lo; i < hi; ++i) {
+        A a = A(in[i]);
+        out[i] = T(A(out[i]) + (reverse ? f(s, a) : f(a, s)));
+      }
+      return;
     }
+    write_output(out, lo, hi, bytes, [&](int64_t i0, int64_t i1, T *d) {
+      if (reverse) for (int64_t i = i0; i < i1; ++i) d[i - i0] = T(f(s, A(in[i])));
+      else for (int64_t i = i0; i < i1; ++i) d[i - i0] = T(f(A(in[i]), s));
+    });
   });
 }
 
