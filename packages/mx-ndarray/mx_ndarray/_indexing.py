@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BasicIndex", "basic_index", "is_advanced"]
+__all__ = ["BasicIndex", "basic_index", "is_advanced", "has_index_arrays", "host_index_tuples"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,45 @@ class BasicIndex:
 def is_advanced(key):
     """Index arrays (NDArray, NumPy, lists) select by gathering, not slicing."""
     return not isinstance(key, (int, np.integer, slice, type(None), type(Ellipsis), tuple))
+
+
+def has_index_arrays(key):
+    """Whether the key holds an index array, alone or in a tuple."""
+    if isinstance(key, tuple):
+        return any(is_advanced(k) for k in key)
+    return is_advanced(key)
+
+
+def host_index_tuples(parts, shape):
+    """Index arrays and ints given on the host (lists, NumPy arrays) as one
+    int64 array of shape (M, Y...): broadcast together, bounds-checked per
+    axis, negatives counted from the end.  IndexError names the axis."""
+    if len(parts) > len(shape):
+        raise IndexError(f"NDArray index: too many indices ({len(parts)}) for an array of "
+                         f"{len(shape)} dimension(s)")
+    arrays = []
+    for axis, part in enumerate(parts):
+        if isinstance(part, (slice, type(None), type(Ellipsis))):
+            raise IndexError("NDArray index: index arrays cannot be mixed with slices, None "
+                             "or ...; index every leading axis with an array or an int")
+        a = np.asarray(part)
+        if a.dtype == np.bool_ or (a.dtype.kind not in "iu" and a.size):
+            raise IndexError(f"NDArray index: index arrays in a tuple must hold integers, got "
+                             f"{a.dtype} for axis {axis}")
+        arrays.append(a.astype(np.int64))
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError(f"NDArray index: the index arrays' shapes "
+                         f"{[a.shape for a in arrays]} do not broadcast together") from None
+    out = np.empty((len(arrays),) + arrays[0].shape, np.int64)
+    for axis, (a, n) in enumerate(zip(arrays, shape)):
+        bad = (a < -n) | (a >= n)
+        if bad.any():
+            raise IndexError(f"index {int(a[bad].flat[0])} is out of bounds for axis {axis} "
+                             f"with size {n}")
+        out[axis] = a % n if n else a
+    return out
 
 
 def _entries(key, ndim):

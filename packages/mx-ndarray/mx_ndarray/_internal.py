@@ -19,8 +19,8 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
  '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
- '_rmod_scalar', '_rpower_scalar', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub',
- '_zeros']
+ '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
+ '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1905,6 +1905,32 @@ def _rpower_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _invoke('_rpower_scalar', [data], out=out, **kwargs)
+
+
+def _scatter_set_nd(lhs=None, rhs=None, indices=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    ``lhs`` with out[indices[:, y]] = rhs[y] (the last duplicate wins).
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    shape : Shape(tuple), optional, default=()
+        The shape of 'lhs' (as MXNet stores it).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _invoke('_scatter_set_nd', [lhs, rhs, indices], out=out, **kwargs)
 
 
 def _shuffle(data=None, out=None, name=None, **kwargs):

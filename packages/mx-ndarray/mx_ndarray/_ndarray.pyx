@@ -31,7 +31,8 @@ from mx_ops._params import DTYPE_NAMES
 from mx_ops._random_state import pack_call, random_kind
 from mx_ops.registry import ShapeError
 from mx_ops.shape import reshape_shape
-from mx_ndarray._indexing import basic_index, is_advanced
+from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
+                                  is_advanced)
 
 include "_gpu.pxi"
 
@@ -467,6 +468,8 @@ cdef class NDArray:
         array or list of ints) gathers rows of axis 0 through take."""
         if is_advanced(key):
             return self._take_rows(key)
+        if has_index_arrays(key):
+            return invoke("gather_nd", [self, self._index_tuples(key)])
         idx = basic_index(self.shape, key)
         if idx.contiguous:
             return self._view(idx.shape, self.offset + idx.offset * self.dtype.itemsize)
@@ -500,9 +503,9 @@ cdef class NDArray:
         """``a[key] = value`` for basic keys: a scalar fills the region, an
         array (NDArray, NumPy or nested lists) is broadcast to it and
         converted to this array's dtype, as NumPy does."""
-        if is_advanced(key):
-            raise IndexError(f"NDArray.__setitem__: index arrays are not supported as keys "
-                             f"(got {type(key).__name__}); use ints, slices, None and ...")
+        if has_index_arrays(key):
+            self._scatter_rows(key, value)
+            return
         idx = basic_index(self.shape, key)
         region = self._view(idx.kept_shape, self.offset + idx.offset * self.dtype.itemsize)
         if isinstance(value, (int, float, np.number, bool, np.bool_)):
@@ -522,6 +525,46 @@ cdef class NDArray:
         else:
             invoke("_slice_assign", [self, value], out=self, begin=idx.begin, end=idx.end,
                    step=idx.step)
+
+    def _index_tuples(self, key):
+        """The index tuples of an index-array key as an NDArray of shape
+        (M, Y...) for gather_nd / _scatter_set_nd: NDArray parts are joined
+        on the engine (out-of-range values are an error at the next wait),
+        host parts are checked here."""
+        parts = key if isinstance(key, tuple) else (key,)
+        if not self.shape:
+            raise IndexError("cannot index a 0-d NDArray with an index array")
+        if len(parts) == 1 and np.asarray(parts[0]).dtype == np.bool_ \
+                and not isinstance(parts[0], NDArray):
+            mask = np.asarray(parts[0])
+            if mask.shape != self.shape[:1]:
+                raise IndexError(f"boolean index of shape {mask.shape} does not match axis 0 "
+                                 f"of size {self.shape[0]}")
+            parts = (np.flatnonzero(mask),)
+        if not any(isinstance(p, NDArray) for p in parts):
+            return _from_numpy(host_index_tuples(parts, self.shape), self.context)
+        if not all(isinstance(p, NDArray) for p in parts) or len(parts) > len(self.shape):
+            raise IndexError("NDArray index: a key with NDArray indices must hold only "
+                             "NDArrays of one shape, one per leading axis")
+        first = <NDArray>parts[0]
+        rows = []
+        for p in parts:
+            if p.shape != first.shape:
+                raise IndexError(f"NDArray index: index arrays of shapes {first.shape} and "
+                                 f"{p.shape} differ")
+            q = p.as_in_context(self.context).astype(first.dtype, copy=False)
+            rows.append((<NDArray>q)._view((1,) + first.shape, (<NDArray>q).offset))
+        return rows[0] if len(rows) == 1 else invoke("Concat", rows, dim=0)
+
+    def _scatter_rows(self, key, value):
+        idx = self._index_tuples(key)
+        m = idx.shape[0]
+        target = tuple(idx.shape[1:]) + self.shape[m:]
+        if isinstance(value, (int, float, np.number, bool, np.bool_)):
+            value = np.asarray(value)
+        value = self._assignable(value, target)
+        if 0 not in target:
+            invoke("_scatter_set_nd", [self, value, idx], out=self)
 
     cdef NDArray _assignable(self, value, tuple shape):
         """``value`` as an NDArray of this dtype and context broadcast to

@@ -15,12 +15,13 @@ __all__ = ['Cast', 'Concat', 'Flatten', 'Reshape', 'SliceChannel', 'abs', 'arcco
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
  'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'identity', 'log', 'log10', 'log1p',
- 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
- 'normal', 'one_hot', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform',
- 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'shuffle', 'sigmoid',
- 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign', 'split', 'sqrt', 'square', 'sum',
- 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where']
+ 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
+ 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
+ 'negative', 'norm', 'normal', 'one_hot', 'prod', 'radians', 'random_normal', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
+ 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign',
+ 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
+ 'uniform', 'where']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -1292,6 +1293,26 @@ def gammaln(data=None, out=None, name=None, **kwargs):
     return _invoke('gammaln', [data], out=out, **kwargs)
 
 
+def gather_nd(data=None, indices=None, out=None, name=None, **kwargs):
+    """
+    out[y, ...] = data[indices[0, y], ..., indices[M-1, y], ...]; the output has shape indices.shape[1:] + data.shape[M:].
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('gather_nd', [data, indices], out=out, **kwargs)
+
+
 def identity(data=None, out=None, name=None, **kwargs):
     """
     A copy of the input.
@@ -2025,6 +2046,30 @@ def rsqrt(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('rsqrt', [data], out=out, **kwargs)
+
+
+def scatter_nd(data=None, indices=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    Zeros of ``shape`` with out[indices[:, y]] = data[y] (the last duplicate wins).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    shape : Shape(tuple)
+        The output's shape.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _invoke('scatter_nd', [data, indices], out=out, **kwargs)
 
 
 def shuffle(data=None, out=None, name=None, **kwargs):

@@ -89,7 +89,9 @@ def test_assignment_through_a_view_and_broadcasting():
     ((5,), IndexError, "index 5 is out of bounds for axis 0 with size 2"),
     ((0, -4), IndexError, "index -4 is out of bounds for axis 1 with size 3"),
     ((Ellipsis, Ellipsis), IndexError, "at most one"),
-    ((0, [1, 2]), IndexError, "inside a tuple is not supported"),
+    ((slice(None), [1, 2]), IndexError, "cannot be mixed with slices"),
+    (([0, 1], [0, 1, 2]), IndexError, "do not broadcast together"),
+    (([0], [3]), IndexError, "index 3 is out of bounds for axis 1 with size 3"),
 ])
 def test_bad_keys(key, error, text):
     with pytest.raises(error, match=text):
@@ -101,8 +103,8 @@ def test_bad_assignments():
     with pytest.raises(ValueError, match=r"shape \(2,\) cannot be broadcast to the region of "
                                          r"shape \(2, 3\)"):
         a[:] = np.ones(2)
-    with pytest.raises(IndexError, match="index arrays are not supported as keys"):
-        a[[0, 1]] = 1
+    with pytest.raises(ValueError, match=r"cannot be broadcast to the region of shape \(2, 3\)"):
+        a[[0, 1]] = np.ones(2)
 
 
 def test_iteration_len_and_truth():
@@ -194,3 +196,31 @@ def test_index_arrays_gather_rows():
         a[np.array([True, False, True])]
     with pytest.raises(IndexError, match="must hold integers, got float64"):
         a[np.array([0.5])]
+
+
+def test_index_array_tuples_gather_and_scatter_like_numpy():
+    a = nd.array(X)
+    for key in [([1, 0], [2, -1]), (0, [1, 2]), (np.array([[0], [1]]), [0, 2], 1),
+                ([1], [2], [3], [-1])]:
+        np.testing.assert_array_equal(a[key].asnumpy(), X[key])
+    rows = nd.array([1, 0], dtype="int64")
+    cols = nd.array([2, 2], dtype="int32")
+    np.testing.assert_array_equal(a[rows, cols].asnumpy(), X[[1, 0], [2, 2]])
+    for key, value in [(([1, 0], [2, -1]), 5), ([0, -1], np.arange(60).reshape(3, 4, 5)),
+                       ((0, [1, 2], 3), np.arange(5)), (np.array([False, True]), -2.5)]:
+        want = X.copy()
+        want[key] = value
+        got = nd.array(X)
+        got[key] = value
+        np.testing.assert_array_equal(got.asnumpy(), want)
+    got = nd.array(X)
+    got[nd.array([1], dtype="int32")] = nd.zeros((1, 3, 4, 5))
+    want = X.copy()
+    want[1] = 0
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    with pytest.raises(IndexError, match="only NDArrays of one shape"):
+        a[rows, 1]
+    bad = a[nd.array([[7]], dtype="int32"), nd.array([[0]], dtype="int32")]
+    with pytest.raises(Exception, match="gather_nd: argument 'indices' holds an index out of "
+                                        "range"):
+        bad.asnumpy()

@@ -1,0 +1,94 @@
+"""Registrations of gather_nd, scatter_nd and _scatter_set_nd (MXNet's
+names and argument order).  ``indices`` has shape (M, Y...): each of its
+Y... columns is an index tuple into the first M axes of the addressed
+array, whose remaining axes form the row it names.  NDArray indexing with
+index arrays (``a[[0, 2], [1, 1]]``, ``a[idx] = v``) runs on them."""
+import math
+import struct
+
+from mx_ops import _nd_index_cpu
+from mx_ops._params import Param
+from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.shape import _strides
+
+_KERNELS = _nd_index_cpu.kernels()
+
+
+def _tuples(op, indices, addressed):
+    """M and the tuple shape Y, checked against the addressed shape."""
+    indices, addressed = tuple(indices), tuple(addressed)
+    if not indices or not 1 <= indices[0] <= len(addressed):
+        raise ShapeError(f"{op}: argument 'indices' of shape {indices} must have a first axis "
+                         f"M with 1 <= M <= {len(addressed)}, the axes of the addressed array "
+                         f"{addressed}")
+    return indices[0], indices[1:]
+
+
+def _pack(indices, addressed):
+    """mxop::NdIndexParam."""
+    m, ys = indices[0], tuple(indices[1:])
+    pad = [0] * (8 - m)
+    return struct.pack("=3q8q8q", m, math.prod(ys), math.prod(addressed[m:]),
+                       *(list(addressed[:m]) + pad), *(_strides(addressed)[:m] + pad))
+
+
+def _gather_shape(params, shapes):
+    data, indices = tuple(shapes[0]), tuple(shapes[1])
+    m, ys = _tuples("gather_nd", indices, data)
+    return [ys + data[m:]]
+
+
+register(OpDef(
+    "gather_nd", arguments=("data", "indices"), infer_shape=_gather_shape,
+    infer_type=lambda p, t: [t[0]], compute={"cpu": _KERNELS["gather"]},
+    pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[0])),
+    doc="out[y, ...] = data[indices[0, y], ..., indices[M-1, y], ...]; the output has "
+        "shape indices.shape[1:] + data.shape[M:]."))
+
+
+def _rows_match(op, arg, rows, indices, target):
+    m, ys = _tuples(op, indices, target)
+    want = ys + tuple(target[m:])
+    if tuple(rows) != want:
+        raise ShapeError(f"{op}: argument '{arg}' has shape {tuple(rows)}; with 'indices' of "
+                         f"shape {tuple(indices)} into {tuple(target)} it must be {want}")
+
+
+def _scatter_shape(params, shapes):
+    target = params["shape"]
+    _rows_match("scatter_nd", "data", shapes[0], shapes[1], target)
+    return [target]
+
+
+register(OpDef(
+    "scatter_nd", arguments=("data", "indices"),
+    params={"shape": Param("shape", doc="The output's shape.")},
+    infer_shape=_scatter_shape, infer_type=lambda p, t: [t[0]],
+    compute={"cpu": _KERNELS["scatter"]},
+    pack_params=lambda p, s: _pack(tuple(s[1]), p["shape"]),
+    doc="Zeros of ``shape`` with out[indices[:, y]] = data[y] (the last duplicate wins)."))
+
+
+def _scatter_set_shape(params, shapes):
+    lhs = tuple(shapes[0])
+    if params["shape"] and tuple(params["shape"]) != lhs:
+        raise ShapeError(f"_scatter_set_nd: argument 'shape' {params['shape']} differs from "
+                         f"'lhs' {lhs}")
+    _rows_match("_scatter_set_nd", "rhs", shapes[1], shapes[2], lhs)
+    return [lhs]
+
+
+def _scatter_set_type(params, dtypes):
+    if dtypes[1] != dtypes[0]:
+        raise TypeInferenceError(f"_scatter_set_nd: argument 'rhs' has dtype {dtypes[1]}, "
+                                 f"'lhs' {dtypes[0]}")
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "_scatter_set_nd", arguments=("lhs", "rhs", "indices"),
+    params={"shape": Param("shape", (), doc="The shape of 'lhs' (as MXNet stores it).")},
+    infer_shape=_scatter_set_shape, infer_type=_scatter_set_type,
+    compute={"cpu": _KERNELS["scatter_set"]},
+    pack_params=lambda p, s: _pack(tuple(s[2]), tuple(s[0])), inplace=((0, 0),),
+    doc="``lhs`` with out[indices[:, y]] = rhs[y] (the last duplicate wins)."))

@@ -1,0 +1,140 @@
+// gather_nd, scatter_nd and _scatter_set_nd: rows of `data` addressed by
+// index tuples.  indices has shape (M, Y...); tuple y is
+// (indices[0, y], ..., indices[M-1, y]) and names the row
+// data[i0, ..., i(M-1), :, ...] of `row` elements.
+//   gather_nd:       out[y, :] = data[tuple y]
+//   scatter_nd:      out = 0, then out[tuple y] = data[y, :]
+//   _scatter_set_nd: out = lhs, then out[tuple y] = rhs[y, :]
+// (with duplicate tuples the last row written wins, as in NumPy).  Indices
+// of any dtype are C-cast to int64; negatives count from the end, and one
+// out of range is an error naming the argument, before anything is written.
+#ifndef MX_OPS_ND_INDEX_CPU_H_
+#define MX_OPS_ND_INDEX_CPU_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "dtype.h"
+
+namespace mxop {
+
+// Packed by mx_ops.nd_index: M, the number of tuples, the row length, and
+// the addressed array's leading dims and row-major strides (in elements).
+struct NdIndexParam {
+  int64_t m, ntuples, row;
+  int64_t dims[MX_MAX_DIM], strides[MX_MAX_DIM];
+};
+
+template <typename I>
+static bool tuple_offsets(const MXTBlob &idx, const NdIndexParam &p, int64_t *off) {
+  const I *x = static_cast<const I *>(idx.dptr);
+  for (int64_t y = 0; y < p.ntuples; ++y) {
+    int64_t o = 0;
+    for (int64_t j = 0; j < p.m; ++j) {
+      int64_t i = static_cast<int64_t>(x[j * p.ntuples + y]);
+      if (i < 0) i += p.dims[j];
+      if (i < 0 || i >= p.dims[j]) return false;
+      o += i * p.strides[j];
+    }
+    off[y] = o;
+  }
+  return true;
+}
+
+// Fills off[] with the element offset of every tuple's row; -1 after
+// setting c->error.
+static int tuple_offsets_any(MXOpCall *c, const MXTBlob &idx, const NdIndexParam &p,
+                             int64_t *off) {
+  bool ok = false;
+  MX_TYPE_SWITCH(idx.dtype, I, ok = tuple_offsets<I>(idx, p, off))
+  if (!ok) {
+    c->error = "argument 'indices' holds an index out of range";
+    return -1;
+  }
+  return 0;
+}
+
+// The offsets in a new buffer (the caller frees it), or NULL after setting
+// c->error.
+static int64_t *row_offsets(MXOpCall *c, const MXTBlob &idx, const NdIndexParam &p) {
+  int64_t *off = static_cast<int64_t *>(std::malloc(sizeof(int64_t) * (p.ntuples ? p.ntuples : 1)));
+  if (off == nullptr) { c->error = "cannot allocate the index buffer"; return nullptr; }
+  if (tuple_offsets_any(c, idx, p, off) != 0) {
+    std::free(off);
+    return nullptr;
+  }
+  return off;
+}
+
+template <typename T>
+static void add_rows(T *dst, const T *src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = T(dst[i] + src[i]);
+}
+
+static int nd_gather(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const NdIndexParam &p = *static_cast<const NdIndexParam *>(c->params);
+  int64_t *off = row_offsets(c, c->inputs[1], p);
+  if (off == nullptr) return -1;
+  const MXTBlob &data = c->inputs[0], &out = c->outputs[0];
+  const int64_t esz = mx_dtype_size(data.dtype);
+  const char *src = static_cast<const char *>(data.dptr);
+  char *dst = static_cast<char *>(out.dptr);
+  if (c->req[0] == MX_REQ_ADD) {
+    MX_TYPE_SWITCH(data.dtype, T, for (int64_t y = 0; y < p.ntuples; ++y)
+      add_rows<T>(reinterpret_cast<T *>(dst) + y * p.row,
+                  reinterpret_cast<const T *>(src) + off[y], p.row))
+  } else {
+    for (int64_t y = 0; y < p.ntuples; ++y)
+      std::memcpy(dst + y * p.row * esz, src + off[y] * esz, size_t(p.row * esz));
+  }
+  std::free(off);
+  return 0;
+}
+
+// Writes (or adds) the rows of `rows` at the tuples of `idx` into the
+// output, which holds its base values already.
+static int nd_scatter_rows(MXOpCall *c, const MXTBlob &rows, const MXTBlob &idx, bool add) {
+  const NdIndexParam &p = *static_cast<const NdIndexParam *>(c->params);
+  int64_t *off = row_offsets(c, idx, p);
+  if (off == nullptr) return -1;
+  const MXTBlob &out = c->outputs[0];
+  const int64_t esz = mx_dtype_size(out.dtype);
+  const char *src = static_cast<const char *>(rows.dptr);
+  char *dst = static_cast<char *>(out.dptr);
+  if (add) {
+    MX_TYPE_SWITCH(out.dtype, T, for (int64_t y = 0; y < p.ntuples; ++y)
+      add_rows<T>(reinterpret_cast<T *>(dst) + off[y],
+                  reinterpret_cast<const T *>(src) + y * p.row, p.row))
+  } else {
+    for (int64_t y = 0; y < p.ntuples; ++y)
+      std::memcpy(dst + off[y] * esz, src + y * p.row * esz, size_t(p.row * esz));
+  }
+  std::free(off);
+  return 0;
+}
+
+static int nd_scatter(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const MXTBlob &out = c->outputs[0];
+  const bool add = c->req[0] == MX_REQ_ADD;
+  if (!add)
+    std::memset(out.dptr, 0, size_t(mx_tblob_size(&out) * mx_dtype_size(out.dtype)));
+  return nd_scatter_rows(c, c->inputs[0], c->inputs[1], add);
+}
+
+static int nd_scatter_set(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  if (c->req[0] == MX_REQ_ADD) {
+    c->error = "req 'add' is not supported by an assignment";
+    return -1;
+  }
+  const MXTBlob &lhs = c->inputs[0], &out = c->outputs[0];
+  if (out.dptr != lhs.dptr)
+    std::memmove(out.dptr, lhs.dptr, size_t(mx_tblob_size(&out) * mx_dtype_size(out.dtype)));
+  return nd_scatter_rows(c, c->inputs[1], c->inputs[2], false);
+}
+
+}  // namespace mxop
+#endif  // MX_OPS_ND_INDEX_CPU_H_
