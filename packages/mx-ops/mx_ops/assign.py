@@ -7,7 +7,8 @@ import struct
 
 from mx_ops import _assign_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 from mx_ops.shape import _sliced_shape, _slices, _strides
 
 _KERNELS = _assign_cpu.kernels()
@@ -47,10 +48,17 @@ def _assign_type(params, dtypes):
     return [dtypes[0]]
 
 
+def _assign_pack(params, shapes):
+    """mxop::RegionParam of the region of 'lhs'."""
+    return _region(params, shapes[0], "_slice_assign")
+
+
 register(OpDef(
     "_slice_assign", arguments=("lhs", "rhs"), params=_slice_params(),
-    infer_shape=_assign_shape, infer_type=_assign_type, compute={"cpu": _KERNELS["array"]},
-    pack_params=lambda p, s: _region(p, s[0], "_slice_assign"), inplace=((0, 0),),
+    infer_shape=_assign_shape, infer_type=_assign_type,
+    compute=computes(_KERNELS["array"], gpu_compute("_assign_gpu", "slice_assign",
+                                                    _assign_pack)),
+    pack_params=_assign_pack, inplace=((0, 0),),
     aliases=("_crop_assign",),
     doc="``lhs`` with the region begin:end:step replaced by ``rhs`` (of the region's "
         "shape)."))
@@ -61,12 +69,18 @@ def _scalar_shape(params, shapes):
     return [tuple(shapes[0])]
 
 
+def _scalar_pack(params, shapes):
+    """mxop::ScalarRegionParam: the region of 'data', then the scalar."""
+    return (_region(params, shapes[0], "_slice_assign_scalar")
+            + struct.pack("=d", params["scalar"]))
+
+
 register(OpDef(
     "_slice_assign_scalar", arguments=("data",),
     params={"scalar": Param("float", 0.0, doc="The value the region gets."), **_slice_params()},
     infer_shape=_scalar_shape, infer_type=lambda p, t: [t[0]],
-    compute={"cpu": _KERNELS["scalar"]},
-    pack_params=lambda p, s: (_region(p, s[0], "_slice_assign_scalar")
-                              + struct.pack("=d", p["scalar"])),
+    compute=computes(_KERNELS["scalar"], gpu_compute("_assign_gpu", "slice_assign_scalar",
+                                                     _scalar_pack)),
+    pack_params=_scalar_pack,
     inplace=((0, 0),), aliases=("_crop_assign_scalar",),
     doc="``data`` with the region begin:end:step set to ``scalar``."))

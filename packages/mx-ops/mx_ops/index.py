@@ -5,7 +5,7 @@ import struct
 
 from mx_ops import _index_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _index_cpu.kernels()
 _MODES = ("clip", "wrap", "raise")          # mxop::TakeMode order
@@ -28,6 +28,11 @@ def _take_shape(params, shapes):
     return [a[:axis] + tuple(shapes[1]) + a[axis + 1:]]
 
 
+def _take_pack(params, shapes):
+    """mxop::TakeParam: the normalized axis and the mode's number."""
+    return struct.pack("=qq", _take_axis(params, shapes), _MODES.index(params["mode"]))
+
+
 register(OpDef(
     "take", arguments=("a", "indices"),
     params={"axis": Param("int", 0, doc="The axis of 'a' to take from."),
@@ -35,8 +40,8 @@ register(OpDef(
                           doc="Out-of-range indices: 'clip' to the ends, 'wrap' around, or "
                               "'raise' an error.")},
     infer_shape=_take_shape, infer_type=lambda p, t: [t[0]],
-    compute={"cpu": _KERNELS["take"]},
-    pack_params=lambda p, s: struct.pack("=qq", _take_axis(p, s), _MODES.index(p["mode"])),
+    compute=computes(_KERNELS["take"], gpu_compute("_index_gpu", "take", _take_pack)),
+    pack_params=_take_pack,
     doc="Entries of 'a' along 'axis' at 'indices'; the output has shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]."))
 
@@ -48,6 +53,11 @@ def _one_hot_shape(params, shapes):
     return [tuple(shapes[0]) + (params["depth"],)]
 
 
+def _one_hot_pack(params, shapes):
+    """mxop::OneHotParam."""
+    return struct.pack("=qdd", params["depth"], params["on_value"], params["off_value"])
+
+
 register(OpDef(
     "one_hot", arguments=("indices",),
     params={"depth": Param("int", doc="The size of the one-hot axis."),
@@ -55,8 +65,8 @@ register(OpDef(
             "off_value": Param("float", 0.0, doc="The value everywhere else."),
             "dtype": Param("dtype", "float32", doc="The output's dtype.")},
     infer_shape=_one_hot_shape, infer_type=lambda p, t: [p["dtype"]],
-    compute={"cpu": _KERNELS["one_hot"]},
-    pack_params=lambda p, s: struct.pack("=qdd", p["depth"], p["on_value"], p["off_value"]),
+    compute=computes(_KERNELS["one_hot"], gpu_compute("_index_gpu", "one_hot", _one_hot_pack)),
+    pack_params=_one_hot_pack,
     differentiable=False,
     doc="One-hot rows: output[..., i] is on_value where indices == i, else off_value; "
         "indices outside [0, depth) give rows of off_value."))

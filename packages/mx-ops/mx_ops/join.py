@@ -5,7 +5,8 @@ import struct
 
 from mx_ops import _join_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 
 _KERNELS = _join_cpu.kernels()
 
@@ -37,13 +38,18 @@ def _concat_type(params, dtypes):
     return [dtypes[0]]
 
 
+def _concat_pack(params, shapes):
+    """mxop::JoinParam: the joined axis, normalized."""
+    return struct.pack("=q", _axis("Concat", "dim", params["dim"], shapes[0], "'arg0'"))
+
+
 register(OpDef(
     "Concat", arguments=("data",), key_var_num_args="num_args",
     params={"num_args": Param("int", low=1, doc="Number of inputs to be concated."),
             "dim": Param("int", 1, doc="the dimension to be concated.")},
-    infer_shape=_concat_shape, infer_type=_concat_type, compute={"cpu": _KERNELS["concat"]},
-    pack_params=lambda p, s: struct.pack("=q", _axis("Concat", "dim", p["dim"], s[0],
-                                                     "'arg0'")),    # mxop::JoinParam
+    infer_shape=_concat_shape, infer_type=_concat_type,
+    compute=computes(_KERNELS["concat"], gpu_compute("_join_gpu", "concat", _concat_pack)),
+    pack_params=_concat_pack,
     aliases=("concat",),
     doc="Joins input arrays along a given axis; the other axes must match."))
 
@@ -64,6 +70,11 @@ def _split_shape(params, shapes):
     return [part] * n
 
 
+def _split_pack(params, shapes):
+    """mxop::JoinParam: the split axis, normalized."""
+    return struct.pack("=q", _axis("SliceChannel", "axis", params["axis"], shapes[0], "'data'"))
+
+
 register(OpDef(
     "SliceChannel", arguments=("data",),
     outputs=lambda p: [f"output{i}" for i in range(p["num_outputs"])],
@@ -72,8 +83,7 @@ register(OpDef(
             "squeeze_axis": Param("bool", False, doc="Drop the split axis (its size must "
                                                      "equal num_outputs).")},
     infer_shape=_split_shape, infer_type=lambda p, t: [t[0]] * p["num_outputs"],
-    compute={"cpu": _KERNELS["split"]},
-    pack_params=lambda p, s: struct.pack("=q", _axis("SliceChannel", "axis", p["axis"], s[0],
-                                                     "'data'")),
+    compute=computes(_KERNELS["split"], gpu_compute("_join_gpu", "split", _split_pack)),
+    pack_params=_split_pack,
     aliases=("split",),
     doc="Splits an array along an axis into num_outputs equal parts."))

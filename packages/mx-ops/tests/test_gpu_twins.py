@@ -1,4 +1,4 @@
-"""GPU twins of the shape, init, select and dot ops against their CPU
+"""GPU twins of the shape, init, select, dot, join, index and assign ops against their CPU
 kernels: the same invoke on NumPy and on CuPy arrays, for several dtypes,
 shapes and every req.  Skipped without CuPy and a CUDA device."""
 import numpy as np
@@ -65,6 +65,26 @@ CASES = [
     ("batch_dot", lambda t: [fdata((2, 3, 4), t), fdata((2, 4, 5), t, 1)], {}, FLOATS),
     ("batch_dot", lambda t: [fdata((2, 2, 4, 3), t), fdata((2, 2, 5, 4), t, 1)],
      {"transpose_a": True, "transpose_b": True}, FLOATS),
+    ("Concat", lambda t: [data((2, 3, 4), t), data((2, 1, 4), t, 1), data((2, 5, 4), t, 2)],
+     {"dim": 1}, ALL),
+    ("Concat", lambda t: [data((2, 3), t), data((4, 3), t, 1)], {"dim": 0}, ALL),
+    ("Concat", lambda t: [data((3, 2), t), data((3, 0), t), data((3, 5), t, 1)], {"dim": -1},
+     ALL),
+    ("Concat", lambda t: [data((7,), t)], {"dim": 0}, ["float32", "int8"]),
+    ("Concat", lambda t: [data((0, 3), t), data((0, 4), t)], {"dim": 1}, ["float32"]),
+    # indices -4..4 against an axis of 3: clip and wrap both bound some
+    ("take", lambda t: [data((3, 4), t), data((2, 5), "int32", 1)], {}, ALL),
+    ("take", lambda t: [data((4, 3, 2), t), data((6,), "int64", 1)],
+     {"axis": 1, "mode": "wrap"}, ALL),
+    ("take", lambda t: [data((2, 4, 3), t), data((3, 2), "int8", 1)],
+     {"axis": -1, "mode": "clip"}, ALL),
+    ("take", lambda t: [data((5, 3), t), data((), "int32", 1)], {"axis": 0, "mode": "wrap"},
+     ALL),
+    ("take", lambda t: [data((5, 3), t), data((0,), "int32", 1)], {}, ["float32"]),
+    # the index dtype varies: floats truncate toward zero, uint8 never wraps below 0
+    ("take", lambda t: [data((4, 5), "float32"), fdata((7,), t, 1) * 5], {"mode": "wrap"},
+     FLOATS),
+    ("take", lambda t: [data((4, 5), "float64"), data((3, 3), t, 1)], {"axis": 1}, ALL),
 ]
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
@@ -128,5 +148,108 @@ def test_gpu_computes_registered_where_cupy_is():
     from mx_ops import registry
     have = importlib.util.find_spec("cupy") is not None
     for name in ("Reshape", "Flatten", "expand_dims", "transpose", "slice", "slice_axis",
-                 "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where", "dot", "batch_dot"):
+                 "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where",
+                 "dot", "batch_dot", "Concat", "SliceChannel", "take", "one_hot",
+                 "_slice_assign", "_slice_assign_scalar"):
         assert ("gpu" in registry.get(name).compute) == have, name
+
+
+def _run_both(op, inputs, bases, reqs, **kw):
+    """invoke on NumPy and on CuPy into copies of ``bases``; the two results."""
+    import cupy
+    cpu, gpu = [b.copy() for b in bases], [cupy.asarray(b) for b in bases]
+    invoke(op, inputs, out=cpu, req=reqs, **kw)
+    invoke(op, [cupy.asarray(x) for x in inputs], out=gpu, req=reqs, **kw)
+    return cpu, gpu
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape, kw", [
+    ((4, 6, 3), {"num_outputs": 3, "axis": 1}),
+    ((3, 4), {"num_outputs": 3, "axis": 0, "squeeze_axis": True}),
+    ((2, 3, 4), {"num_outputs": 2, "axis": -1}),
+    ((5, 2, 3), {"num_outputs": 3, "axis": 2, "squeeze_axis": True}),
+    ((0, 4), {"num_outputs": 2, "axis": 1}),
+])
+def test_gpu_split_matches_cpu(shape, kw, dtype):
+    import cupy
+    x = data(shape, dtype)
+    want = invoke("SliceChannel", [x], **kw)
+    bases = [data(w.shape, dtype, 3 + i) for i, w in enumerate(want)]
+    for reqs in (["write"] * len(want), (["add", "null", "write"] * 2)[:len(want)],
+                 (["null", "add"] * 2)[:len(want)]):
+        cpu, gpu = _run_both("SliceChannel", [x], bases, reqs, **kw)
+        for g, c in zip(gpu, cpu):
+            _check(g, c, dtype)
+    for g, w in zip(invoke("SliceChannel", [cupy.asarray(x)], **kw), want):
+        _check(g, w, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("index", ALL)
+def test_gpu_one_hot_matches_cpu(index, dtype):
+    # indices -4..4 against depth 3: some rows are all off_value
+    idx = data((2, 5), index, 1)
+    kw = {"depth": 3, "on_value": 2.0, "off_value": 1.0 if dtype[0] == "u" else -1.0,
+          "dtype": dtype}
+    want = invoke("one_hot", [idx], **kw)
+    for req in ("write", "add", "null"):
+        cpu, gpu = _run_both("one_hot", [idx], [data(want.shape, dtype, 3)], req, **kw)
+        _check(gpu[0], cpu[0], dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8"])
+def test_gpu_take_raise(dtype):
+    import cupy
+
+    from mx_engine.base import MXNetError
+    a = data((3, 4), dtype)
+    good = np.array([[3, 0], [1, 2]], np.int32)
+    _check(invoke("take", [cupy.asarray(a), cupy.asarray(good)], axis=1, mode="raise"),
+           invoke("take", [a, good], axis=1, mode="raise"), dtype)
+    for bad in (np.array([1, 4], np.int32), np.array([-1.0, 2.0], np.float16)):
+        out = cupy.asarray(data((3, 2), dtype, 3))
+        before = out.copy()
+        with pytest.raises(MXNetError, match="take: argument 'indices' holds an index out of "
+                                             r"range of the axis \(mode='raise'\)"):
+            invoke("take", [cupy.asarray(a), cupy.asarray(bad)], axis=1, mode="raise",
+                   out=out)
+        _check(out, cupy.asnumpy(before), dtype)      # nothing written
+
+
+ASSIGN = [
+    ((5, 6, 7), {"begin": (1, None, -1), "end": (4, None, 0), "step": (2, 1, -2)}),
+    ((5, 6), {"begin": (0, 1), "end": (3, 5)}),
+    ((8,), {"begin": (None,), "end": (None,), "step": (-3,)}),
+    ((4, 5), {"begin": (2,), "end": (2,)}),                 # an empty region
+    ((2, 3, 4, 5), {"begin": (1, 0, 1), "end": (2, 3, 4), "step": (1, 2, 2)}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape, kw", ASSIGN)
+@pytest.mark.parametrize("op", ["_slice_assign", "_slice_assign_scalar"])
+def test_gpu_slice_assign_matches_cpu(op, shape, kw, dtype):
+    import cupy
+
+    from mx_engine.base import MXNetError
+    lhs = data(shape, dtype)
+    if op == "_slice_assign":
+        region = invoke("slice", [lhs], **kw).shape
+        inputs, kw = [lhs, data(region, dtype, 1)], kw
+    else:
+        inputs, kw = [lhs], dict(kw, scalar=3.0)
+    want = invoke(op, inputs, **kw)
+    _check(invoke(op, [cupy.asarray(x) for x in inputs], **kw), want, dtype)
+    for req in ("write", "null"):        # into another buffer
+        cpu, gpu = _run_both(op, inputs, [data(shape, dtype, 3)], req, **kw)
+        _check(gpu[0], cpu[0], dtype)
+    g = [cupy.asarray(x) for x in inputs]    # in place: the output is lhs
+    invoke(op, g, out=g[0], req="inplace", **kw)
+    _check(g[0], want, dtype)
+    with pytest.raises(MXNetError, match=f"{op}: req 'add' is not supported"):
+        invoke(op, g, out=cupy.asarray(data(shape, dtype, 3)), req="add", **kw)
