@@ -8,7 +8,8 @@ import struct
 
 from mx_ops import _nd_index_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 from mx_ops.shape import _strides
 
 _KERNELS = _nd_index_cpu.kernels()
@@ -40,7 +41,8 @@ def _gather_shape(params, shapes):
 
 register(OpDef(
     "gather_nd", arguments=("data", "indices"), infer_shape=_gather_shape,
-    infer_type=lambda p, t: [t[0]], compute={"cpu": _KERNELS["gather"]},
+    infer_type=lambda p, t: [t[0]],
+    compute=computes(_KERNELS["gather"], gpu_compute("_nd_index_gpu", "gather")),
     pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[0])),
     doc="out[y, ...] = data[indices[0, y], ..., indices[M-1, y], ...]; the output has "
         "shape indices.shape[1:] + data.shape[M:]."))
@@ -64,7 +66,7 @@ register(OpDef(
     "scatter_nd", arguments=("data", "indices"),
     params={"shape": Param("shape", doc="The output's shape.")},
     infer_shape=_scatter_shape, infer_type=lambda p, t: [t[0]],
-    compute={"cpu": _KERNELS["scatter"]},
+    compute=computes(_KERNELS["scatter"], gpu_compute("_nd_index_gpu", "scatter")),
     pack_params=lambda p, s: _pack(tuple(s[1]), p["shape"]),
     doc="Zeros of ``shape`` with out[indices[:, y]] = data[y] (the last duplicate wins)."))
 
@@ -89,6 +91,7 @@ register(OpDef(
     "_scatter_set_nd", arguments=("lhs", "rhs", "indices"),
     params={"shape": Param("shape", (), doc="The shape of 'lhs' (as MXNet stores it).")},
     infer_shape=_scatter_set_shape, infer_type=_scatter_set_type,
-    compute={"cpu": _KERNELS["scatter_set"]},
+    compute=computes(_KERNELS["scatter_set"],
+                     gpu_compute("_nd_index_gpu", "scatter_set")),
     pack_params=lambda p, s: _pack(tuple(s[2]), tuple(s[0])), inplace=((0, 0),),
     doc="``lhs`` with out[indices[:, y]] = rhs[y] (the last duplicate wins)."))

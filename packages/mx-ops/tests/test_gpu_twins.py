@@ -85,6 +85,13 @@ CASES = [
     ("take", lambda t: [data((4, 5), "float32"), fdata((7,), t, 1) * 5], {"mode": "wrap"},
      FLOATS),
     ("take", lambda t: [data((4, 5), "float64"), data((3, 3), t, 1)], {"axis": 1}, ALL),
+    # tuples (0, 2), (3, 0), (-1, 1), (0, 2): duplicates and a negative index
+    ("gather_nd", lambda t: [data((4, 3, 2), t), np.array([[0, 3, -1, 0], [2, 0, 1, 2]])],
+     {}, ALL),
+    ("gather_nd", lambda t: [data((5, 3), t), np.array([[[4, 0], [1, 1]]], np.float32)], {},
+     ALL),
+    ("scatter_nd", lambda t: [data((3, 2), t), np.array([[0, 3, 3], [2, 0, 1]], np.int8)],
+     {"shape": (4, 3, 2)}, ALL),
 ]
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
@@ -150,7 +157,8 @@ def test_gpu_computes_registered_where_cupy_is():
     for name in ("Reshape", "Flatten", "expand_dims", "transpose", "slice", "slice_axis",
                  "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where",
                  "dot", "batch_dot", "Concat", "SliceChannel", "take", "one_hot",
-                 "_slice_assign", "_slice_assign_scalar"):
+                 "_slice_assign", "_slice_assign_scalar", "gather_nd", "scatter_nd",
+                 "_scatter_set_nd"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 
@@ -253,3 +261,21 @@ def test_gpu_slice_assign_matches_cpu(op, shape, kw, dtype):
     _check(g[0], want, dtype)
     with pytest.raises(MXNetError, match=f"{op}: req 'add' is not supported"):
         invoke(op, g, out=cupy.asarray(data(shape, dtype, 3)), req="add", **kw)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+def test_gpu_scatter_set_nd_matches_cpu(dtype):
+    import cupy
+    lhs, rows = data((4, 3, 2), dtype), data((3, 2), dtype, 1)
+    idx = np.array([[0, 3, -1], [2, 0, 1]], np.int64)
+    want = invoke("_scatter_set_nd", [lhs, rows, idx])
+    _check(invoke("_scatter_set_nd", [cupy.asarray(x) for x in (lhs, rows, idx)]), want, dtype)
+    inplace = cupy.asarray(lhs)
+    invoke("_scatter_set_nd", [inplace, cupy.asarray(rows), cupy.asarray(idx)], out=inplace,
+           req="inplace")
+    _check(inplace, want, dtype)
+    with pytest.raises(Exception, match="_scatter_set_nd: argument 'indices' holds an index "
+                                        "out of range"):
+        invoke("_scatter_set_nd", [cupy.asarray(lhs), cupy.asarray(rows),
+                                   cupy.asarray(np.array([[4, 0, 0], [0, 0, 0]]))])
