@@ -17,11 +17,11 @@ __all__ = ['Cast', 'Concat', 'Flatten', 'Reshape', 'SliceChannel', 'abs', 'arcco
  'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
  'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
  'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'prod', 'radians', 'random_normal', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
- 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softsign',
- 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
- 'uniform', 'where']
+ 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal',
+ 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round',
+ 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis',
+ 'softsign', 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose',
+ 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -1747,6 +1747,24 @@ def one_hot(indices=None, depth=_NULL, on_value=_NULL, off_value=_NULL, dtype=_N
     return _invoke('one_hot', [indices], out=out, **kwargs)
 
 
+def ones_like(data=None, out=None, name=None, **kwargs):
+    """
+    An array of the shape and dtype of ``data`` filled with 1 (``data`` is not read).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('ones_like', [data], out=out, **kwargs)
+
+
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
     """
     The product of array elements over the given axes.
@@ -2538,3 +2556,21 @@ def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('where', [condition, x, y], out=out, **kwargs)
+
+
+def zeros_like(data=None, out=None, name=None, **kwargs):
+    """
+    An array of the shape and dtype of ``data`` filled with 0 (``data`` is not read).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('zeros_like', [data], out=out, **kwargs)

@@ -43,6 +43,16 @@ register(OpDef(
     differentiable=False,
     doc="An array of ``shape`` with every element ``value``."))
 
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
+    register(OpDef(
+        _name, arguments=("data",), infer_shape=lambda params, shapes: [tuple(shapes[0])],
+        infer_type=lambda params, dtypes: [dtypes[0]],
+        compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "fill", _value)),
+        pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
+        differentiable=False,
+        doc=f"An array of the shape and dtype of ``data`` filled with {_value:g} (``data`` "
+            f"is not read)."))
+
 for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
     register(OpDef(
         _name, arguments=(), params=_init_params(), infer_shape=_init_shape(_name),

@@ -1,0 +1,66 @@
+"""Checking operators' gradients against finite differences, as MXNet's
+``mx.test_utils.check_numeric_gradient`` does for symbols, here for one
+operator applied to NumPy arrays."""
+import numpy as np
+
+from mx_ops.gradient import grad_entries
+from mx_ops.node import evaluate, make_node, variable
+
+__all__ = ["numeric_gradient", "symbolic_gradient", "check_numeric_gradient"]
+
+
+def _forward_node(op_name, inputs, params):
+    names = [f"in{i}" for i in range(len(inputs))]
+    node = make_node(op_name, [variable(n) for n in names], **params)
+    return node, dict(zip(names, inputs))
+
+
+def symbolic_gradient(op_name, inputs, out_grads, **params):
+    """The input gradients from the operator's gradient maker, evaluated."""
+    node, feed = _forward_node(op_name, inputs, params)
+    heads = [variable(f"ograd{i}") for i in range(len(out_grads))]
+    feed.update({h.name: g for h, g in zip(heads, out_grads)})
+    grads = grad_entries(node, [h.outputs()[0] for h in heads])
+    live = [g for g in grads if g is not None]
+    values = iter(evaluate(live, feed))
+    return [None if g is None else next(values) for g in grads]
+
+
+def numeric_gradient(op_name, inputs, out_grads, eps=1e-6, **params):
+    """Central differences of sum(output_k * out_grads_k) with respect to
+    every element of every input (float64 inputs expected)."""
+    def objective(args):
+        node, feed = _forward_node(op_name, args, params)
+        outs = evaluate(node.outputs(), feed)
+        return sum(float(np.sum(o.astype(np.float64) * g)) for o, g in zip(outs, out_grads))
+
+    grads = []
+    for i, x in enumerate(inputs):
+        g = np.zeros(x.shape, np.float64)
+        for j in np.ndindex(x.shape):
+            args = [a.copy() for a in inputs]
+            args[i][j] += eps
+            up = objective(args)
+            args[i][j] -= 2 * eps
+            grads_j = (up - objective(args)) / (2 * eps)
+            g[j] = grads_j
+        grads.append(g)
+    return grads
+
+
+def check_numeric_gradient(op_name, inputs, rtol=1e-5, atol=1e-7, eps=1e-6, seed=0,
+                           **params):
+    """Asserts that the gradient maker of ``op_name`` agrees with central
+    finite differences at ``inputs`` (converted to float64), for random
+    output gradients.  Inputs whose maker gives no gradient are skipped."""
+    inputs = [np.asarray(x, np.float64) for x in inputs]
+    node, feed = _forward_node(op_name, inputs, params)
+    outs = evaluate(node.outputs(), feed)
+    rng = np.random.default_rng(seed)
+    out_grads = [rng.uniform(-1, 1, o.shape) for o in outs]
+    got = symbolic_gradient(op_name, inputs, out_grads, **params)
+    want = numeric_gradient(op_name, inputs, out_grads, eps=eps, **params)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g is not None:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol,
+                                       err_msg=f"{op_name}: gradient of input {i}")

@@ -1,0 +1,78 @@
+"""Gradient makers against central finite differences in float64, the
+node evaluator, and backward dependencies."""
+import numpy as np
+import pytest
+
+from mx_ops import registry
+from mx_ops.elemwise_grad import BINARY, SCALAR, UNARY
+from mx_ops.gradient import backward_dependency, grad_entries, set_gradient
+from mx_ops.node import evaluate, make_node, variable
+from mx_ops.test_utils import check_numeric_gradient
+
+RNG = np.random.default_rng(17)
+# Inputs inside every function's smooth domain (log, sqrt, arctanh, ...),
+# away from the kinks of abs and relu.
+POSITIVE = RNG.uniform(0.3, 0.9, (3, 4))
+MIXED = RNG.uniform(0.3, 0.9, (3, 4)) * RNG.choice([-1, 1], (3, 4))
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_gradients(name):
+    x = MIXED if name in ("abs", "relu", "negative", "square", "sign", "_copy") else POSITIVE
+    check_numeric_gradient(name, [x])
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR))
+def test_scalar_gradients(name):
+    check_numeric_gradient(name, [POSITIVE], scalar=1.7)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_gradients(name):
+    check_numeric_gradient(name, [MIXED, POSITIVE])
+
+
+@pytest.mark.parametrize("ta, tb", [(False, False), (True, False), (False, True),
+                                    (True, True)])
+def test_dot_gradients(ta, tb):
+    a = RNG.uniform(-1, 1, (3, 4) if ta else (4, 3))
+    b = RNG.uniform(-1, 1, (5, 3) if tb else (3, 5))
+    check_numeric_gradient("dot", [a, b], transpose_a=ta, transpose_b=tb)
+
+
+def test_transpose_gradients():
+    x = RNG.uniform(-1, 1, (2, 3, 4))
+    check_numeric_gradient("transpose", [x])
+    check_numeric_gradient("transpose", [x], axes=(1, 2, 0))
+
+
+def test_evaluate_runs_each_node_once_and_names_missing_feeds():
+    x = variable("x")
+    y = make_node("exp", [x])
+    z = make_node("elemwise_add", [y, y])
+    (got,) = evaluate(z.outputs(), {"x": np.zeros(3)})
+    np.testing.assert_array_equal(got, [2, 2, 2])
+    with pytest.raises(KeyError, match="no value fed for variable 'x'"):
+        evaluate(z.outputs(), {})
+
+
+def test_backward_dependency_reads_off_the_maker():
+    def deps(name, n_in=1, **params):
+        node = make_node(name, [variable(f"v{i}") for i in range(n_in)], **params)
+        ograds = [variable("g").outputs()[0]]
+        return backward_dependency(node, ograds, grad_entries(node, ograds))
+
+    assert deps("exp") == {"out_grad", "out_data"}
+    assert deps("log") == {"out_grad", "in_data"}
+    assert deps("negative") == {"out_grad"}
+    assert deps("elemwise_mul", 2) == {"out_grad", "in_data"}
+    assert deps("sign") == {"in_data"}          # zeros_like reads only the shape
+
+
+def test_missing_and_refused_gradients_are_clear_errors():
+    node = make_node("argmax", [variable("x")], axis=0)
+    with pytest.raises(registry.OperatorNotFound, match="argmax: no gradient is registered"):
+        grad_entries(node, [variable("g").outputs()[0]])
+    with pytest.raises(registry.MXNetError, match="_full: registered as not differentiable"):
+        set_gradient("_full", lambda node, ograds: [])
+    assert grad_entries(make_node("_full", [], shape=(2,)), [variable("g")]) == []
