@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "nn_common.h"
 #include "parallel.h"
@@ -32,6 +33,9 @@ static void softmax_fwd_loop(const MXOpCall *c, const SoftmaxParam &p) {
   const int64_t n = p.n, inner = p.inner;
   const A inv_t = A(1.0 / p.temperature);
   parallel_for_cost(p.outer * inner, n, [&](int64_t b, int64_t e) {
+    // The row's shifted exponents, computed once: exp dominates the cost,
+    // and y cannot hold them (req 'add' keeps old values there).
+    std::vector<A> ex(n);
     for (int64_t r = b; r < e; ++r) {
       const int64_t base = (r / inner) * n * inner + r % inner;
       A mx = A(x[base]);
@@ -40,16 +44,18 @@ static void softmax_fwd_loop(const MXOpCall *c, const SoftmaxParam &p) {
         if (v > mx) mx = v;
       }
       A sum = A(0);
-      for (int64_t j = 0; j < n; ++j) sum += std::exp((A(x[base + j * inner]) - mx) * inv_t);
+      for (int64_t j = 0; j < n; ++j) {
+        ex[j] = (A(x[base + j * inner]) - mx) * inv_t;
+        ex[j] = p.log ? ex[j] : std::exp(ex[j]);
+      }
       if (p.log) {
+        for (int64_t j = 0; j < n; ++j) sum += std::exp(ex[j]);
         const A ls = std::log(sum);
-        for (int64_t j = 0; j < n; ++j)
-          nn_store<ADD>(y, base + j * inner, A((A(x[base + j * inner]) - mx) * inv_t - ls));
+        for (int64_t j = 0; j < n; ++j) nn_store<ADD>(y, base + j * inner, A(ex[j] - ls));
       } else {
+        for (int64_t j = 0; j < n; ++j) sum += ex[j];
         const A inv = A(1) / sum;
-        for (int64_t j = 0; j < n; ++j)
-          nn_store<ADD>(y, base + j * inner,
-                        A(std::exp((A(x[base + j * inner]) - mx) * inv_t) * inv));
+        for (int64_t j = 0; j < n; ++j) nn_store<ADD>(y, base + j * inner, A(ex[j] * inv));
       }
     }
   });
