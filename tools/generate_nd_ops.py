@@ -36,9 +36,15 @@ def _function(name, op):
                         + ["out=None", "name=None", "**kwargs"])
     doc = op.docstring().replace('"""', "'''").replace("\\", "\\\\")
     doc = "\n".join(("    " + line) if line else "" for line in doc.splitlines())
+    # Inputs that parameters may remove (FullyConnected's bias with
+    # no_bias=True) are dropped when left None, as MXNet's generated
+    # functions skip None inputs.
+    listed = f"[{', '.join(inputs)}]"
+    if op.optional_inputs:
+        listed = f"[_a for _a in {listed} if _a is not None]"
     passed = "".join(f"    if {p} is not _NULL:\n        kwargs[{p!r}] = {p}\n" for p in params)
     return (f"def {name}({sig}):\n    \"\"\"\n{doc}\n    \"\"\"\n{passed}"
-            f"    return _invoke({name!r}, [{', '.join(inputs)}], out=out, **kwargs)\n")
+            f"    return _invoke({name!r}, {listed}, out=out, **kwargs)\n")
 
 
 def render():

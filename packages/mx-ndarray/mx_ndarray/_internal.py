@@ -10,11 +10,13 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum', '_MaximumScalar',
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
- '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange', '_copy',
- '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar',
- '_full', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
- '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
+ '_backward_Activation', '_backward_FullyConnected', '_backward_LeakyReLU',
+ '_backward_Pooling', '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
+ '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
@@ -741,6 +743,222 @@ def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _invoke('_arange', [], out=out, **kwargs)
+
+
+def _backward_Activation(out_grad=None, out_data=None, act_type=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of Activation from (out_grad, out_data): data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    act_type : {'relu', 'sigmoid', 'tanh', 'softrelu', 'softsign'}
+        Activation function to be applied.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if act_type is not _NULL:
+        kwargs['act_type'] = act_type
+    return _invoke('_backward_Activation', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of FullyConnected: inputs (out_grad, data, weight) with the forward's parameters; outputs (data_grad, weight_grad[, bias_grad without no_bias]).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    num_hidden : int, in [1, inf]
+        Number of hidden nodes of the output.
+    no_bias : bool, optional, default=False
+        Whether to disable bias parameter.
+    flatten : bool, optional, default=True
+        Whether to collapse all but the first axis of the input data tensor.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if num_hidden is not _NULL:
+        kwargs['num_hidden'] = num_hidden
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if flatten is not _NULL:
+        kwargs['flatten'] = flatten
+    return _invoke('_backward_FullyConnected', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad, or for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    data : NDArray
+        Input.
+    gamma : NDArray
+        Input.
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+        Activation function to be applied.
+    slope : float, optional, default=0.25
+        Init slope for the activation (leaky and elu).
+    lower_bound : float, optional, default=0.125
+        Lower bound of random slope (rrelu).
+    upper_bound : float, optional, default=0.334
+        Upper bound of random slope (rrelu).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if act_type is not _NULL:
+        kwargs['act_type'] = act_type
+    if slope is not _NULL:
+        kwargs['slope'] = slope
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, out_data, data, gamma] if _a is not None], out=out, **kwargs)
+
+
+def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of Pooling from (out_grad, in_data, out_data) with the forward's parameters: data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    in_data : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    kernel : Shape(tuple), optional, default=()
+        Pooling kernel size: (y, x) or (d, y, x).
+    pool_type : {'avg', 'lp', 'max', 'sum'}, optional, default='max'
+        Pooling type to be applied.
+    global_pool : bool, optional, default=False
+        Ignore kernel size, do global pooling based on current input feature map.
+    cudnn_off : bool, optional, default=False
+        Turn off cudnn pooling and use MXNet pooling operator (no effect on the CPU).
+    pooling_convention : {'full', 'same', 'valid'}, optional, default='valid'
+        Pooling convention to be applied.
+    stride : Shape(tuple), optional, default=()
+        Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension.
+    pad : Shape(tuple), optional, default=()
+        Pad for pooling: (y, x) or (d, y, x). Defaults to no padding.
+    p_value : int, optional, default=None
+        Value of p for Lp pooling (not supported here).
+    count_include_pad : bool, optional, default=None
+        Only used for AvgPool: whether to count padding in the divisor (None means True).
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NWC', 'NDHWC'}, optional, default=None
+        Set layout for input and output (NCW / NCHW supported).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if pool_type is not _NULL:
+        kwargs['pool_type'] = pool_type
+    if global_pool is not _NULL:
+        kwargs['global_pool'] = global_pool
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if pooling_convention is not _NULL:
+        kwargs['pooling_convention'] = pooling_convention
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if p_value is not _NULL:
+        kwargs['p_value'] = p_value
+    if count_include_pad is not _NULL:
+        kwargs['count_include_pad'] = count_include_pad
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('_backward_Pooling', [out_grad, in_data, out_data], out=out, **kwargs)
+
+
+def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _invoke('_backward_log_softmax', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _invoke('_backward_softmax', [out_grad, out_data], out=out, **kwargs)
 
 
 def _copy(data=None, out=None, name=None, **kwargs):

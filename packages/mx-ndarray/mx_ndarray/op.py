@@ -6,22 +6,45 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Cast', 'Concat', 'Flatten', 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
- 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
- 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
- 'log10', 'log1p', 'log2', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal',
- 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round',
- 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis',
+__all__ = ['Activation', 'Cast', 'Concat', 'Flatten', 'FullyConnected', 'LeakyReLU', 'Pooling',
+ 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
+ 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
+ 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
+ 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
+ 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat',
+ 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma',
+ 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max',
+ 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
+ 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softmax',
  'softsign', 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose',
  'trunc', 'uniform', 'where', 'zeros_like']
+
+
+def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies an activation function element-wise: relu max(x, 0), sigmoid 1/(1+exp(-x)), tanh, softrelu log(1+exp(x)), softsign x/(1+|x|).  Backward: _backward_Activation(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    act_type : {'relu', 'sigmoid', 'tanh', 'softrelu', 'softsign'}
+        Activation function to be applied.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if act_type is not _NULL:
+        kwargs['act_type'] = act_type
+    return _invoke('Activation', [data], out=out, **kwargs)
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -92,6 +115,134 @@ def Flatten(data=None, out=None, name=None, **kwargs):
     Aliases: flatten.
     """
     return _invoke('Flatten', [data], out=out, **kwargs)
+
+
+def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies a linear transformation: out = data . weight^T + bias.  Backward: _backward_FullyConnected(out_grad, data, weight) -> (data_grad, weight_grad[, bias_grad]).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    bias : NDArray
+        Input.
+    num_hidden : int, in [1, inf]
+        Number of hidden nodes of the output.
+    no_bias : bool, optional, default=False
+        Whether to disable bias parameter.
+    flatten : bool, optional, default=True
+        Whether to collapse all but the first axis of the input data tensor.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if num_hidden is not _NULL:
+        kwargs['num_hidden'] = num_hidden
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if flatten is not _NULL:
+        kwargs['flatten'] = flatten
+    return _invoke('FullyConnected', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+
+
+def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
+    """
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu with the mean of lower_bound and upper_bound as its slope (MXNet's inference behaviour; no random slopes in training).  Backward: _backward_LeakyReLU.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    gamma : NDArray
+        Input.
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+        Activation function to be applied.
+    slope : float, optional, default=0.25
+        Init slope for the activation (leaky and elu).
+    lower_bound : float, optional, default=0.125
+        Lower bound of random slope (rrelu).
+    upper_bound : float, optional, default=0.334
+        Upper bound of random slope (rrelu).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if act_type is not _NULL:
+        kwargs['act_type'] = act_type
+    if slope is not _NULL:
+        kwargs['slope'] = slope
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    return _invoke('LeakyReLU', [_a for _a in [data, gamma] if _a is not None], out=out, **kwargs)
+
+
+def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    kernel : Shape(tuple), optional, default=()
+        Pooling kernel size: (y, x) or (d, y, x).
+    pool_type : {'avg', 'lp', 'max', 'sum'}, optional, default='max'
+        Pooling type to be applied.
+    global_pool : bool, optional, default=False
+        Ignore kernel size, do global pooling based on current input feature map.
+    cudnn_off : bool, optional, default=False
+        Turn off cudnn pooling and use MXNet pooling operator (no effect on the CPU).
+    pooling_convention : {'full', 'same', 'valid'}, optional, default='valid'
+        Pooling convention to be applied.
+    stride : Shape(tuple), optional, default=()
+        Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension.
+    pad : Shape(tuple), optional, default=()
+        Pad for pooling: (y, x) or (d, y, x). Defaults to no padding.
+    p_value : int, optional, default=None
+        Value of p for Lp pooling (not supported here).
+    count_include_pad : bool, optional, default=None
+        Only used for AvgPool: whether to count padding in the divisor (None means True).
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NWC', 'NDHWC'}, optional, default=None
+        Set layout for input and output (NCW / NCHW supported).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if pool_type is not _NULL:
+        kwargs['pool_type'] = pool_type
+    if global_pool is not _NULL:
+        kwargs['global_pool'] = global_pool
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if pooling_convention is not _NULL:
+        kwargs['pooling_convention'] = pooling_convention
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if p_value is not _NULL:
+        kwargs['p_value'] = p_value
+    if count_include_pad is not _NULL:
+        kwargs['count_include_pad'] = count_include_pad
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('Pooling', [data], out=out, **kwargs)
 
 
 def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs):
@@ -1405,6 +1556,32 @@ def log2(data=None, out=None, name=None, **kwargs):
     return _invoke('log2', [data], out=out, **kwargs)
 
 
+def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies log(softmax(x)) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_log_softmax(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _invoke('log_softmax', [data], out=out, **kwargs)
+
+
 def max(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
     """
     The maximum of array elements over the given axes (NaN propagates); the input may not be empty.
@@ -2242,6 +2419,32 @@ def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=Non
     if end is not _NULL:
         kwargs['end'] = end
     return _invoke('slice_axis', [data], out=out, **kwargs)
+
+
+def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies exp(x/T) / sum(exp(x/T)) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_softmax(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _invoke('softmax', [data], out=out, **kwargs)
 
 
 def softsign(data=None, out=None, name=None, **kwargs):

@@ -51,8 +51,11 @@ class OpDef:
         the number of inputs (MXNet's ``key_var_num_args``, Concat's
         ``num_args``).  Invokers fill it from the inputs when it is not given.
     list_input_names : callable(params) -> list of str, optional
-        Input names of a variadic operator (nnvm's FListInputNames); the
-        default is MXNet's ``arg0, arg1, ...``.
+        Input names for given parameters (nnvm's FListInputNames).  For a
+        variadic operator the default is MXNet's ``arg0, arg1, ...``; for a
+        fixed-argument operator it picks a subset of ``arguments`` in their
+        order, for inputs that a parameter removes (FullyConnected's bias
+        with no_bias=True, LeakyReLU's gamma unless act_type='prelu').
     params : dict of str -> Param
     infer_shape : callable(params, in_shapes) -> list of out shapes
         Raises ShapeError naming the argument.
@@ -93,6 +96,9 @@ class OpDef:
         self.params = dict(params or {})
         self.key_var_num_args = key_var_num_args
         self.list_input_names = list_input_names
+        if (list_input_names is not None and key_var_num_args is None
+                and not callable(list_input_names)):
+            raise MXNetError(f"{name}: list_input_names must be a callable(params)")
         if key_var_num_args is not None and (len(self.arguments) != 1
                                              or key_var_num_args not in self.params):
             raise MXNetError(f"{name}: a variadic operator has one list argument and a "
@@ -116,10 +122,15 @@ class OpDef:
         return self.key_var_num_args is not None
 
     @property
+    def optional_inputs(self):
+        """True when parameters decide which of ``arguments`` are inputs."""
+        return not self.variadic and self.list_input_names is not None
+
+    @property
     def num_inputs(self):
         """The fixed number of inputs, or None when it depends on the
         parameters (use ``input_count(params)``)."""
-        return None if self.variadic else len(self.arguments)
+        return None if self.variadic or self.optional_inputs else len(self.arguments)
 
     @property
     def num_outputs(self):
@@ -129,10 +140,10 @@ class OpDef:
 
     def input_names(self, params):
         """Input names for parsed ``params`` (Concat: arg0, arg1, ...)."""
-        if not self.variadic:
-            return list(self.arguments)
         if self.list_input_names is not None:
             return list(self.list_input_names(params))
+        if not self.variadic:
+            return list(self.arguments)
         return [f"arg{i}" for i in range(params[self.key_var_num_args])]
 
     def output_names(self, params):
@@ -140,7 +151,9 @@ class OpDef:
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
 
     def input_count(self, params):
-        return params[self.key_var_num_args] if self.variadic else len(self.arguments)
+        if self.variadic:
+            return params[self.key_var_num_args]
+        return len(self.input_names(params))
 
     def output_count(self, params):
         return len(self.output_names(params))
@@ -160,7 +173,7 @@ class OpDef:
                 raise ParamError(f"{self.name}: argument '{key}' is {want}, but {nin} input(s) "
                                  f"were given")
             raise ParamError(f"{self.name}: takes {want} input(s) "
-                             f"({', '.join(self.arguments)}), got {nin}")
+                             f"({', '.join(self.input_names(params))}), got {nin}")
         return params
 
     def parse_params(self, kwargs):

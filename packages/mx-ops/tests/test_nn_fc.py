@@ -1,0 +1,92 @@
+"""FullyConnected and _backward_FullyConnected against NumPy."""
+import numpy as np
+import pytest
+
+from mx_ops import get, invoke
+from mx_ops.registry import ShapeError, TypeInferenceError
+
+
+def _ref(x, w, b, flatten):
+    x2 = x.reshape(x.shape[0], -1) if flatten else x
+    out = x2.astype(np.float64) @ w.astype(np.float64).T
+    return out + b if b is not None else out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("flatten", [True, False])
+@pytest.mark.parametrize("no_bias", [True, False])
+def test_forward_every_req(nn, dtype, flatten, no_bias):
+    rng = np.random.default_rng(0)
+    for shape in [(5, 7), (3, 4, 6), (2, 1, 3, 5)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        k = int(np.prod(shape[1:])) if flatten else shape[-1]
+        n = int(rng.integers(1, 9))
+        w = rng.standard_normal((n, k)).astype(dtype)
+        b = None if no_bias else rng.standard_normal(n).astype(dtype)
+        inputs = [x, w] if no_bias else [x, w, b]
+        params = dict(num_hidden=n, no_bias=no_bias, flatten=flatten)
+        nn.check_reqs("FullyConnected", inputs, [_ref(x, w, b, flatten)], params, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("no_bias", [True, False])
+def test_backward_every_req(nn, dtype, no_bias):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 2, 3)).astype(dtype)
+    w = rng.standard_normal((5, 6)).astype(dtype)
+    og = rng.standard_normal((4, 5)).astype(dtype)
+    x2 = x.reshape(4, 6).astype(np.float64)
+    want = [(og.astype(np.float64) @ w).reshape(x.shape), og.astype(np.float64).T @ x2]
+    if not no_bias:
+        want.append(og.astype(np.float64).sum(0))
+    nn.check_reqs("_backward_FullyConnected", [og, x, w], want,
+               dict(num_hidden=5, no_bias=no_bias), dtype)
+
+
+def test_backward_matches_finite_differences(nn):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4))
+    w = rng.standard_normal((2, 4))
+    b = rng.standard_normal(2)
+    og = rng.standard_normal((3, 2))
+    dx, dw, db = invoke("_backward_FullyConnected", [og, x, w], num_hidden=2)
+    fc = lambda x_, w_, b_: invoke("FullyConnected", [x_, w_, b_], num_hidden=2)
+    np.testing.assert_allclose(dx, nn.numeric_grad(lambda v: fc(v, w, b), x, og), atol=1e-7)
+    np.testing.assert_allclose(dw, nn.numeric_grad(lambda v: fc(x, v, b), w, og), atol=1e-7)
+    np.testing.assert_allclose(db, nn.numeric_grad(lambda v: fc(x, w, v), b, og), atol=1e-7)
+
+
+def test_req_per_output():
+    rng = np.random.default_rng(4)
+    x, w, og = rng.standard_normal((3, 4)), rng.standard_normal((2, 4)), rng.standard_normal((3, 2))
+    outs = [np.ones((3, 4)), np.ones((2, 4)), np.ones(2)]
+    invoke("_backward_FullyConnected", [og, x, w], out=outs, req=["null", "add", "write"],
+           num_hidden=2)
+    np.testing.assert_array_equal(outs[0], 1)
+    np.testing.assert_allclose(outs[1], 1 + og.T @ x)
+    np.testing.assert_allclose(outs[2], og.sum(0))
+
+
+def test_input_names_follow_no_bias():
+    op = get("FullyConnected")
+    assert op.input_names(op.parse_params({"num_hidden": 3})) == ["data", "weight", "bias"]
+    assert op.input_names(op.parse_params({"num_hidden": 3, "no_bias": True})) == \
+        ["data", "weight"]
+    with pytest.raises(ValueError, match=r"FullyConnected: takes 2 input\(s\) \(data, weight\)"):
+        invoke("FullyConnected", [np.ones((2, 3))] * 3, num_hidden=3, no_bias=True)
+
+
+def test_errors_name_argument_and_shapes():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ShapeError, match=r"FullyConnected: argument 'weight' has shape "
+                                         r"\(4, 2\), expected \(4, 3\)"):
+        invoke("FullyConnected", [x, np.ones((4, 2), np.float32), np.ones(4, np.float32)],
+               num_hidden=4)
+    with pytest.raises(ShapeError, match=r"argument 'bias' has shape \(3,\), expected \(4,\)"):
+        invoke("FullyConnected", [x, np.ones((4, 3), np.float32), np.ones(3, np.float32)],
+               num_hidden=4)
+    with pytest.raises(TypeInferenceError, match="argument 'weight' has dtype float64"):
+        invoke("FullyConnected", [x, np.ones((4, 3)), np.ones(4, np.float32)], num_hidden=4)
+    with pytest.raises(ShapeError, match="_backward_FullyConnected: argument 'out_grad'"):
+        invoke("_backward_FullyConnected", [np.ones((2, 5)), np.ones((2, 3)), np.ones((4, 3))],
+               num_hidden=4)
