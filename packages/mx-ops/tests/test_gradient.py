@@ -76,3 +76,48 @@ def test_missing_and_refused_gradients_are_clear_errors():
     with pytest.raises(registry.MXNetError, match="_full: registered as not differentiable"):
         set_gradient("_full", lambda node, ograds: [])
     assert grad_entries(make_node("_full", [], shape=(2,)), [variable("g")]) == []
+
+
+@pytest.mark.parametrize("no_bias, flatten", [(False, True), (True, True), (False, False)])
+def test_fully_connected_gradient(no_bias, flatten):
+    x = RNG.uniform(-1, 1, (2, 3, 4))
+    w = RNG.uniform(-1, 1, (5, 12 if flatten else 4))
+    inputs = [x, w] if no_bias else [x, w, RNG.uniform(-1, 1, 5)]
+    check_numeric_gradient("FullyConnected", inputs, num_hidden=5, no_bias=no_bias,
+                           flatten=flatten)
+
+
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "softrelu", "softsign"])
+def test_activation_gradient(act):
+    check_numeric_gradient("Activation", [MIXED], act_type=act)
+
+
+@pytest.mark.parametrize("act", ["leaky", "elu", "selu", "prelu"])
+def test_leaky_relu_gradient(act):
+    inputs = [MIXED, RNG.uniform(0.1, 0.5, (4,))] if act == "prelu" else [MIXED]
+    check_numeric_gradient("LeakyReLU", inputs, act_type=act, slope=0.3)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_gradients(name):
+    check_numeric_gradient(name, [MIXED], axis=0, temperature=1.5)
+    check_numeric_gradient(name, [MIXED])
+
+
+@pytest.mark.parametrize("pool", ["max", "avg", "sum"])
+def test_pooling_gradient(pool):
+    x = RNG.permutation(2 * 2 * 5 * 5).reshape(2, 2, 5, 5) / 50.0     # no ties for max
+    check_numeric_gradient("Pooling", [x], pool_type=pool, kernel=(3, 3), stride=(2, 2),
+                           pad=(1, 1))
+
+
+def test_backward_dependency_of_legacy_backward_nodes():
+    node = make_node("Activation", [variable("x")], act_type="relu")
+    ograds = [variable("g").outputs()[0]]
+    assert backward_dependency(node, ograds, grad_entries(node, ograds)) == {"out_grad",
+                                                                            "out_data"}
+    node = make_node("FullyConnected", [variable("x"), variable("w"), variable("b")],
+                     num_hidden=3)
+    grads = grad_entries(node, ograds)
+    assert len(grads) == 3 and backward_dependency(node, ograds, grads) == {"out_grad",
+                                                                             "in_data"}

@@ -1,0 +1,32 @@
+"""Gradients of the neural-network operators: each maps to its dedicated
+``_backward_<op>`` node (MXNet's legacy convention), whose inputs are the
+out_grad and the forward values that op's backward reads, and whose
+outputs are the input gradients in order."""
+from mx_ops.gradient import set_gradient
+from mx_ops.node import make_node
+
+
+def _backward(name, reads):
+    """A maker whose backward node reads ``reads(node, out_grad)``."""
+    def maker(node, ograds):
+        back = make_node(f"_backward_{name}", reads(node, ograds[0]),
+                         name=f"{node.name}_backward", **node.params)
+        return back.outputs()
+    return maker
+
+
+def _out(node):
+    return node.outputs()[0]
+
+
+set_gradient("FullyConnected", _backward(
+    "FullyConnected", lambda n, g: [g, n.inputs[0], n.inputs[1]]))
+set_gradient("Activation", _backward("Activation", lambda n, g: [g, _out(n)]))
+set_gradient("softmax", _backward("softmax", lambda n, g: [g, _out(n)]))
+set_gradient("log_softmax", _backward("log_softmax", lambda n, g: [g, _out(n)]))
+set_gradient("Pooling", _backward("Pooling", lambda n, g: [g, n.inputs[0], _out(n)]))
+# prelu's backward reads data and gamma (and yields gamma's gradient); the
+# other kinds read only the output.
+set_gradient("LeakyReLU", _backward(
+    "LeakyReLU", lambda n, g: ([g, n.inputs[0], n.inputs[1]] if n.params["act_type"] == "prelu"
+                               else [g, _out(n)])))
