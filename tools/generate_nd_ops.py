@@ -36,9 +36,14 @@ def _function(name, op):
                         + ["out=None", "name=None", "**kwargs"])
     doc = op.docstring().replace('"""', "'''").replace("\\", "\\\\")
     doc = "\n".join(("    " + line) if line else "" for line in doc.splitlines())
+    arrays = f"[{', '.join(inputs)}]"
+    if op.list_input_names is not None and not op.variadic:
+        # Inputs that drop out by parameter (Convolution's bias with
+        # no_bias=True): MXNet's generated functions skip None arrays.
+        arrays = f"[_a for _a in ({', '.join(inputs)},) if _a is not None]"
     passed = "".join(f"    if {p} is not _NULL:\n        kwargs[{p!r}] = {p}\n" for p in params)
     return (f"def {name}({sig}):\n    \"\"\"\n{doc}\n    \"\"\"\n{passed}"
-            f"    return _invoke({name!r}, [{', '.join(inputs)}], out=out, **kwargs)\n")
+            f"    return _invoke({name!r}, {arrays}, out=out, **kwargs)\n")
 
 
 def render():

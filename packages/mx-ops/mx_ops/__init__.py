@@ -6,8 +6,8 @@ NumPy (or CuPy) arrays; NDArray runs the same kernels through the engine.
 """
 import os
 
-from mx_ops import (assign, dot, elemwise, index, init, join, nd_index, random, reduce,
-                    registry, select, shape)
+from mx_ops import (assign, convolution, dot, elemwise, index, init, join, nd_index, random,
+                    reduce, registry, select, shape)
 from mx_ops._invoke import invoke
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, get, list_ops, register

@@ -51,8 +51,10 @@ class OpDef:
         the number of inputs (MXNet's ``key_var_num_args``, Concat's
         ``num_args``).  Invokers fill it from the inputs when it is not given.
     list_input_names : callable(params) -> list of str, optional
-        Input names of a variadic operator (nnvm's FListInputNames); the
-        default is MXNet's ``arg0, arg1, ...``.
+        Input names that depend on the parameters (nnvm's FListInputNames):
+        for a variadic operator (default MXNet's ``arg0, arg1, ...``), or for
+        one whose ``arguments`` are all its possible inputs and some drop out
+        by parameter (Convolution's bias with ``no_bias=True``).
     params : dict of str -> Param
     infer_shape : callable(params, in_shapes) -> list of out shapes
         Raises ShapeError naming the argument.
@@ -119,7 +121,9 @@ class OpDef:
     def num_inputs(self):
         """The fixed number of inputs, or None when it depends on the
         parameters (use ``input_count(params)``)."""
-        return None if self.variadic else len(self.arguments)
+        if self.variadic or self.list_input_names is not None:
+            return None
+        return len(self.arguments)
 
     @property
     def num_outputs(self):
@@ -129,10 +133,10 @@ class OpDef:
 
     def input_names(self, params):
         """Input names for parsed ``params`` (Concat: arg0, arg1, ...)."""
-        if not self.variadic:
-            return list(self.arguments)
         if self.list_input_names is not None:
             return list(self.list_input_names(params))
+        if not self.variadic:
+            return list(self.arguments)
         return [f"arg{i}" for i in range(params[self.key_var_num_args])]
 
     def output_names(self, params):
@@ -140,7 +144,9 @@ class OpDef:
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
 
     def input_count(self, params):
-        return params[self.key_var_num_args] if self.variadic else len(self.arguments)
+        if self.variadic:
+            return params[self.key_var_num_args]
+        return len(self.input_names(params))
 
     def output_count(self, params):
         return len(self.output_names(params))
@@ -160,7 +166,7 @@ class OpDef:
                 raise ParamError(f"{self.name}: argument '{key}' is {want}, but {nin} input(s) "
                                  f"were given")
             raise ParamError(f"{self.name}: takes {want} input(s) "
-                             f"({', '.join(self.arguments)}), got {nin}")
+                             f"({', '.join(self.input_names(params))}), got {nin}")
         return params
 
     def parse_params(self, kwargs):
