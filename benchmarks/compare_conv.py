@@ -25,14 +25,18 @@ CASES = [  # name, data shape, num_filter, kernel, pad
 TORCH = "/tmp/torch-venv/bin/python"
 
 
-def _median(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
+def _medians(fns, repeat):
+    """Median ms of each function, their runs interleaved so that a busy
+    shared machine slows all of them alike."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(times))
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [1e3 * float(np.median(ts)) for ts in times]
 
 
 def _cols(x, k, pad):
@@ -116,8 +120,8 @@ def main():
         th = torch_times(list(shape), nf, list(k), list(pad), args.repeat)
         for label, backward, ref in (("fwd", False, numpy_fwd), ("fwd+bwd", True,
                                                                   numpy_fwd_bwd)):
-            t_ours = _median(lambda: ours(x, w, b, nf, k, pad, backward), args.repeat)
-            t_np = _median(lambda: ref(x, w, b, k, pad), args.repeat)
+            t_ours, t_np = _medians([lambda: ours(x, w, b, nf, k, pad, backward),
+                                     lambda: ref(x, w, b, k, pad)], args.repeat)
             line = f"{name:34s} {label:9s} {t_ours:9.2f} {t_np:9.2f} {t_np / t_ours:8.2f}"
             if th is not None:
                 t_t = th["fwd" if not backward else "both"]
