@@ -11,11 +11,12 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
- '_backward_Activation', '_backward_FullyConnected', '_backward_LeakyReLU',
- '_backward_Pooling', '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
- '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
+ '_backward_Activation', '_backward_Convolution', '_backward_Deconvolution',
+ '_backward_FullyConnected', '_backward_LeakyReLU', '_backward_Pooling',
+ '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
+ '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
  '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
@@ -767,6 +768,146 @@ def _backward_Activation(out_grad=None, out_data=None, act_type=_NULL, out=None,
     if act_type is not _NULL:
         kwargs['act_type'] = act_type
     return _invoke('_backward_Activation', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradients of Convolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    kernel : Shape(tuple)
+        Kernel size: (w,) or (h, w).
+    stride : Shape(tuple), optional, default=()
+        Stride: (w,) or (h, w); 1 per axis by default.
+    dilate : Shape(tuple), optional, default=()
+        Dilation: (w,) or (h, w); 1 per axis by default.
+    pad : Shape(tuple), optional, default=()
+        Zero padding per side: (w,) or (h, w); 0 by default.
+    num_filter : int, in [1, 100000]
+        Number of output channels.
+    num_group : int, optional, default=1, in [1, inf]
+        Number of groups of channels.
+    workspace : int, optional, default=1024, in [0, inf]
+        Accepted for MXNet compatibility; ignored on the CPU.
+    no_bias : bool, optional, default=False
+        Whether to leave out the bias.
+    cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
+        Accepted for MXNet compatibility; ignored on the CPU.
+    cudnn_off : bool, optional, default=False
+        Accepted for MXNet compatibility; ignored.
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
+        Only NCW and NCHW are supported.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if num_group is not _NULL:
+        kwargs['num_group'] = num_group
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if cudnn_tune is not _NULL:
+        kwargs['cudnn_tune'] = cudnn_tune
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('_backward_Convolution', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradients of Deconvolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    kernel : Shape(tuple)
+        Kernel size: (w,) or (h, w).
+    stride : Shape(tuple), optional, default=()
+        Stride: (w,) or (h, w); 1 per axis by default.
+    dilate : Shape(tuple), optional, default=()
+        Dilation: (w,) or (h, w); 1 per axis by default.
+    pad : Shape(tuple), optional, default=()
+        Zero padding per side: (w,) or (h, w); 0 by default.
+    adj : Shape(tuple), optional, default=()
+        Extra output size at the end of each axis (ignored with target_shape).
+    target_shape : Shape(tuple), optional, default=()
+        Output spatial shape; pad and adj are then derived from it.
+    num_filter : int, in [1, 100000]
+        Number of output channels.
+    num_group : int, optional, default=1, in [1, inf]
+        Number of groups of channels.
+    workspace : int, optional, default=512, in [0, inf]
+        Accepted for MXNet compatibility; ignored on the CPU.
+    no_bias : bool, optional, default=True
+        Whether to leave out the bias.
+    cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
+        Accepted for MXNet compatibility; ignored on the CPU.
+    cudnn_off : bool, optional, default=False
+        Accepted for MXNet compatibility; ignored.
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
+        Only NCW and NCHW are supported.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if adj is not _NULL:
+        kwargs['adj'] = adj
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if num_group is not _NULL:
+        kwargs['num_group'] = num_group
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if cudnn_tune is not _NULL:
+        kwargs['cudnn_tune'] = cudnn_tune
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('_backward_Deconvolution', [out_grad, data, weight], out=out, **kwargs)
 
 
 def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):

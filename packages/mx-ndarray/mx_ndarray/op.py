@@ -6,23 +6,23 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Activation', 'Cast', 'Concat', 'Flatten', 'FullyConnected', 'LeakyReLU', 'Pooling',
- 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
- 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and',
- 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
- 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat',
- 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
- 'elemwise_sub', 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma',
- 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max',
- 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
- 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt',
- 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softmax',
- 'softsign', 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose',
- 'trunc', 'uniform', 'where', 'zeros_like']
+__all__ = ['Activation', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Flatten', 'FullyConnected',
+ 'LeakyReLU', 'Pooling', 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
+ 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
+ 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
+ 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis', 'mean', 'min', 'min_axis',
+ 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians',
+ 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape',
+ 'rint', 'round', 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
+ 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take',
+ 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -95,6 +95,146 @@ def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     if dim is not _NULL:
         kwargs['dim'] = dim
     return _invoke('Concat', [*data], out=out, **kwargs)
+
+
+def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    1-D or 2-D convolution (im2col + GEMM) of NCW / NCHW data with weight (num_filter, channels / num_group, *kernel) and an optional bias.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    bias : NDArray
+        Input.
+    kernel : Shape(tuple)
+        Kernel size: (w,) or (h, w).
+    stride : Shape(tuple), optional, default=()
+        Stride: (w,) or (h, w); 1 per axis by default.
+    dilate : Shape(tuple), optional, default=()
+        Dilation: (w,) or (h, w); 1 per axis by default.
+    pad : Shape(tuple), optional, default=()
+        Zero padding per side: (w,) or (h, w); 0 by default.
+    num_filter : int, in [1, 100000]
+        Number of output channels.
+    num_group : int, optional, default=1, in [1, inf]
+        Number of groups of channels.
+    workspace : int, optional, default=1024, in [0, inf]
+        Accepted for MXNet compatibility; ignored on the CPU.
+    no_bias : bool, optional, default=False
+        Whether to leave out the bias.
+    cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
+        Accepted for MXNet compatibility; ignored on the CPU.
+    cudnn_off : bool, optional, default=False
+        Accepted for MXNet compatibility; ignored.
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
+        Only NCW and NCHW are supported.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if num_group is not _NULL:
+        kwargs['num_group'] = num_group
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if cudnn_tune is not _NULL:
+        kwargs['cudnn_tune'] = cudnn_tune
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('Convolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+
+
+def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
+    """
+    1-D or 2-D transposed convolution: the gradient of Convolution with respect to its data; weight (channels, num_filter / num_group, *kernel).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    bias : NDArray
+        Input.
+    kernel : Shape(tuple)
+        Kernel size: (w,) or (h, w).
+    stride : Shape(tuple), optional, default=()
+        Stride: (w,) or (h, w); 1 per axis by default.
+    dilate : Shape(tuple), optional, default=()
+        Dilation: (w,) or (h, w); 1 per axis by default.
+    pad : Shape(tuple), optional, default=()
+        Zero padding per side: (w,) or (h, w); 0 by default.
+    adj : Shape(tuple), optional, default=()
+        Extra output size at the end of each axis (ignored with target_shape).
+    target_shape : Shape(tuple), optional, default=()
+        Output spatial shape; pad and adj are then derived from it.
+    num_filter : int, in [1, 100000]
+        Number of output channels.
+    num_group : int, optional, default=1, in [1, inf]
+        Number of groups of channels.
+    workspace : int, optional, default=512, in [0, inf]
+        Accepted for MXNet compatibility; ignored on the CPU.
+    no_bias : bool, optional, default=True
+        Whether to leave out the bias.
+    cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
+        Accepted for MXNet compatibility; ignored on the CPU.
+    cudnn_off : bool, optional, default=False
+        Accepted for MXNet compatibility; ignored.
+    layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
+        Only NCW and NCHW are supported.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    if adj is not _NULL:
+        kwargs['adj'] = adj
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if num_group is not _NULL:
+        kwargs['num_group'] = num_group
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    if no_bias is not _NULL:
+        kwargs['no_bias'] = no_bias
+    if cudnn_tune is not _NULL:
+        kwargs['cudnn_tune'] = cudnn_tune
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if layout is not _NULL:
+        kwargs['layout'] = layout
+    return _invoke('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
 
 
 def Flatten(data=None, out=None, name=None, **kwargs):

@@ -30,3 +30,5 @@ set_gradient("Pooling", _backward("Pooling", lambda n, g: [g, n.inputs[0], _out(
 set_gradient("LeakyReLU", _backward(
     "LeakyReLU", lambda n, g: ([g, n.inputs[0], n.inputs[1]] if n.params["act_type"] == "prelu"
                                else [g, _out(n)])))
+for _name in ("Convolution", "Deconvolution"):
+    set_gradient(_name, _backward(_name, lambda n, g: [g, n.inputs[0], n.inputs[1]]))

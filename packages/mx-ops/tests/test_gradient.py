@@ -121,3 +121,17 @@ def test_backward_dependency_of_legacy_backward_nodes():
     grads = grad_entries(node, ograds)
     assert len(grads) == 3 and backward_dependency(node, ograds, grads) == {"out_grad",
                                                                              "in_data"}
+
+
+@pytest.mark.parametrize("op, no_bias, extra", [
+    ("Convolution", False, {"stride": (2, 1), "pad": (1, 0), "num_group": 2}),
+    ("Convolution", True, {"dilate": (1, 2)}),
+    ("Deconvolution", False, {"stride": (2, 2), "adj": (1, 0)}),
+])
+def test_convolution_gradients(op, no_bias, extra):
+    x = RNG.uniform(-1, 1, (2, 4, 5, 6))
+    groups = extra.get("num_group", 1)
+    w = RNG.uniform(-1, 1, (4, 4 // groups, 3, 3) if op == "Convolution" else (4, 2, 3, 3))
+    inputs = [x, w] if no_bias else [x, w, RNG.uniform(-1, 1, 4 if op == "Convolution" else 2)]
+    check_numeric_gradient(op, inputs, kernel=(3, 3), num_filter=4 if op == "Convolution" else 2,
+                           no_bias=no_bias, **extra)

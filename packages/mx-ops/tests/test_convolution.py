@@ -1,0 +1,343 @@
+"""Convolution and Deconvolution (and their _backward_ ops) against a direct
+NumPy reference, central finite differences and the adjoint identity."""
+import numpy as np
+import pytest
+
+from mx_ops import get, invoke
+from mx_ops._params import ParamError
+from mx_ops.registry import ShapeError, TypeInferenceError
+
+REQS = ("write", "inplace", "add", "null")
+
+
+# ----------------------------------------------------------------- reference
+def _geom(kernel, stride, dilate, pad):
+    nd = len(kernel)
+    return (tuple(kernel), tuple(stride or (1,) * nd), tuple(dilate or (1,) * nd),
+            tuple(pad or (0,) * nd))
+
+
+def _as2d(x):
+    return x[:, :, None, :] if x.ndim == 3 else x
+
+
+def ref_conv(x, w, b, kernel, stride=(), dilate=(), pad=(), num_group=1):
+    """Direct convolution: one dot per output position and group."""
+    k, s, d, p = _geom(kernel, stride, dilate, pad)
+    one_d = x.ndim == 3
+    if one_d:
+        k, s, d, p = (1,) + k, (1,) + s, (1,) + d, (0,) + p
+    x2, w2 = _as2d(x), _as2d(w)
+    n, c, h, wd = x2.shape
+    f = w2.shape[0]
+    xp = np.zeros((n, c, h + 2 * p[0], wd + 2 * p[1]), x.dtype)
+    xp[:, :, p[0]:p[0] + h, p[1]:p[1] + wd] = x2
+    ho = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    wo = (wd + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.zeros((n, f, ho, wo), np.float64)
+    cg, fg = c // num_group, f // num_group
+    for i in range(ho):
+        for j in range(wo):
+            patch = xp[:, :, i * s[0]:i * s[0] + d[0] * (k[0] - 1) + 1:d[0],
+                       j * s[1]:j * s[1] + d[1] * (k[1] - 1) + 1:d[1]]
+            for g in range(num_group):
+                out[:, g * fg:(g + 1) * fg, i, j] = np.tensordot(
+                    patch[:, g * cg:(g + 1) * cg], w2[g * fg:(g + 1) * fg], ([1, 2, 3], [1, 2, 3]))
+    if b is not None:
+        out += b[None, :, None, None]
+    return (out[:, :, 0] if one_d else out).astype(x.dtype)
+
+
+def ref_conv_grads(x, w, dy, kernel, stride=(), dilate=(), pad=(), num_group=1):
+    """(data_grad, weight_grad, bias_grad) of ref_conv, by the same loop."""
+    k, s, d, p = _geom(kernel, stride, dilate, pad)
+    one_d = x.ndim == 3
+    if one_d:
+        k, s, d, p = (1,) + k, (1,) + s, (1,) + d, (0,) + p
+    x2, w2, dy2 = _as2d(x), _as2d(w), _as2d(dy)
+    n, c, h, wd = x2.shape
+    f = w2.shape[0]
+    xp = np.zeros((n, c, h + 2 * p[0], wd + 2 * p[1]))
+    xp[:, :, p[0]:p[0] + h, p[1]:p[1] + wd] = x2
+    dxp, dw = np.zeros_like(xp), np.zeros(w2.shape)
+    cg, fg = c // num_group, f // num_group
+    for i in range(dy2.shape[2]):
+        for j in range(dy2.shape[3]):
+            sl = (slice(None), slice(None), slice(i * s[0], i * s[0] + d[0] * (k[0] - 1) + 1, d[0]),
+                  slice(j * s[1], j * s[1] + d[1] * (k[1] - 1) + 1, d[1]))
+            for g in range(num_group):
+                go = dy2[:, g * fg:(g + 1) * fg, i, j]                  # (n, fg)
+                dxp[sl][:, g * cg:(g + 1) * cg] += np.tensordot(go, w2[g * fg:(g + 1) * fg], (1, 0))
+                dw[g * fg:(g + 1) * fg] += np.tensordot(go, xp[sl][:, g * cg:(g + 1) * cg], (0, 0))
+    dx = dxp[:, :, p[0]:p[0] + h, p[1]:p[1] + wd]
+    db = dy2.sum(axis=(0, 2, 3))
+    if one_d:
+        dx, dw = dx[:, :, 0], dw[:, :, 0]
+    return dx, dw, db
+
+
+# ------------------------------------------------------------------- cases
+CASES = [  # (data shape, num_filter, kwargs)
+    ((2, 3, 7, 6), 4, dict(kernel=(3, 3))),
+    ((3, 4, 9, 8), 6, dict(kernel=(3, 2), stride=(2, 1), pad=(1, 2), num_group=2)),
+    ((2, 2, 10, 9), 3, dict(kernel=(2, 3), dilate=(2, 2), pad=(1, 0), no_bias=True)),
+    ((2, 6, 8, 8), 6, dict(kernel=(3, 3), stride=(2, 2), dilate=(1, 2), pad=(2, 1),
+                           num_group=3)),
+    ((1, 4, 5, 5), 8, dict(kernel=(1, 1))),                           # 1x1: no im2col
+    ((3, 3, 11), 5, dict(kernel=(3,), stride=(2,), pad=(1,))),        # 1-D
+    ((2, 4, 12), 4, dict(kernel=(2,), dilate=(3,), num_group=4, no_bias=True)),
+    ((9, 1, 28, 28), 20, dict(kernel=(5, 5))),                        # LeNet, batch-parallel
+    ((2, 8, 20, 20), 16, dict(kernel=(3, 3), pad=(1, 1))),
+]
+
+
+def _arrays(rng, shape, nf, kw, dtype, deconv=False):
+    k = kw["kernel"]
+    g = kw.get("num_group", 1)
+    x = rng.standard_normal(shape).astype(dtype)
+    wshape = (shape[1], nf // g) + k if deconv else (nf, shape[1] // g) + k
+    w = rng.standard_normal(wshape).astype(dtype)
+    nobias = kw.get("no_bias", deconv)
+    b = None if nobias else rng.standard_normal(nf).astype(dtype)
+    return x, w, b
+
+
+def _tol(dtype):
+    return dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_forward_matches_reference(case, dtype):
+    shape, nf, kw = CASES[case]
+    rng = np.random.default_rng(case)
+    x, w, b = _arrays(rng, shape, nf, kw, dtype)
+    ins = [x, w] + ([] if b is None else [b])
+    got = invoke("Convolution", ins, num_filter=nf, **kw)
+    np.testing.assert_allclose(got, ref_conv(x, w, b, **_ref_kw(kw)), **_tol(dtype))
+
+
+def _ref_kw(kw):
+    return {k: v for k, v in kw.items() if k != "no_bias"}
+
+
+@pytest.mark.parametrize("req", REQS)
+def test_forward_req(req):
+    shape, nf, kw = CASES[1]
+    rng = np.random.default_rng(1)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float64)
+    want = ref_conv(x, w, b, **_ref_kw(kw))
+    out = rng.standard_normal(want.shape)
+    before = out.copy()
+    invoke("Convolution", [x, w, b], out=out, req=req, num_filter=nf, **kw)
+    expect = {"write": want, "inplace": want, "add": before + want, "null": before}[req]
+    np.testing.assert_allclose(out, expect, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_backward_matches_reference(case, dtype):
+    shape, nf, kw = CASES[case]
+    rng = np.random.default_rng(100 + case)
+    x, w, b = _arrays(rng, shape, nf, kw, dtype)
+    y = ref_conv(x, w, b, **_ref_kw(kw))
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    got = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw)
+    want = ref_conv_grads(x, w, dy, **_ref_kw(kw))
+    assert len(got) == (2 if b is None else 3)
+    for g, e in zip(got, want):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, e, **_tol(dtype))
+
+
+@pytest.mark.parametrize("op", ["_backward_Convolution", "_backward_Deconvolution"])
+@pytest.mark.parametrize("reqs", [("add", "add", "add"), ("null", "write", "add"),
+                                  ("write", "null", "null"), ("add", "add", "write")])
+def test_backward_req(op, reqs):
+    shape, nf, kw = CASES[3]
+    deconv = "Deconv" in op
+    kw = dict(kw, no_bias=False)
+    rng = np.random.default_rng(7)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float64, deconv=deconv)
+    fwd = get(op[len("_backward_"):])
+    yshape = fwd.infer_shape(fwd.parse_params(dict(kw, num_filter=nf)), [x.shape, w.shape,
+                                                                          b.shape])[0]
+    dy = rng.standard_normal(yshape)
+    want = invoke(op, [dy, x, w], num_filter=nf, **kw)
+    outs = [rng.standard_normal(a.shape) for a in want]
+    before = [o.copy() for o in outs]
+    invoke(op, [dy, x, w], out=outs, req=list(reqs), num_filter=nf, **kw)
+    for o, bef, wnt, r in zip(outs, before, want, reqs):
+        expect = {"write": wnt, "add": bef + wnt, "null": bef}[r]
+        np.testing.assert_allclose(o, expect, rtol=1e-10, atol=1e-10)
+
+
+def _loss_grads(op, x, w, b, dy, kw, nf):
+    """Finite-difference gradient of <op(x, w, b), dy> for each input."""
+    def loss(xx, ww, bb):
+        ins = [xx, ww] + ([] if bb is None else [bb])
+        return float(np.sum(invoke(op, ins, num_filter=nf, **kw) * dy))
+    grads = []
+    for which in range(2 if b is None else 3):
+        arrs = [x, w, b]
+        a = arrs[which]
+        g = np.zeros_like(a)
+        eps = 1e-6
+        for i in np.ndindex(a.shape):
+            old = a[i]
+            a[i] = old + eps
+            up = loss(*arrs)
+            a[i] = old - eps
+            down = loss(*arrs)
+            a[i] = old
+            g[i] = (up - down) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+@pytest.mark.parametrize("op,shape,nf,kw", [
+    ("Convolution", (2, 4, 5, 4), 4, dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1),
+                                           num_group=2)),
+    ("Convolution", (2, 2, 7), 3, dict(kernel=(3,), dilate=(2,), pad=(2,))),
+    ("Deconvolution", (2, 4, 3, 3), 2, dict(kernel=(3, 2), stride=(2, 2), pad=(1, 0),
+                                             adj=(1, 1), num_group=2, no_bias=False)),
+    ("Deconvolution", (2, 3, 4), 2, dict(kernel=(2,), stride=(3,), dilate=(2,))),
+])
+def test_backward_finite_differences(op, shape, nf, kw):
+    rng = np.random.default_rng(3)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float64, deconv=op == "Deconvolution")
+    ins = [x, w] + ([] if b is None else [b])
+    y = invoke(op, ins, num_filter=nf, **kw)
+    dy = rng.standard_normal(y.shape)
+    got = invoke("_backward_" + op, [dy, x, w], num_filter=nf, **kw)
+    for g, e in zip(got, _loss_grads(op, x, w, b, dy, kw, nf)):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+
+
+DECONV_CASES = [
+    ((2, 4, 5, 4), 6, dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 0), num_group=2)),
+    ((3, 3, 4, 4), 2, dict(kernel=(2, 3), dilate=(2, 1), stride=(1, 2))),
+    ((2, 3, 6), 4, dict(kernel=(4,), stride=(2,), pad=(1,))),
+    ((2, 2, 3, 3), 3, dict(kernel=(3, 3), stride=(2, 2), target_shape=(6, 7))),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", range(len(DECONV_CASES)))
+def test_deconvolution_is_adjoint_of_convolution(case, dtype):
+    """<conv(z), y> == <z, deconv(y)> with the same weight and geometry."""
+    shape, nf, kw = DECONV_CASES[case]
+    rng = np.random.default_rng(50 + case)
+    y, w, _ = _arrays(rng, shape, nf, kw, dtype, deconv=True)
+    out = invoke("Deconvolution", [y, w], num_filter=nf, **kw)
+    if "target_shape" in kw:
+        assert out.shape[2:] == kw["target_shape"]
+    z = rng.standard_normal(out.shape).astype(dtype)
+    conv_kw = {k: v for k, v in kw.items() if k not in ("adj", "target_shape")}
+    if "target_shape" in kw:         # the padding Deconvolution derived
+        conv_kw["pad"] = (1, 0)
+    cz = invoke("Convolution", [z, w], num_filter=shape[1], no_bias=True, **conv_kw)
+    assert cz.shape == y.shape
+    lhs, rhs = float(np.sum(cz * y, dtype=np.float64)), float(np.sum(z * out, dtype=np.float64))
+    assert lhs == pytest.approx(rhs, rel=1e-4 if dtype == np.float32 else 1e-11)
+
+
+def test_deconvolution_bias_and_req():
+    shape, nf, kw = DECONV_CASES[0]
+    rng = np.random.default_rng(9)
+    x, w, _ = _arrays(rng, shape, nf, kw, np.float64, deconv=True)
+    b = rng.standard_normal(nf)
+    plain = invoke("Deconvolution", [x, w], num_filter=nf, **kw)
+    out = rng.standard_normal(plain.shape)
+    before = out.copy()
+    invoke("Deconvolution", [x, w, b], out=out, req="add", num_filter=nf, no_bias=False, **kw)
+    np.testing.assert_allclose(out, before + plain + b[None, :, None, None], rtol=1e-12)
+    got = invoke("_backward_Deconvolution", [out, x, w], num_filter=nf, no_bias=False, **kw)
+    np.testing.assert_allclose(got[2], out.sum(axis=(0, 2, 3)), rtol=1e-12)
+
+
+def test_float16_runs_in_float32():
+    shape, nf, kw = CASES[1]
+    rng = np.random.default_rng(11)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float16)
+    got = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    assert got.dtype == np.float16
+    want = ref_conv(x.astype(np.float32), w.astype(np.float32), b.astype(np.float32),
+                    **_ref_kw(kw))
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+def test_input_names_depend_on_no_bias():
+    op = get("Convolution")
+    assert op.num_inputs is None
+    assert op.input_names(op.parse_params(dict(kernel=(3,), num_filter=2))) == [
+        "data", "weight", "bias"]
+    p = op.parse_params(dict(kernel=(3,), num_filter=2, no_bias=True))
+    assert op.input_names(p) == ["data", "weight"] and op.input_count(p) == 2
+    d = get("Deconvolution")
+    assert d.input_count(d.parse_params(dict(kernel=(3,), num_filter=2))) == 2  # no_bias=True
+    back = get("_backward_Convolution")
+    assert back.output_names(p) == ["data_grad", "weight_grad"]
+    with pytest.raises(ParamError, match=r"takes 2 input\(s\) \(data, weight\)"):
+        invoke("Convolution", [np.zeros((1, 1, 3))] * 3, kernel=(3,), num_filter=1,
+               no_bias=True)
+
+
+def test_ignored_cudnn_and_workspace_params():
+    x = np.ones((1, 1, 4, 4), np.float32)
+    w = np.ones((1, 1, 2, 2), np.float32)
+    got = invoke("Convolution", [x, w], kernel="(2, 2)", num_filter="1", no_bias="True",
+                 workspace="2048", cudnn_tune="fastest", cudnn_off="True", layout="NCHW")
+    np.testing.assert_array_equal(got, np.full((1, 1, 3, 3), 4, np.float32))
+
+
+@pytest.mark.parametrize("op,ins,kw,err,msg", [
+    ("Convolution", [(1, 3, 5, 5), (4, 2, 3, 3), (4,)], dict(num_filter=4, kernel=(3, 3)),
+     ShapeError, r"Convolution: argument 'weight' has shape \(4, 2, 3, 3\), expected "
+                 r"\(4, 3, 3, 3\)"),
+    ("Convolution", [(1, 3, 5, 5), (4, 3, 3, 3), (5,)], dict(num_filter=4, kernel=(3, 3)),
+     ShapeError, r"argument 'bias' has shape \(5,\)"),
+    ("Convolution", [(1, 3, 2, 5), (4, 3, 3, 3), (4,)], dict(num_filter=4, kernel=(3, 3)),
+     ShapeError, r"Convolution: the dilated kernel \(3, 3\).*larger than the padded input: "
+                 r"data \(1, 3, 2, 5\)"),
+    ("Convolution", [(1, 4, 5, 5), (3, 2, 3, 3)], dict(num_filter=3, kernel=(3, 3),
+                                                       num_group=2, no_bias=True),
+     ShapeError, r"num_filter 3 is not divisible by num_group 2"),
+    ("Convolution", [(1, 3, 5, 5), (4, 1, 3, 3)], dict(num_filter=4, kernel=(3, 3),
+                                                       num_group=2, no_bias=True),
+     ShapeError, r"argument 'data' has shape \(1, 3, 5, 5\), whose 3 channels"),
+    ("Convolution", [(1, 3, 5), (4, 3, 3, 3)], dict(num_filter=4, kernel=(3, 3), no_bias=True),
+     ShapeError, r"argument 'data' has shape \(1, 3, 5\), but a 2-D kernel"),
+    ("Convolution", [(1, 3, 5, 5, 5), (4, 3, 3, 3, 3)], dict(num_filter=4, kernel=(3, 3, 3),
+                                                             no_bias=True),
+     ParamError, r"3-D is not supported"),
+    ("Convolution", [(1, 3, 5, 5), (4, 3, 3, 3)], dict(num_filter=4, kernel=(3, 3),
+                                                       layout="NHWC", no_bias=True),
+     ParamError, r"layout NHWC is not supported"),
+    ("Convolution", [(1, 3, 5, 5), (4, 3, 3, 3)], dict(num_filter=4, kernel=(3, 3),
+                                                       stride=(1,), no_bias=True),
+     ParamError, r"argument 'stride' \(1,\) must have as many entries"),
+    ("Deconvolution", [(1, 3, 5, 5), (3, 4, 3, 3)], dict(num_filter=4, kernel=(3, 3),
+                                                         stride=(2, 2), adj=(2, 0)),
+     ParamError, r"'adj' \(2, 0\) must be smaller than 'stride'"),
+    ("Deconvolution", [(1, 3, 5, 5), (4, 3, 3, 3)], dict(num_filter=4, kernel=(3, 3)),
+     ShapeError, r"Deconvolution: argument 'weight' has shape \(4, 3, 3, 3\), expected "
+                 r"\(3, 4, 3, 3\)"),
+    ("Deconvolution", [(1, 3, 2, 2), (3, 4, 3, 3)], dict(num_filter=4, kernel=(3, 3),
+                                                         target_shape=(9, 9)),
+     ShapeError, r"target_shape \(9, 9\) is too big"),
+    ("_backward_Convolution", [(1, 4, 2, 2), (1, 3, 5, 5), (4, 3, 3, 3)],
+     dict(num_filter=4, kernel=(3, 3)), ShapeError,
+     r"_backward_Convolution: argument 'out_grad' has shape \(1, 4, 2, 2\), expected the "
+     r"forward's output shape \(1, 4, 3, 3\)"),
+])
+def test_errors(op, ins, kw, err, msg):
+    with pytest.raises(err, match=msg):
+        invoke(op, [np.zeros(s, np.float32) for s in ins], **kw)
+
+
+def test_integer_dtype_is_an_error():
+    with pytest.raises(TypeInferenceError, match="Convolution: dtype int32 is not supported"):
+        invoke("Convolution", [np.zeros((1, 1, 3, 3), np.int32), np.zeros((1, 1, 1, 1),
+                                                                           np.int32)],
+               kernel=(1, 1), num_filter=1, no_bias=True)
