@@ -11,11 +11,11 @@ inside the kernel per call; wiring it to TEMP_SPACE is left for later.
 import struct
 
 from mx_ops import _conv_cpu
+from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.registry import OpDef, ShapeError, register
 
 _KERNELS = _conv_cpu.kernels()
-_FLOATS = ("float16", "float32", "float64")
 
 
 def _params(deconv):
@@ -174,19 +174,6 @@ def _pack_backward(deconv):
     return lambda p, shapes: forward(p, list(shapes[1:]))
 
 
-def _types(op, names, nout):
-    def infer(params, dtypes):
-        for name, t in zip(names[1:], dtypes[1:]):
-            if t != dtypes[0]:
-                raise TypeInferenceError(f"{op}: argument '{name}' has dtype {t}, which "
-                                         f"differs from '{names[0]}' {dtypes[0]}")
-        if dtypes[0] not in _FLOATS:
-            raise TypeInferenceError(f"{op}: dtype {dtypes[0]} is not supported; supported: "
-                                     f"{', '.join(_FLOATS)}")
-        return [dtypes[0]] * nout(params)
-    return infer
-
-
 def _inputs(params):
     return ["data", "weight"] + ([] if params["no_bias"] else ["bias"])
 
@@ -217,13 +204,14 @@ for _name, _deconv, _shape, _doc in (
     register(OpDef(
         _name, arguments=("data", "weight", "bias"), list_input_names=_inputs,
         params=_params(_deconv), infer_shape=lambda p, s, f=_shape: [f(p, s)],
-        infer_type=_types(_name, ("data", "weight", "bias"), lambda p: 1), compute={"cpu": _KERNELS[_name]},
+        infer_type=same_float_types(_name, _inputs), compute={"cpu": _KERNELS[_name]},
         pack_params=_pack(_deconv), doc=_doc))
     register(OpDef(
         "_backward_" + _name, arguments=("out_grad", "data", "weight"), outputs=_grad_outputs,
         params=_params(_deconv), infer_shape=_backward_shape("_backward_" + _name, _shape),
-        infer_type=_types("_backward_" + _name, ("out_grad", "data", "weight"),
-                          lambda p: len(_grad_outputs(p))),
+        infer_type=same_float_types("_backward_" + _name,
+                                    lambda p: ("out_grad", "data", "weight"),
+                                    nout=lambda p: len(_grad_outputs(p))),
         compute={"cpu": _KERNELS["_backward_" + _name]}, pack_params=_pack_backward(_deconv),
         differentiable=False,
         doc=f"Gradients of {_name}: inputs (out_grad, data, weight), outputs (data_grad, "
