@@ -61,8 +61,8 @@ def host_index_tuples(parts, shape):
                              "or ...; index every leading axis with an array or an int")
         a = np.asarray(part)
         if a.dtype == np.bool_ or (a.dtype.kind not in "iu" and a.size):
-            raise IndexError(f"NDArray index: index arrays in a tuple must hold integers, got "
-                             f"{a.dtype} for axis {axis}")
+            raise IndexError(f"NDArray index arrays must hold integers, got {a.dtype} for "
+                             f"axis {axis}")
         arrays.append(a.astype(np.int64))
     try:
         arrays = np.broadcast_arrays(*arrays)

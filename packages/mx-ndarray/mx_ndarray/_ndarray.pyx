@@ -483,21 +483,19 @@ cdef class NDArray:
         if isinstance(key, NDArray):
             # Read on the engine, so not checked here: out of range wraps.
             return invoke("take", [self, key], axis=0, mode="wrap")
-        rows = np.asarray(key)
-        if rows.dtype == np.bool_:
-            if rows.shape != self.shape[:1]:
-                raise IndexError(f"boolean index of shape {rows.shape} does not match axis 0 "
+        rows = self._host_tuples((key,))[0]
+        return invoke("take", [self, _from_numpy(rows, self.context)], axis=0)
+
+    def _host_tuples(self, parts):
+        """Host index parts (lists, NumPy arrays, a boolean mask of axis 0)
+        as checked int64 tuples of shape (M, Y...)."""
+        if len(parts) == 1 and np.asarray(parts[0]).dtype == np.bool_:
+            mask = np.asarray(parts[0])
+            if mask.shape != self.shape[:1]:
+                raise IndexError(f"boolean index of shape {mask.shape} does not match axis 0 "
                                  f"of size {self.shape[0]}")
-            rows = np.flatnonzero(rows)
-        if rows.dtype.kind not in "iu" and rows.size:
-            raise IndexError(f"NDArray index arrays must hold integers, got {rows.dtype}")
-        rows = rows.astype(np.int64)
-        bad = (rows < -self.shape[0]) | (rows >= self.shape[0])
-        if bad.any():
-            raise IndexError(f"index {int(rows[bad][0])} is out of bounds for axis 0 with size "
-                             f"{self.shape[0]}")
-        return invoke("take", [self, _from_numpy(rows % max(self.shape[0], 1), self.context)],
-                      axis=0)
+            parts = (np.flatnonzero(mask),)
+        return host_index_tuples(parts, self.shape)
 
     def __setitem__(self, key, value):
         """``a[key] = value`` for basic keys: a scalar fills the region, an
@@ -534,15 +532,8 @@ cdef class NDArray:
         parts = key if isinstance(key, tuple) else (key,)
         if not self.shape:
             raise IndexError("cannot index a 0-d NDArray with an index array")
-        if len(parts) == 1 and np.asarray(parts[0]).dtype == np.bool_ \
-                and not isinstance(parts[0], NDArray):
-            mask = np.asarray(parts[0])
-            if mask.shape != self.shape[:1]:
-                raise IndexError(f"boolean index of shape {mask.shape} does not match axis 0 "
-                                 f"of size {self.shape[0]}")
-            parts = (np.flatnonzero(mask),)
         if not any(isinstance(p, NDArray) for p in parts):
-            return _from_numpy(host_index_tuples(parts, self.shape), self.context)
+            return _from_numpy(self._host_tuples(parts), self.context)
         if not all(isinstance(p, NDArray) for p in parts) or len(parts) > len(self.shape):
             raise IndexError("NDArray index: a key with NDArray indices must hold only "
                              "NDArrays of one shape, one per leading axis")

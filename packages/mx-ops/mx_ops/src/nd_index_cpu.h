@@ -67,52 +67,49 @@ static int64_t *row_offsets(MXOpCall *c, const MXTBlob &idx, const NdIndexParam 
   return off;
 }
 
+// Moves the p.ntuples rows between the dense side (row y at y * p.row) and
+// the indexed side (row y at off[y]): gather reads the indexed side, scatter
+// writes it; add accumulates instead of copying.
 template <typename T>
-static void add_rows(T *dst, const T *src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = T(dst[i] + src[i]);
+static void move_rows(char *dst, const char *src, const NdIndexParam &p, const int64_t *off,
+                      bool gather, bool add) {
+  T *d = reinterpret_cast<T *>(dst);
+  const T *s = reinterpret_cast<const T *>(src);
+  for (int64_t y = 0; y < p.ntuples; ++y) {
+    T *to = d + (gather ? y * p.row : off[y]);
+    const T *from = s + (gather ? off[y] : y * p.row);
+    if (add) for (int64_t i = 0; i < p.row; ++i) to[i] = T(to[i] + from[i]);
+    else std::memcpy(to, from, size_t(p.row) * sizeof(T));
+  }
+}
+
+// Moves rows between `dense` and the output along the tuples of `idx`.
+static int nd_move(MXOpCall *c, const MXTBlob &dense, const MXTBlob &idx, bool gather,
+                   bool add) {
+  const NdIndexParam &p = *static_cast<const NdIndexParam *>(c->params);
+  const MXTBlob &out = c->outputs[0];
+  int64_t *off = row_offsets(c, idx, p);
+  if (off == nullptr) return -1;
+  char *dst = static_cast<char *>(out.dptr);
+  const char *src = static_cast<const char *>(dense.dptr);
+  int rc = 0;
+  switch (out.dtype) {
+    case MX_FLOAT32: move_rows<float>(dst, src, p, off, gather, add); break;
+    case MX_FLOAT64: move_rows<double>(dst, src, p, off, gather, add); break;
+    case MX_FLOAT16: move_rows<half_t>(dst, src, p, off, gather, add); break;
+    case MX_UINT8: move_rows<uint8_t>(dst, src, p, off, gather, add); break;
+    case MX_INT8: move_rows<int8_t>(dst, src, p, off, gather, add); break;
+    case MX_INT32: move_rows<int32_t>(dst, src, p, off, gather, add); break;
+    case MX_INT64: move_rows<int64_t>(dst, src, p, off, gather, add); break;
+    default: c->error = "unsupported dtype"; rc = -1;
+  }
+  std::free(off);
+  return rc;
 }
 
 static int nd_gather(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
-  const NdIndexParam &p = *static_cast<const NdIndexParam *>(c->params);
-  int64_t *off = row_offsets(c, c->inputs[1], p);
-  if (off == nullptr) return -1;
-  const MXTBlob &data = c->inputs[0], &out = c->outputs[0];
-  const int64_t esz = mx_dtype_size(data.dtype);
-  const char *src = static_cast<const char *>(data.dptr);
-  char *dst = static_cast<char *>(out.dptr);
-  if (c->req[0] == MX_REQ_ADD) {
-    MX_TYPE_SWITCH(data.dtype, T, for (int64_t y = 0; y < p.ntuples; ++y)
-      add_rows<T>(reinterpret_cast<T *>(dst) + y * p.row,
-                  reinterpret_cast<const T *>(src) + off[y], p.row))
-  } else {
-    for (int64_t y = 0; y < p.ntuples; ++y)
-      std::memcpy(dst + y * p.row * esz, src + off[y] * esz, size_t(p.row * esz));
-  }
-  std::free(off);
-  return 0;
-}
-
-// Writes (or adds) the rows of `rows` at the tuples of `idx` into the
-// output, which holds its base values already.
-static int nd_scatter_rows(MXOpCall *c, const MXTBlob &rows, const MXTBlob &idx, bool add) {
-  const NdIndexParam &p = *static_cast<const NdIndexParam *>(c->params);
-  int64_t *off = row_offsets(c, idx, p);
-  if (off == nullptr) return -1;
-  const MXTBlob &out = c->outputs[0];
-  const int64_t esz = mx_dtype_size(out.dtype);
-  const char *src = static_cast<const char *>(rows.dptr);
-  char *dst = static_cast<char *>(out.dptr);
-  if (add) {
-    MX_TYPE_SWITCH(out.dtype, T, for (int64_t y = 0; y < p.ntuples; ++y)
-      add_rows<T>(reinterpret_cast<T *>(dst) + off[y],
-                  reinterpret_cast<const T *>(src) + y * p.row, p.row))
-  } else {
-    for (int64_t y = 0; y < p.ntuples; ++y)
-      std::memcpy(dst + off[y] * esz, src + y * p.row * esz, size_t(p.row * esz));
-  }
-  std::free(off);
-  return 0;
+  return nd_move(c, c->inputs[0], c->inputs[1], true, c->req[0] == MX_REQ_ADD);
 }
 
 static int nd_scatter(MXOpCall *c) {
@@ -121,7 +118,7 @@ static int nd_scatter(MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   if (!add)
     std::memset(out.dptr, 0, size_t(mx_tblob_size(&out) * mx_dtype_size(out.dtype)));
-  return nd_scatter_rows(c, c->inputs[0], c->inputs[1], add);
+  return nd_move(c, c->inputs[0], c->inputs[1], false, add);
 }
 
 static int nd_scatter_set(MXOpCall *c) {
@@ -133,7 +130,7 @@ static int nd_scatter_set(MXOpCall *c) {
   const MXTBlob &lhs = c->inputs[0], &out = c->outputs[0];
   if (out.dptr != lhs.dptr)
     std::memmove(out.dptr, lhs.dptr, size_t(mx_tblob_size(&out) * mx_dtype_size(out.dtype)));
-  return nd_scatter_rows(c, c->inputs[1], c->inputs[2], false);
+  return nd_move(c, c->inputs[1], c->inputs[2], false, false);
 }
 
 }  // namespace mxop
