@@ -49,13 +49,13 @@ cdef object _gpu_compute(op, Context ctx):
 
 cdef int _push_gpu_call(op, compute, dict kwargs, list inputs, list outputs,
                         Context ctx) except -1:
+    kwargs = dict(kwargs, _is_train=is_training())
     if random_kind(op) is not None:
         # The draws are reserved now, in push order, as on the CPU path.
-        kwargs = dict(kwargs, _random_state=pack_call(op, kwargs, [a.shape for a in inputs],
-                                                      ctx)[1])
+        kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
     fn = functools.partial(_device.run_op, compute, kwargs, [1] * len(outputs))  # kWriteTo
     return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs,
-                        NULL, 0, ctx)
+                        NULL, 0, ctx, op.mutated_inputs(kwargs))
 
 
 cdef NDArray _copy_device(NDArray src, NDArray dst):

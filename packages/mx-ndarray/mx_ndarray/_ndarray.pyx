@@ -16,7 +16,7 @@ from libc.string cimport memcpy
 from libc.stdio cimport snprintf
 
 from mx_engine._context cimport Context, DEV_GPU
-from mx_engine._engine cimport (EngineVar, RunContextC, PROP_NORMAL, new_engine_var,
+from mx_engine._engine cimport (Var, EngineVar, RunContextC, PROP_NORMAL, new_engine_var,
                                 delete_engine_var_then, push_native, wait_var,
                                 set_native_error, intern_name)
 from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
@@ -29,6 +29,8 @@ from mx_engine.base import MXNetError
 from mx_ops import registry
 from mx_ops._params import DTYPE_NAMES
 from mx_ops._random_state import pack_call, random_kind
+from mx_ops.training import is_training
+from mx_storage import resource as _resource
 from mx_ops.registry import ShapeError
 from mx_ops.shape import reshape_shape
 from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
@@ -119,7 +121,8 @@ cdef void _chunk_decref(Chunk* c) noexcept nogil:
 cdef struct CallBlock:
     MXOpCall call
     MXFCompute fn
-    PyObject* pyfn          # a GPU call's Python function (_gpu.pxi), else NULL
+    PyObject* pyfn          # a Python compute (GPU, or a Python CPU op), else NULL
+    PyObject* keep          # the temp-space block the call writes, else NULL
     const char* name
     int nchunks
     Chunk** chunks
@@ -148,6 +151,8 @@ cdef void _free_call(void* arg) noexcept nogil:
         _chunk_decref(b.chunks[i])
     if b.pyfn != NULL:
         _drop_owner(b.pyfn)
+    if b.keep != NULL:
+        _drop_owner(b.keep)
     free(b)
 
 
@@ -196,20 +201,27 @@ def invoke(op_name, inputs, out=None, **params):
     gpu_fn = _gpu_compute(op, ctx) if (<Context>ctx).device_typeid == DEV_GPU else None
     shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
-    outputs = _outputs(op, out, shapes, dtypes, ctx)
-    if gpu_fn is None:
-        _push_call(op, kwargs, inputs, outputs, ctx)
-    else:
+    nvisible = op.visible_output_count(kwargs)
+    outputs = _outputs(op, out, shapes, dtypes, ctx, nvisible)
+    if gpu_fn is not None:
         _push_gpu_call(op, gpu_fn, kwargs, inputs, outputs, ctx)
-    return outputs[0] if len(outputs) == 1 else outputs
+    elif callable(op.compute_for("cpu")):
+        _push_python_call(op, op.compute_for("cpu"), kwargs, inputs, outputs, ctx)
+    else:
+        _push_call(op, kwargs, inputs, outputs, ctx)
+    return outputs[0] if nvisible == 1 else outputs[:nvisible]
 
 
-cdef list _outputs(op, out, shapes, dtypes, Context ctx):
+cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
+    """The call's outputs: ``out`` (the visible ones) or new arrays, then
+    new arrays for the hidden outputs."""
+    hidden = [_empty(tuple(s), d, ctx) for s, d in zip(shapes[nvisible:], dtypes[nvisible:])]
     if out is None:
-        return [_empty(tuple(s), d, ctx) for s, d in zip(shapes, dtypes)]
+        return [_empty(tuple(s), d, ctx)
+                for s, d in zip(shapes[:nvisible], dtypes[:nvisible])] + hidden
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != len(shapes):
-        raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} NDArray(s), got "
+    if len(outs) != nvisible:
+        raise ValueError(f"{op.name}: 'out' must hold {nvisible} NDArray(s), got "
                          f"{len(outs)}")
     for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
         if not isinstance(o, NDArray):
@@ -217,22 +229,62 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx):
         if o.shape != tuple(s) or o.dtype.name != d or (<NDArray>o).context != ctx:
             raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)} on {ctx}, "
                              f"got {o.dtype} of shape {o.shape} on {(<NDArray>o).context}")
-    return outs
+    return outs + hidden
 
 
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
     # A random op reserves its draws here, in push order (mx_ops._random_state).
     cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
+    temp = None
+    if op.workspace is not None:
+        # MXNet's kTempSpace: one of the context's workspaces, grown now to
+        # the size this call needs; the call holds its variable.
+        space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
+        nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
+        temp = (space.block(nbytes), space.var, nbytes)
     return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
-                        intern_name(op.name), inputs, outputs, packed, len(packed), ctx)
+                        intern_name(op.name), inputs, outputs, packed, len(packed), ctx,
+                        op.mutated_inputs(kwargs), temp, is_training())
+
+
+cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
+                           Context ctx) except -1:
+    """A CPU operator whose compute is Python (a registered Python op): it
+    runs on the CPU worker with the GIL, on NumPy views of the arrays."""
+    kwargs = dict(kwargs, _is_train=is_training())
+    if random_kind(op) is not None:
+        kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
+    fn = functools.partial(_run_host_op, compute, kwargs, ["write"] * len(outputs))
+    return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs, NULL, 0,
+                        ctx, op.mutated_inputs(kwargs))
+
+
+def _run_host_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
+    compute(params, [_host_array(p, sh, dt) for p, sh, dt in inputs],
+            [_host_array(p, sh, dt) for p, sh, dt in outputs], reqs)
+
+
+cdef object _host_array(size_t ptr, tuple shape, str dtype):
+    """A NumPy array over host memory the pushed call holds."""
+    dt = np.dtype(dtype)
+    cdef Py_ssize_t n = dt.itemsize
+    for d in shape:
+        n *= d
+    if n == 0:
+        return np.empty(shape, dt)
+    return np.asarray(<char[:n]><char*>ptr).view(dt).reshape(shape)
 
 
 cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
                       list outputs, const char* params, size_t params_size,
-                      Context ctx) except -1:
-    """Pushes kernel `fn` (or, on a GPU, Python function `pyfn`) on the
-    arrays' memory with FnProperty `prop`: the arrays are already checked."""
+                      Context ctx, tuple mutated=(), tuple temp=None,
+                      bint train=False) except -1:
+    """Pushes kernel `fn` (or Python function `pyfn`) on the arrays' memory
+    with FnProperty `prop`: the arrays are already checked.  The inputs at
+    indices `mutated` are written too; `temp` is (temp-space block, its
+    engine Var, bytes the call uses) for an operator with a workspace."""
     cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
+    cdef int nvars = n + len(mutated) + (0 if temp is None else 1)
     # The req flags are padded to 8 bytes so that the chunk pointers and the
     # parameter block after them are 8-byte aligned (tblob.h promises it).
     cdef size_t req_size = (nout * sizeof(int32_t) + 7) & ~<size_t>7
@@ -257,8 +309,8 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
     except BaseException:
         free(mem)
         raise
-    if n > 32:       # a long Concat or split: the engine copies the list
-        vars_ = <EngineVar**>malloc(n * sizeof(EngineVar*))
+    if nvars > 32:       # a long Concat or split: the engine copies the list
+        vars_ = <EngineVar**>malloc(nvars * sizeof(EngineVar*))
         if vars_ == NULL:
             free(mem)
             raise MemoryError(f"{name.decode()}: cannot allocate the variable list")
@@ -268,6 +320,17 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
         b.chunks[i] = a.chunk
         vars_[i] = a.chunk.var
     b.nchunks = n
+    # Mutated inputs and the workspace are written: the engine merges a
+    # variable listed as both read and written into a write.
+    for i in range(len(mutated)):
+        vars_[n + i] = vars_[<int>mutated[i]]
+    if temp is not None:
+        vars_[nvars - 1] = (<Var>temp[1]).ptr
+        b.call.workspace = <void*><size_t>temp[0].ptr
+        b.call.workspace_size = temp[2]
+        Py_INCREF(temp[0])
+        b.keep = <PyObject*>temp[0]
+    b.call.is_train = train
     for i in range(nout):
         req[i] = 1    # kWriteTo
     if params_size:
@@ -286,7 +349,7 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
     # An array both read and written is written (the engine merges them).
     try:
         push_native(_run_call if pyfn is None else _run_gpu_call, b, _free_call, ctx,
-                    vars_, nin, vars_ + nin, nout, prop, 0, b.name)
+                    vars_, nin, vars_ + nin, nvars - nin, prop, 0, b.name)
     finally:
         if vars_ != few_vars:
             free(vars_)

@@ -12,6 +12,7 @@ import numpy as np
 from mx_engine.base import MXNetError
 from mx_engine import cpu, gpu as gpu_ctx
 from mx_ops import registry
+from mx_ops.training import is_training
 from mx_ops._random_state import pack_call, random_kind
 from mx_ops._params import DTYPE_NAMES
 from mx_ops.registry import ShapeError, TypeInferenceError
@@ -41,7 +42,11 @@ def _is_cupy(a):
 
 def invoke(op_name, inputs, out=None, req="write", **params):
     """Runs operator ``op_name`` on ``inputs`` and returns its output (or
-    list of outputs).
+    list of outputs: all of them, hidden ones included).
+
+    Inputs that the operator mutates (aux states, optimizer states) are
+    written in place, so they must be C-contiguous arrays of the right
+    dtype.  The call runs in training mode when ``mx_ops.training`` says so.
 
     ``out`` receives the result (required with ``req='add'``, which
     accumulates into it); ``req`` is 'write', 'inplace', 'add' or 'null',
@@ -74,16 +79,32 @@ def invoke(op_name, inputs, out=None, req="write", **params):
             raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
                              f"got {r!r}")
     outputs = _outputs(op, out, shapes, dtypes, reqs, xp)
+    for i in op.mutated_inputs(kwargs):
+        if arrays[i] is not inputs[i]:
+            raise ValueError(f"{op.name}: argument '{names[i]}' is written in place, so it must "
+                             f"be a C-contiguous {'CuPy' if gpu else 'NumPy'} array")
     ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
-    if gpu:
-        fn = op.compute_for("gpu")
+    train = is_training()
+    fn = op.compute_for("gpu" if gpu else "cpu")
+    if gpu or callable(fn):
+        kwargs["_is_train"] = train
         if random_kind(op) is not None:
             kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in arrays], ctx)[1]
         fn(kwargs, arrays, outputs, reqs)
     else:
+        workspace = None
+        if op.workspace is not None:
+            workspace = _workspace(op.workspace(kwargs, [a.shape for a in arrays]))
         _run_cpu(op, pack_call(op, kwargs, [a.shape for a in arrays], ctx)[0], names, arrays,
-                 outputs, reqs)
+                 outputs, reqs, workspace, train)
     return outputs[0] if nout == 1 else outputs
+
+
+def _workspace(nbytes):
+    """``nbytes`` of scratch memory, 64-byte aligned as tblob.h promises."""
+    buf = np.empty(int(nbytes) + 64, np.uint8)
+    start = -buf.ctypes.data % 64
+    return buf[start:start + int(nbytes)]
 
 
 def _outputs(op, out, shapes, dtypes, reqs, xp):
@@ -103,7 +124,8 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     return outs
 
 
-cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs):
+cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs, workspace,
+              bint train):
     cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
     cdef int nin = len(arrays), nout = len(outputs), i, rc
     cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
@@ -125,10 +147,16 @@ cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs
         call.inputs = blobs
         call.outputs = blobs + nin
         call.req = req
-        call.workspace = NULL
-        call.workspace_size = 0
+        if workspace is not None:
+            call.workspace = <void*><size_t>workspace.ctypes.data
+            call.workspace_size = workspace.nbytes
+        else:
+            call.workspace = NULL
+            call.workspace_size = 0
         call.stream = NULL
         call.error = NULL
+        call.is_train = train
+        call.reserved = 0
         with nogil:
             rc = fn(&call)
         if rc != 0:

@@ -26,6 +26,8 @@ cdef extern from "mx_ops/tblob.h" nogil:
         int64_t workspace_size
         void* stream
         const char* error
+        int32_t is_train
+        int32_t reserved
     ctypedef int (*MXFCompute)(MXOpCall* call) noexcept nogil
     int64_t mx_tblob_size(const MXTBlob* b)
     ctypedef struct MXRandomState:

@@ -13,6 +13,7 @@ import threading
 
 from mx_engine.base import MXNetError
 from mx_ops._params import ParamError
+from mx_storage.resource import ResourceRequest
 
 __all__ = ["OpDef", "register", "get", "list_ops", "OperatorNotFound", "ShapeError",
            "TypeInferenceError", "gpu_compute", "computes"]
@@ -62,16 +63,37 @@ class OpDef:
     infer_type : callable(params, in_dtypes) -> list of out dtypes
         dtypes are names ('float32', ...).  Raises TypeInferenceError.
     compute : dict
-        Per device kind: 'cpu' -> address of an MXFCompute function;
-        'gpu' -> a Python callable (see mx_ops._elemwise_gpu).
+        Per device kind: 'cpu' -> address of an MXFCompute function (run
+        without the GIL), or a Python callable; 'gpu' -> a Python callable
+        (see mx_ops._elemwise_gpu).  A Python compute is called as
+        ``fn(params, inputs, outputs, reqs)`` with NumPy (CuPy) arrays and
+        req names; ``params`` also holds '_is_train', and '_random_state'
+        for a random operator.
     pack_params : callable(params, in_shapes) -> bytes, optional
         The C parameter block the kernel reads (``MXOpCall.params``); it may
         depend on the input shapes (strides of a gather, say).
     inplace : sequence of (input index, output index)
         Output i may share the memory of input j.
+    num_visible_outputs : int or callable(params) -> int, optional
+        How many of the outputs a caller sees (MXNet's NumVisibleOutputs):
+        the rest are computed for the backward pass (L2Normalization's
+        norm, BatchNorm's mean and var without output_mean_var).  NDArray
+        calls return the visible ones; ``mx_ops.invoke`` returns all.
+    mutate_inputs : sequence of int, or callable(params) -> sequence of int
+        Inputs the operator writes in place (nnvm's FMutateInputs): aux
+        states such as BatchNorm's moving_mean / moving_var, optimizer
+        states.  Invokers order the call after earlier readers of them.
+    aux_states : sequence of str
+        The names among the inputs that are auxiliary states rather than
+        arguments (OperatorProperty::ListAuxiliaryStates); they are among
+        the mutated inputs.
     resources : sequence of ResourceRequest kinds
         With RANDOM or PARALLEL_RANDOM, the invokers append an MXRandomState
-        to the packed parameters (include/mx_ops/tblob.h).
+        to the packed parameters (include/mx_ops/tblob.h).  With TEMP_SPACE
+        the call gets ``workspace(params, in_shapes)`` bytes of temporary
+        space (``MXOpCall.workspace``).
+    workspace : callable(params, in_shapes) -> int, optional
+        Bytes of temporary space one call needs; required with TEMP_SPACE.
     random_draws : callable(params, in_shapes) -> int, optional
         How many counter values of the random stream one call consumes;
         required with a random resource.
@@ -88,7 +110,8 @@ class OpDef:
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
                  key_var_num_args=None, list_input_names=None, infer_shape, infer_type, compute,
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
-                 differentiable=True, aliases=(),
+                 differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
+                 workspace=None, aliases=(),
                  namespace="", doc=""):
         self.name = name
         self.arguments = tuple(arguments)
@@ -110,6 +133,13 @@ class OpDef:
         self.inplace = tuple(inplace)
         self.resources = tuple(resources)
         self.random_draws = random_draws
+        self.num_visible_outputs = num_visible_outputs
+        self.mutate_inputs = mutate_inputs if callable(mutate_inputs) else tuple(mutate_inputs)
+        self.aux_states = tuple(aux_states)
+        self.workspace = workspace
+        if (workspace is None) != (ResourceRequest.TEMP_SPACE not in self.resources):
+            raise MXNetError(f"{name}: a TEMP_SPACE resource and a 'workspace' size function "
+                             f"go together")
         self.gradient = gradient
         self.differentiable = differentiable
         self.aliases = tuple(aliases)
@@ -149,6 +179,18 @@ class OpDef:
     def output_names(self, params):
         """Output names for parsed ``params`` (SliceChannel: output0, ...)."""
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
+
+    def visible_output_count(self, params):
+        """How many outputs an NDArray call returns."""
+        n = self.num_visible_outputs
+        if n is None:
+            return self.output_count(params)
+        return n(params) if callable(n) else n
+
+    def mutated_inputs(self, params):
+        """Indices of the inputs this call writes in place."""
+        m = self.mutate_inputs
+        return tuple(m(params) if callable(m) else m)
 
     def input_count(self, params):
         if self.variadic:

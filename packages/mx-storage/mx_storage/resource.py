@@ -73,6 +73,18 @@ class TempSpace(Resource):
         view = as_cupy if self.ctx.device_type == "gpu" else as_numpy
         return view(self._handle, shape, dtype)
 
+    def block(self, nbytes):
+        """The pool block backing the workspace, grown now to at least
+        ``nbytes``: for invokers that hand a kernel the raw pointer when the
+        call is pushed.  The caller keeps the returned handle alive until
+        the call has run (a later growth replaces the workspace's block, not
+        the one a pending call holds), and the call lists ``self.var`` among
+        its mutated variables."""
+        if self._handle is None or self._handle.size < nbytes:
+            old = self._handle.size if self._handle is not None else 0
+            self._handle = alloc(max(int(nbytes), 2 * old, 64), self.ctx)
+        return self._handle
+
     @property
     def nbytes(self):
         """The workspace's size now."""

@@ -49,10 +49,14 @@ typedef struct MXOpCall {
   const MXTBlob *inputs;
   const MXTBlob *outputs;
   const int32_t *req;        /* one MXOpReq per output */
-  void *workspace;           /* kTempSpace, when requested */
+  void *workspace;           /* kTempSpace, when requested: workspace_size bytes,
+                                64-byte aligned, contents undefined */
   int64_t workspace_size;
   void *stream;              /* the GPU stream, NULL on CPU */
   const char *error;         /* set by a failing kernel: a static message */
+  int32_t is_train;          /* OpContext::is_train: 1 in training (Dropout drops,
+                                BatchNorm uses batch statistics), else 0 */
+  int32_t reserved;          /* zero */
 } MXOpCall;
 
 /* The random state of one call, for operators that request kRandom or
