@@ -24,7 +24,8 @@ from mx_storage import _config, _philox
 from mx_storage._storage import alloc
 from mx_storage._views import as_cupy, as_numpy
 
-__all__ = ["ResourceRequest", "Resource", "TempSpace", "RandomResource", "request", "seed"]
+__all__ = ["ResourceRequest", "Resource", "TempSpace", "RandomResource", "request", "seed",
+           "release_workspaces"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -84,6 +85,12 @@ class TempSpace(Resource):
             old = self._handle.size if self._handle is not None else 0
             self._handle = alloc(max(int(nbytes), 2 * old, 64), self.ctx)
         return self._handle
+
+    def release(self):
+        """Drops the workspace's block back to the pool; the next use grows
+        a new one.  Calls already pushed keep the block they hold until they
+        have run."""
+        self._handle = None
 
     @property
     def nbytes(self):
@@ -248,6 +255,16 @@ def request(ctx, kind):
         i = _turn[key]
         _turn[key] = (i + 1) % len(pool)
         return pool[i]
+
+
+def release_workspaces(ctx=None):
+    """Returns the temporary workspaces' memory (of ``ctx`` only, if given)
+    to the pool, as after a peak of demand; they grow again when used."""
+    with _lock:
+        spaces = [r for (c, kind), pool in _pools.items() for r in pool
+                  if kind == ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
+    for space in spaces:
+        space.release()
 
 
 def seed(seed_value, ctx=None):

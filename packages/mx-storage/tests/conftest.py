@@ -1,3 +1,4 @@
+import gc
 import importlib.util
 import pathlib
 import sys
@@ -6,7 +7,7 @@ import pytest
 
 import mx_storage as st
 from mx_engine import cpu
-from mx_storage import _storage
+from mx_storage import _storage, resource
 
 # The build, ABI and public-API checks, kept with the tests of mx-engine (which
 # mx-storage depends on).  Not on sys.path: see that file's docstring.
@@ -19,7 +20,10 @@ if "packaging_checks" not in sys.modules:
 
 @pytest.fixture(autouse=True)
 def fresh_cpu_pool():
-    """Each test starts from a Naive pool with an empty cache and no debug."""
+    """Each test starts from a Naive pool with an empty cache and no debug,
+    and no workspace that operator tests grew still holding a block."""
+    resource.release_workspaces()
+    gc.collect()
     st.set_pool_type("cpu", "Naive")
     st.empty_cache()
     st.reset_peak(cpu())

@@ -21,6 +21,7 @@ PUBLIC_NAMES = {
     },
     "mx_storage.resource": {
         "ResourceRequest", "Resource", "TempSpace", "RandomResource", "request", "seed",
+        "release_workspaces",
     },
 }
 

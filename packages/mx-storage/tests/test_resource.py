@@ -38,6 +38,22 @@ def test_temp_space_copies_are_handed_out_in_turn_and_grow():
     a[:] = 2.0                                   # the old block lives while `a` does
 
 
+def test_a_pushed_call_keeps_its_block_across_growth_and_release():
+    import mx_storage as st
+    ws = resource.request(cpu(3), ResourceRequest.TEMP_SPACE)
+    held = ws.block(1000)                       # what a pushed kernel holds
+    assert held.size >= 1000 and ws.block(500) is held
+    bigger = ws.block(5000)                     # a later call needs more
+    assert bigger is not held and bigger.size >= 5000 and held.live
+    ws.release()
+    assert ws.nbytes == 0 and bigger.live       # freed when its holder drops it
+    before = st.memory_stats(cpu(3))["in_use"]
+    del bigger
+    assert st.memory_stats(cpu(3))["in_use"] < before
+    resource.release_workspaces(cpu(3))
+    assert ws.nbytes == 0
+
+
 def test_functions_sharing_a_workspace_never_overlap():
     ws = resource.request(cpu(3), ResourceRequest.TEMP_SPACE)
     record = _testing.Intervals(4)
