@@ -19,7 +19,7 @@ import struct
 from mx_ops import _nn_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _nn_cpu.kernels()
 
@@ -52,7 +52,8 @@ register(OpDef(
     "Activation", arguments=("data",), params=_ACT_PARAMS,
     infer_shape=lambda p, s: [tuple(s[0])],
     infer_type=same_float_types("Activation", lambda p: ["data"]),
-    compute={"cpu": _KERNELS["activation"]}, pack_params=_act_pack, inplace=((0, 0),),
+    compute=computes(_KERNELS["activation"], gpu_compute("_act_gpu", "activation", _act_pack)),
+    pack_params=_act_pack, inplace=((0, 0),),
     doc="Applies an activation function element-wise: relu max(x, 0), sigmoid "
         "1/(1+exp(-x)), tanh, softrelu log(1+exp(x)), softsign x/(1+|x|).  Backward: "
         "_backward_Activation(out_grad, out_data)."))
@@ -62,7 +63,9 @@ register(OpDef(
     params=_ACT_PARAMS,
     infer_shape=_same_shape("_backward_Activation", lambda p: ["out_grad", "out_data"]),
     infer_type=same_float_types("_backward_Activation", lambda p: ["out_grad", "out_data"]),
-    compute={"cpu": _KERNELS["activation_backward"]}, pack_params=_act_pack,
+    compute=computes(_KERNELS["activation_backward"],
+                     gpu_compute("_act_gpu", "activation_backward", _act_pack)),
+    pack_params=_act_pack,
     inplace=((0, 0),), differentiable=False,
     doc="Gradient of Activation from (out_grad, out_data): data_grad."))
 
@@ -125,7 +128,8 @@ register(OpDef(
     "LeakyReLU", arguments=("data", "gamma"), list_input_names=_leaky_names,
     params=_LEAKY_PARAMS, infer_shape=_leaky_shape,
     infer_type=same_float_types("LeakyReLU", _leaky_names),
-    compute={"cpu": _KERNELS["leaky"]}, pack_params=_leaky_pack,
+    compute=computes(_KERNELS["leaky"], gpu_compute("_act_gpu", "leaky", _leaky_pack)),
+    pack_params=_leaky_pack,
     doc="Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : "
         "slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned "
         "slope per channel (input gamma); rrelu with the mean of lower_bound and upper_bound "
@@ -140,7 +144,9 @@ register(OpDef(
     params=_LEAKY_PARAMS, infer_shape=_leaky_bwd_shape,
     infer_type=same_float_types("_backward_LeakyReLU", _leaky_bwd_names,
                                 nout=lambda p: 2 if p["act_type"] == "prelu" else 1),
-    compute={"cpu": _KERNELS["leaky_backward"]}, pack_params=_leaky_pack,
+    compute=computes(_KERNELS["leaky_backward"],
+                     gpu_compute("_act_gpu", "leaky_backward", _leaky_pack)),
+    pack_params=_leaky_pack,
     differentiable=False,
     doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad, or for prelu "
         "(out_grad, data, gamma) -> (data_grad, gamma_grad)."))
@@ -187,7 +193,9 @@ for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
         _name, arguments=("data",), params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_shape(_name, lambda p: ["data"]),
         infer_type=same_float_types(_name, lambda p: ["data"]),
-        compute={"cpu": _KERNELS["softmax"]}, pack_params=_softmax_pack(_name, _log),
+        compute=computes(_KERNELS["softmax"], gpu_compute("_softmax_gpu", "softmax",
+                                                          _softmax_pack(_name, _log))),
+        pack_params=_softmax_pack(_name, _log),
         inplace=((0, 0),),
         doc=f"Applies {_what} along an axis, stable for large inputs (the row's maximum is "
             f"subtracted first).  Backward: _backward_{_name}(out_grad, out_data)."))
@@ -196,7 +204,9 @@ for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
         params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_shape(f"_backward_{_name}", lambda p: ["out_grad", "out_data"]),
         infer_type=same_float_types(f"_backward_{_name}", lambda p: ["out_grad", "out_data"]),
-        compute={"cpu": _KERNELS["softmax_backward"]},
+        compute=computes(_KERNELS["softmax_backward"],
+                         gpu_compute("_softmax_gpu", "softmax_backward",
+                                     _softmax_pack(f"_backward_{_name}", _log))),
         pack_params=_softmax_pack(f"_backward_{_name}", _log), inplace=((0, 0),),
         differentiable=False,
         doc=f"Gradient of {_name} from (out_grad, out_data), with the forward's axis and "

@@ -13,7 +13,7 @@ import struct
 from mx_ops import _conv_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _conv_cpu.kernels()
 
@@ -204,7 +204,9 @@ for _name, _deconv, _shape, _doc in (
     register(OpDef(
         _name, arguments=("data", "weight", "bias"), list_input_names=_inputs,
         params=_params(_deconv), infer_shape=lambda p, s, f=_shape: [f(p, s)],
-        infer_type=same_float_types(_name, _inputs), compute={"cpu": _KERNELS[_name]},
+        infer_type=same_float_types(_name, _inputs),
+        compute=computes(_KERNELS[_name], gpu_compute("_conv_gpu", _name.lower(),
+                                                      _pack(_deconv))),
         pack_params=_pack(_deconv), doc=_doc))
     register(OpDef(
         "_backward_" + _name, arguments=("out_grad", "data", "weight"), outputs=_grad_outputs,
@@ -212,7 +214,10 @@ for _name, _deconv, _shape, _doc in (
         infer_type=same_float_types("_backward_" + _name,
                                     lambda p: ("out_grad", "data", "weight"),
                                     nout=lambda p: len(_grad_outputs(p))),
-        compute={"cpu": _KERNELS["_backward_" + _name]}, pack_params=_pack_backward(_deconv),
+        compute=computes(_KERNELS["_backward_" + _name],
+                         gpu_compute("_conv_gpu", _name.lower() + "_backward",
+                                     _pack_backward(_deconv))),
+        pack_params=_pack_backward(_deconv),
         differentiable=False,
         doc=f"Gradients of {_name}: inputs (out_grad, data, weight), outputs (data_grad, "
             f"weight_grad[, bias_grad])."))

@@ -15,7 +15,7 @@ import struct
 from mx_ops import _fc_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _fc_cpu.kernels()
 _PARAMS = {
@@ -70,6 +70,11 @@ def _bwd_shape(params, shapes):
     return [data, weight] + ([] if params["no_bias"] else [(params["num_hidden"],)])
 
 
+def _pack(params, shapes):
+    m, k, _ = _rows("FullyConnected", params, shapes[0])
+    return struct.pack("=iiqqq", params["no_bias"], 0, m, k, params["num_hidden"])
+
+
 def _bwd_pack(params, shapes):
     m, k, _ = _rows("_backward_FullyConnected", params, shapes[1])
     return struct.pack("=iiqqq", params["no_bias"], 0, m, k, params["num_hidden"])
@@ -79,10 +84,8 @@ register(OpDef(
     "FullyConnected", arguments=("data", "weight", "bias"), list_input_names=_names,
     params=_PARAMS, infer_shape=_fc_shape,
     infer_type=same_float_types("FullyConnected", _names, _FC_TYPES),
-    compute={"cpu": _KERNELS["forward"]},
-    pack_params=lambda p, s: struct.pack("=iiqqq", p["no_bias"], 0,
-                                         *_rows("FullyConnected", p, s[0])[:2],
-                                         p["num_hidden"]),
+    compute=computes(_KERNELS["forward"], gpu_compute("_fc_gpu", "forward", _pack)),
+    pack_params=_pack,
     doc="Applies a linear transformation: out = data . weight^T + bias.  Backward: "
         "_backward_FullyConnected(out_grad, data, weight) -> (data_grad, weight_grad"
         "[, bias_grad])."))
@@ -94,6 +97,7 @@ register(OpDef(
     infer_type=same_float_types("_backward_FullyConnected",
                                 lambda p: ["out_grad", "data", "weight"], _FC_TYPES,
                                 nout=lambda p: 2 if p["no_bias"] else 3),
-    compute={"cpu": _KERNELS["backward"]}, pack_params=_bwd_pack, differentiable=False,
+    compute=computes(_KERNELS["backward"], gpu_compute("_fc_gpu", "backward", _bwd_pack)),
+    pack_params=_bwd_pack, differentiable=False,
     doc="Gradient of FullyConnected: inputs (out_grad, data, weight) with the forward's "
         "parameters; outputs (data_grad, weight_grad[, bias_grad without no_bias])."))

@@ -15,7 +15,7 @@ import struct
 from mx_ops import _nn_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _nn_cpu.kernels()
 _TYPES = {"max": 0, "avg": 1, "sum": 2}          # codes of src/pool_cpu.h
@@ -116,7 +116,8 @@ register(OpDef(
     "Pooling", arguments=("data",), params=_PARAMS,
     infer_shape=lambda p, s: [_out_shape("Pooling", p, s[0])],
     infer_type=same_float_types("Pooling", lambda p: ["data"]),
-    compute={"cpu": _KERNELS["pool"]}, pack_params=_pack("Pooling"),
+    compute=computes(_KERNELS["pool"], gpu_compute("_pool_gpu", "pool", _pack("Pooling"))),
+    pack_params=_pack("Pooling"),
     doc="Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) "
         "windows.  Backward: _backward_Pooling(out_grad, in_data, out_data)."))
 
@@ -125,7 +126,9 @@ register(OpDef(
     outputs=("data_grad",), params=_PARAMS, infer_shape=_bwd_shape,
     infer_type=same_float_types("_backward_Pooling",
                                 lambda p: ["out_grad", "in_data", "out_data"]),
-    compute={"cpu": _KERNELS["pool_backward"]}, pack_params=_pack("_backward_Pooling"),
+    compute=computes(_KERNELS["pool_backward"],
+                     gpu_compute("_pool_gpu", "pool_backward", _pack("_backward_Pooling"))),
+    pack_params=_pack("_backward_Pooling"),
     differentiable=False,
     doc="Gradient of Pooling from (out_grad, in_data, out_data) with the forward's "
         "parameters: data_grad."))
