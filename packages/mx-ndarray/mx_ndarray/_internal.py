@@ -12,18 +12,20 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
  '_backward_Activation', '_backward_Convolution', '_backward_Deconvolution',
- '_backward_FullyConnected', '_backward_LeakyReLU', '_backward_Pooling',
- '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
- '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
- '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
- '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
- '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
- '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
- '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
- '_slice_assign_scalar', '_sub', '_zeros']
+ '_backward_FullyConnected', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal', '_greater_equal_scalar',
+ '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal',
+ '_lesser_equal_scalar', '_lesser_scalar', '_logical_and', '_logical_and_scalar',
+ '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
+ '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
+ '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
+ '_plus_scalar', '_power', '_power_scalar', '_random_normal', '_random_randint',
+ '_random_uniform', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar',
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -984,6 +986,114 @@ def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act
     return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, out_data, data, gamma] if _a is not None], out=out, **kwargs)
 
 
+def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LinearRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_linear_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_LinearRegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_LogisticRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LogisticRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_logistic_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_LogisticRegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_MAERegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MAERegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_mae_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_MAERegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MakeLoss from its input 'data' (its shape, and with normalization='valid' the count of elements above valid_thresh): data_grad.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Gradient scale as a supplement to unary and binary operators
+    valid_thresh : float, optional, default=0.0
+        clip each element in the array to 0 when it is less than valid_thresh. This is used when normalization is set to 'valid'.
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        If this is set to null, the output gradient will not be normalized. If this is set to batch, the output gradient will be divided by the batch size. If this is set to valid, the output gradient will be divided by the number of valid input elements.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if valid_thresh is not _NULL:
+        kwargs['valid_thresh'] = valid_thresh
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    return _invoke('_backward_MakeLoss', [data], out=out, **kwargs)
+
+
 def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of Pooling from (out_grad, in_data, out_data) with the forward's parameters: data_grad.
@@ -1046,6 +1156,86 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     return _invoke('_backward_Pooling', [out_grad, in_data, out_data], out=out, **kwargs)
 
 
+def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SoftmaxOutput's cross-entropy loss from ([ograd, the output's gradient, if out_grad=True,] label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scales the gradient by a float factor.
+    ignore_label : float, optional, default=-1.0
+        The instances whose labels == ignore_label will be ignored during backward, if use_ignore is set to true.
+    multi_output : bool, optional, default=False
+        If set to true, the softmax function will be computed along axis 1. This is applied when the shape of input array differs from the shape of label array.
+    use_ignore : bool, optional, default=False
+        If set to true, the ignore_label value will not contribute to the backward gradient.
+    preserve_shape : bool, optional, default=False
+        If set to true, the softmax function will be computed along the last axis (-1).
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        Normalizes the gradient.
+    out_grad : bool, optional, default=False
+        Multiplies gradient with output gradient element-wise.
+    smooth_alpha : float, optional, default=0.0, in [0.0, 1.0]
+        Constant for computing a label smoothed version of cross-entropy for the backwards pass. This constant gets subtracted from the one-hot encoding of the gold label and distributed uniformly to all other labels.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if ignore_label is not _NULL:
+        kwargs['ignore_label'] = ignore_label
+    if multi_output is not _NULL:
+        kwargs['multi_output'] = multi_output
+    if use_ignore is not _NULL:
+        kwargs['use_ignore'] = use_ignore
+    if preserve_shape is not _NULL:
+        kwargs['preserve_shape'] = preserve_shape
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    if out_grad is not _NULL:
+        kwargs['out_grad'] = out_grad
+    if smooth_alpha is not _NULL:
+        kwargs['smooth_alpha'] = smooth_alpha
+    return _invoke('_backward_SoftmaxOutput', [_a for _a in [ograd, label, out_data] if _a is not None], out=out, **kwargs)
+
+
+def _backward_linear_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LinearRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_linear_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_linear_reg_out', [label, out_data], out=out, **kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1072,6 +1262,58 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _invoke('_backward_log_softmax', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_logistic_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LogisticRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_logistic_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_logistic_reg_out', [label, out_data], out=out, **kwargs)
+
+
+def _backward_mae_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MAERegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_mae_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_mae_reg_out', [label, out_data], out=out, **kwargs)
 
 
 def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):

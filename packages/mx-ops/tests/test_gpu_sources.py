@@ -115,3 +115,8 @@ def test_sources_compile(module):
 def test_every_gpu_module_is_checked():
     assert {"_elemwise_gpu", "_reduce_gpu", "_shape_gpu", "_init_gpu", "_select_gpu",
             "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu"} <= set(_GPU_MODULES)
+
+
+def test_loss_modules_are_checked():
+    """SoftmaxOutput, the regression outputs and MakeLoss (_loss_gpu)."""
+    assert {"_loss_gpu"} <= set(_GPU_MODULES)
