@@ -6,25 +6,25 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Activation', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Flatten',
- 'FullyConnected', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxOutput', 'abs', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh',
- 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add', 'broadcast_div',
- 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
- 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh',
- 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
- 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
- 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
- 'reciprocal', 'relu', 'reshape', 'rint', 'round', 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid',
- 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt',
- 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
- 'uniform', 'where', 'zeros_like']
+__all__ = ['Activation', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Embedding',
+ 'Flatten', 'FullyConnected', 'L2Normalization', 'LeakyReLU', 'LinearRegressionOutput',
+ 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape',
+ 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling', 'abs', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
+ 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
+ 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
+ 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis', 'mean', 'min', 'min_axis',
+ 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians',
+ 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape',
+ 'rint', 'round', 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
+ 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'stop_gradient', 'sum',
+ 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -259,6 +259,42 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
     return _invoke('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
 
 
+def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    Maps integer indices to vector representations (embeddings): output[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: _backward_Embedding(out_grad, data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    input_dim : int, in [1, inf]
+        Vocabulary size of the input indices.
+    output_dim : int, in [1, inf]
+        Dimension of the embedding vectors.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        Data type of weight.
+    sparse_grad : bool, optional, default=False
+        Compute row sparse gradient in the backward calculation (not supported: must be False).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if input_dim is not _NULL:
+        kwargs['input_dim'] = input_dim
+    if output_dim is not _NULL:
+        kwargs['output_dim'] = output_dim
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    if sparse_grad is not _NULL:
+        kwargs['sparse_grad'] = sparse_grad
+    return _invoke('Embedding', [data, weight], out=out, **kwargs)
+
+
 def Flatten(data=None, out=None, name=None, **kwargs):
     """
     Collapses every axis but the first: (d0, d1 * ... * dn).
@@ -311,6 +347,32 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _invoke('FullyConnected', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+
+
+def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) per instance, channel or spatial position (mode).  Outputs (output, norm), of which 'output' is visible.  Backward: _backward_L2Normalization(out_grad, out_data, norm).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    eps : float, optional, default=1e-10
+        A small constant for numerical stability.
+    mode : {'channel', 'instance', 'spatial'}, optional, default='instance'
+        Specify the dimension along which to compute L2 norm.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _invoke('L2Normalization', [data], out=out, **kwargs)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -678,6 +740,46 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
     return _invoke('SoftmaxOutput', [data, label], out=out, **kwargs)
+
+
+def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
+    """
+    Upsamples the given input data (NCHW) by nearest-neighbour repetition; several inputs are scaled to arg0's size times 'scale' and concatenated along the channels or summed (multi_input_mode).  Backward: _backward_UpSampling.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    scale : int, in [1, inf]
+        Up sampling scale
+    num_filter : int, optional, default=0
+        Input filter. Only used by bilinear sample_type. Since bilinear upsampling uses deconvolution, num_filters is set to the number of channels.
+    sample_type : {'bilinear', 'nearest'}
+        upsampling method
+    multi_input_mode : {'concat', 'sum'}, optional, default='concat'
+        How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
+    num_args : int, in [1, inf]
+        Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
+    workspace : int, optional, default=512, in [0, inf]
+        Tmp workspace for deconvolution (MB), unused by nearest upsampling
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if sample_type is not _NULL:
+        kwargs['sample_type'] = sample_type
+    if multi_input_mode is not _NULL:
+        kwargs['multi_input_mode'] = multi_input_mode
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    return _invoke('UpSampling', [*data], out=out, **kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):

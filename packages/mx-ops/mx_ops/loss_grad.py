@@ -1,4 +1,5 @@
-"""Gradients of the output (loss) operators.  Each maps to its ``_backward_<op>`` node reading what
+"""Gradients of the output (loss) operators, Embedding, UpSampling and
+L2Normalization.  Each maps to its ``_backward_<op>`` node reading what
 MXNet's backward declares it reads, except BlockGrad, whose gradient is a
 zeros_like node (MXNet's MakeZeroGradNodes).
 
@@ -19,8 +20,8 @@ def _backward(name, reads):
     return maker
 
 
-def _out(node):
-    return node.outputs()[0]
+def _out(node, i=0):
+    return node.outputs()[i]
 
 
 set_gradient("SoftmaxOutput", _backward(
@@ -30,3 +31,10 @@ for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressi
     set_gradient(_name, _backward(_name, lambda n, g: [n.inputs[1], _out(n)]))
 set_gradient("MakeLoss", _backward("MakeLoss", lambda n, g: [n.inputs[0]]))
 set_gradient("BlockGrad", lambda node, ograds: [apply("zeros_like", node.inputs[0])])
+set_gradient("Embedding", _backward("Embedding", lambda n, g: [g[0], n.inputs[0]]))
+# with one input out_grad tells the input's shape; with several the inputs do
+set_gradient("UpSampling", _backward(
+    "UpSampling", lambda n, g: [g[0]] + (list(n.inputs) if n.params["num_args"] > 1 else [])))
+# the norm (hidden output 1) gets no gradient of its own, as in MXNet
+set_gradient("L2Normalization", _backward(
+    "L2Normalization", lambda n, g: [g[0], _out(n, 0), _out(n, 1)]))

@@ -1,5 +1,6 @@
-"""GPU twins of SoftmaxOutput, the regression outputs, MakeLoss and
-BlockGrad (forward and backward ops) against their CPU kernels: the same invoke on NumPy and on CuPy arrays,
+"""GPU twins of SoftmaxOutput, the regression outputs, MakeLoss, BlockGrad,
+Embedding, UpSampling and L2Normalization (forward and backward ops)
+against their CPU kernels: the same invoke on NumPy and on CuPy arrays,
 for every float dtype and every req.  Skipped without CuPy and a device."""
 import importlib.util
 
@@ -9,6 +10,7 @@ import pytest
 from mx_ops import invoke, registry
 
 FLOATS = ["float32", "float64", "float16"]
+ALL = FLOATS + ["uint8", "int8", "int32", "int64"]
 TOL = {"float16": 2e-2, "float32": 1e-5, "float64": 1e-12}
 
 
@@ -77,8 +79,44 @@ CASES = [
     ("_backward_MakeLoss", lambda t: [_r((3, 4)).astype(t)],
      {"normalization": "valid", "valid_thresh": 0.5, "grad_scale": 2.0}),
     ("BlockGrad", lambda t: [_r((3, 4)).astype(t)], {}),
+    ("Embedding", lambda t: [_r((3, 4), 2, -2, 9).astype(t), _r((6, 5), 1).astype("float32")],
+     {"input_dim": 6, "output_dim": 5}),
+    ("_backward_Embedding", lambda t: [_r((3, 4, 5)).astype(t), _r((3, 4), 2, -2, 9)],
+     {"input_dim": 6, "output_dim": 5, "dtype": None}),
+    ("_backward_Embedding", lambda t: [_r((4000, 3)).astype(t),
+                                       np.random.default_rng(0).integers(0, 4, 4000)],
+     {"input_dim": 4, "output_dim": 3, "dtype": None}),
+    ("UpSampling", lambda t: [_r((2, 3, 4, 5)).astype(t)], {"scale": 2, "sample_type": "nearest"}),
+    ("UpSampling", lambda t: [_r((2, 3, 2, 2)).astype(t), _r((2, 1, 4, 4), 1).astype(t),
+                              _r((2, 2, 1, 1), 2).astype(t)],
+     {"scale": 2, "sample_type": "nearest"}),
+    ("UpSampling", lambda t: [_r((1, 2, 2, 2)).astype(t), _r((1, 2, 4, 4), 1).astype(t)],
+     {"scale": 2, "sample_type": "nearest", "multi_input_mode": "sum"}),
+    ("_backward_UpSampling", lambda t: [_r((2, 3, 6, 9)).astype(t)],
+     {"scale": 3, "sample_type": "nearest", "num_args": 1}),
+    ("_backward_UpSampling", lambda t: [_r((2, 6, 4, 4)).astype(t), _r((2, 3, 2, 2)).astype(t),
+                                        _r((2, 1, 4, 4)).astype(t), _r((2, 2, 1, 1)).astype(t)],
+     {"scale": 2, "sample_type": "nearest", "num_args": 3}),
+    ("_backward_UpSampling", lambda t: [_r((1, 2, 4, 4)).astype(t), _r((1, 2, 2, 2)).astype(t),
+                                        _r((1, 2, 4, 4)).astype(t)],
+     {"scale": 2, "sample_type": "nearest", "num_args": 2, "multi_input_mode": "sum"}),
+    ("L2Normalization", lambda t: [_r((3, 700)).astype(t)], {}),
+    ("L2Normalization", lambda t: [_r((2, 5, 3, 2)).astype(t)], {"mode": "channel"}),
+    ("L2Normalization", lambda t: [_r((2, 3, 4, 2)).astype(t)], {"mode": "spatial"}),
 ]
+for _mode, _shape in (("instance", (3, 700)), ("channel", (2, 5, 3, 2)),
+                      ("spatial", (2, 3, 4, 2))):
+    def _l2_back(t, _mode=_mode, _shape=_shape):
+        y, n = invoke("L2Normalization", [_r(_shape).astype(t)], mode=_mode)
+        return [_r(_shape, 1).astype(t), y, n]
+    CASES.append(("_backward_L2Normalization", _l2_back, {"mode": _mode}))
+
 PARAMS = [(op, make, kw, t) for op, make, kw in CASES for t in FLOATS]
+
+
+def _kw(kw, dtype):
+    """Embedding's weight dtype follows the case's dtype where it says None."""
+    return {k: (dtype if v is None else v) for k, v in kw.items()}
 
 
 def _check(got, want, dtype):
@@ -98,6 +136,7 @@ def _check(got, want, dtype):
 @pytest.mark.parametrize("op, make, kw, dtype", PARAMS)
 def test_gpu_matches_cpu(op, make, kw, dtype, req):
     import cupy
+    kw = _kw(kw, dtype)
     inputs = make(dtype)
     want = invoke(op, inputs, **kw)
     want = want if isinstance(want, list) else [want]
@@ -107,6 +146,22 @@ def test_gpu_matches_cpu(op, make, kw, dtype, req):
     invoke(op, [cupy.asarray(x) for x in inputs], out=gpu, req=req, **kw)
     for g, c in zip(gpu, cpu):
         _check(g, c, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("itype", ALL)
+def test_gpu_embedding_index_dtypes(itype):
+    import cupy
+    low = 0 if itype == "uint8" else -3
+    idx = np.random.default_rng(2).integers(low, 9, size=(5, 3)).astype(itype)
+    w = _r((6, 4)).astype("float32")
+    kw = {"input_dim": 6, "output_dim": 4}
+    _check(invoke("Embedding", [cupy.asarray(idx), cupy.asarray(w)], **kw),
+           invoke("Embedding", [idx, w], **kw), "float32")
+    og = _r((5, 3, 4), 1).astype("float32")
+    got = invoke("_backward_Embedding", [cupy.asarray(og), cupy.asarray(idx)], **kw)
+    for g, c in zip(got, invoke("_backward_Embedding", [og, idx], **kw)):
+        _check(g, c, "float32")
 
 
 @pytest.mark.gpu
@@ -124,5 +179,6 @@ def test_gpu_computes_registered_where_cupy_is():
                  "LogisticRegressionOutput", "MAERegressionOutput",
                  "_backward_LinearRegressionOutput", "_backward_LogisticRegressionOutput",
                  "_backward_MAERegressionOutput", "MakeLoss", "_backward_MakeLoss",
-                 "BlockGrad"):
+                 "BlockGrad", "Embedding", "_backward_Embedding", "UpSampling",
+                 "_backward_UpSampling", "L2Normalization", "_backward_L2Normalization"):
         assert ("gpu" in registry.get(name).compute) == have, name

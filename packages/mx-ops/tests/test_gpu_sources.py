@@ -117,6 +117,7 @@ def test_every_gpu_module_is_checked():
             "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu"} <= set(_GPU_MODULES)
 
 
-def test_loss_modules_are_checked():
-    """SoftmaxOutput, the regression outputs and MakeLoss (_loss_gpu)."""
-    assert {"_loss_gpu"} <= set(_GPU_MODULES)
+def test_loss_and_layer_modules_are_checked():
+    """SoftmaxOutput, the regression outputs, MakeLoss (_loss_gpu) and
+    Embedding, UpSampling, L2Normalization (_layer_gpu)."""
+    assert {"_loss_gpu", "_layer_gpu"} <= set(_GPU_MODULES)
