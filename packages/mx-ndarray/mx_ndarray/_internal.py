@@ -12,8 +12,12 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
  '_backward_Activation', '_backward_Convolution', '_backward_Deconvolution',
- '_backward_FullyConnected', '_backward_LeakyReLU', '_backward_Pooling',
- '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
+ '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
  '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
  '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
  '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
@@ -910,6 +914,42 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
     return _invoke('_backward_Deconvolution', [out_grad, data, weight], out=out, **kwargs)
 
 
+def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of Embedding from (out_grad, data): (data_grad = 0, weight_grad, the rows of out_grad summed per picked weight row).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    input_dim : int, in [1, inf]
+        Vocabulary size of the input indices.
+    output_dim : int, in [1, inf]
+        Dimension of the embedding vectors.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        Data type of weight.
+    sparse_grad : bool, optional, default=False
+        Compute row sparse gradient in the backward calculation (not supported: must be False).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if input_dim is not _NULL:
+        kwargs['input_dim'] = input_dim
+    if output_dim is not _NULL:
+        kwargs['output_dim'] = output_dim
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    if sparse_grad is not _NULL:
+        kwargs['sparse_grad'] = sparse_grad
+    return _invoke('_backward_Embedding', [out_grad, data], out=out, **kwargs)
+
+
 def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of FullyConnected: inputs (out_grad, data, weight) with the forward's parameters; outputs (data_grad, weight_grad[, bias_grad without no_bias]).
@@ -942,6 +982,36 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _invoke('_backward_FullyConnected', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of L2Normalization's output from (out_grad, out_data, norm): data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    norm : NDArray
+        Input.
+    eps : float, optional, default=1e-10
+        A small constant for numerical stability.
+    mode : {'channel', 'instance', 'spatial'}, optional, default='instance'
+        Specify the dimension along which to compute L2 norm.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _invoke('_backward_L2Normalization', [out_grad, out_data, norm], out=out, **kwargs)
 
 
 def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -982,6 +1052,114 @@ def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
     return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, out_data, data, gamma] if _a is not None], out=out, **kwargs)
+
+
+def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LinearRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_linear_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_LinearRegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_LogisticRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LogisticRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_logistic_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_LogisticRegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_MAERegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MAERegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_mae_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_MAERegressionOutput', [label, out_data], out=out, **kwargs)
+
+
+def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MakeLoss from its input 'data' (its shape, and with normalization='valid' the count of elements above valid_thresh): data_grad.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Gradient scale as a supplement to unary and binary operators
+    valid_thresh : float, optional, default=0.0
+        clip each element in the array to 0 when it is less than valid_thresh. This is used when normalization is set to 'valid'.
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        If this is set to null, the output gradient will not be normalized. If this is set to batch, the output gradient will be divided by the batch size. If this is set to valid, the output gradient will be divided by the number of valid input elements.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if valid_thresh is not _NULL:
+        kwargs['valid_thresh'] = valid_thresh
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    return _invoke('_backward_MakeLoss', [data], out=out, **kwargs)
 
 
 def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -1046,6 +1224,130 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     return _invoke('_backward_Pooling', [out_grad, in_data, out_data], out=out, **kwargs)
 
 
+def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SoftmaxOutput's cross-entropy loss from ([ograd, the output's gradient, if out_grad=True,] label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scales the gradient by a float factor.
+    ignore_label : float, optional, default=-1.0
+        The instances whose labels == ignore_label will be ignored during backward, if use_ignore is set to true.
+    multi_output : bool, optional, default=False
+        If set to true, the softmax function will be computed along axis 1. This is applied when the shape of input array differs from the shape of label array.
+    use_ignore : bool, optional, default=False
+        If set to true, the ignore_label value will not contribute to the backward gradient.
+    preserve_shape : bool, optional, default=False
+        If set to true, the softmax function will be computed along the last axis (-1).
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        Normalizes the gradient.
+    out_grad : bool, optional, default=False
+        Multiplies gradient with output gradient element-wise.
+    smooth_alpha : float, optional, default=0.0, in [0.0, 1.0]
+        Constant for computing a label smoothed version of cross-entropy for the backwards pass. This constant gets subtracted from the one-hot encoding of the gold label and distributed uniformly to all other labels.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if ignore_label is not _NULL:
+        kwargs['ignore_label'] = ignore_label
+    if multi_output is not _NULL:
+        kwargs['multi_output'] = multi_output
+    if use_ignore is not _NULL:
+        kwargs['use_ignore'] = use_ignore
+    if preserve_shape is not _NULL:
+        kwargs['preserve_shape'] = preserve_shape
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    if out_grad is not _NULL:
+        kwargs['out_grad'] = out_grad
+    if smooth_alpha is not _NULL:
+        kwargs['smooth_alpha'] = smooth_alpha
+    return _invoke('_backward_SoftmaxOutput', [_a for _a in [ograd, label, out_data] if _a is not None], out=out, **kwargs)
+
+
+def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of UpSampling (nearest): each input's gradient sums the scale x scale blocks of out_grad over its channels.  Inputs, positionally: out_grad, and with num_args > 1 the forward inputs (arg0, ...) for their shapes.
+
+    Parameters
+    ----------
+    args : NDArray[]
+        The inputs, given positionally; 'num_inputs' is filled from their number.
+    scale : int, in [1, inf]
+        Up sampling scale
+    num_filter : int, optional, default=0
+        Input filter. Only used by bilinear sample_type. Since bilinear upsampling uses deconvolution, num_filters is set to the number of channels.
+    sample_type : {'bilinear', 'nearest'}
+        upsampling method
+    multi_input_mode : {'concat', 'sum'}, optional, default='concat'
+        How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
+    num_args : int, in [1, inf]
+        Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
+    workspace : int, optional, default=512, in [0, inf]
+        Tmp workspace for deconvolution (MB), unused by nearest upsampling
+    num_inputs : int, in [1, inf]
+        The number of inputs: 1 (out_grad; with num_args=1) or num_args + 1 (out_grad and the forward inputs).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if sample_type is not _NULL:
+        kwargs['sample_type'] = sample_type
+    if multi_input_mode is not _NULL:
+        kwargs['multi_input_mode'] = multi_input_mode
+    if num_args is not _NULL:
+        kwargs['num_args'] = num_args
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    return _invoke('_backward_UpSampling', [*args], out=out, **kwargs)
+
+
+def _backward_linear_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LinearRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_linear_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_linear_reg_out', [label, out_data], out=out, **kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1072,6 +1374,58 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _invoke('_backward_log_softmax', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_logistic_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LogisticRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_logistic_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_logistic_reg_out', [label, out_data], out=out, **kwargs)
+
+
+def _backward_mae_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of MAERegressionOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        Input.
+    out_data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: _backward_mae_reg_out.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('_backward_mae_reg_out', [label, out_data], out=out, **kwargs)
 
 
 def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):

@@ -6,9 +6,11 @@ from mx_ndarray._ndarray import invoke as _invoke
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Activation', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Flatten', 'FullyConnected',
- 'LeakyReLU', 'Pooling', 'Reshape', 'SliceChannel', 'abs', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
+__all__ = ['Activation', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Embedding',
+ 'Flatten', 'FullyConnected', 'L2Normalization', 'LeakyReLU', 'LinearRegressionOutput',
+ 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape',
+ 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling', 'abs', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
  'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
  'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
  'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
@@ -21,8 +23,8 @@ __all__ = ['Activation', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Flat
  'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians',
  'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape',
  'rint', 'round', 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
- 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'sum', 'sum_axis', 'take',
- 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'stop_gradient', 'sum',
+ 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -45,6 +47,26 @@ def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
     if act_type is not _NULL:
         kwargs['act_type'] = act_type
     return _invoke('Activation', [data], out=out, **kwargs)
+
+
+def BlockGrad(data=None, out=None, name=None, **kwargs):
+    """
+    Stops gradient computation: the forward is the identity, and the gradient of 'data' is zero.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: stop_gradient.
+    """
+    return _invoke('BlockGrad', [data], out=out, **kwargs)
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -237,6 +259,42 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
     return _invoke('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
 
 
+def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    Maps integer indices to vector representations (embeddings): output[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: _backward_Embedding(out_grad, data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    weight : NDArray
+        Input.
+    input_dim : int, in [1, inf]
+        Vocabulary size of the input indices.
+    output_dim : int, in [1, inf]
+        Dimension of the embedding vectors.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        Data type of weight.
+    sparse_grad : bool, optional, default=False
+        Compute row sparse gradient in the backward calculation (not supported: must be False).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if input_dim is not _NULL:
+        kwargs['input_dim'] = input_dim
+    if output_dim is not _NULL:
+        kwargs['output_dim'] = output_dim
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    if sparse_grad is not _NULL:
+        kwargs['sparse_grad'] = sparse_grad
+    return _invoke('Embedding', [data, weight], out=out, **kwargs)
+
+
 def Flatten(data=None, out=None, name=None, **kwargs):
     """
     Collapses every axis but the first: (d0, d1 * ... * dn).
@@ -291,6 +349,32 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     return _invoke('FullyConnected', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
 
 
+def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) per instance, channel or spatial position (mode).  Outputs (output, norm), of which 'output' is visible.  Backward: _backward_L2Normalization(out_grad, out_data, norm).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    eps : float, optional, default=1e-10
+        A small constant for numerical stability.
+    mode : {'channel', 'instance', 'spatial'}, optional, default='instance'
+        Specify the dimension along which to compute L2 norm.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _invoke('L2Normalization', [data], out=out, **kwargs)
+
+
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
     Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu with the mean of lower_bound and upper_bound as its slope (MXNet's inference behaviour; no random slopes in training).  Backward: _backward_LeakyReLU.
@@ -325,6 +409,108 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
     return _invoke('LeakyReLU', [_a for _a in [data, gamma] if _a is not None], out=out, **kwargs)
+
+
+def LinearRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes the identity of 'data' for a regression against 'label'; the backward pass gives the gradient of the squared loss, grad_scale / num_output * (output - label), ignoring out_grad.  Backward: _backward_LinearRegressionOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    label : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('LinearRegressionOutput', [data, label], out=out, **kwargs)
+
+
+def LogisticRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes the logistic function 1 / (1 + exp(-x)) of 'data' for a regression against 'label'; the backward pass gives the gradient of the cross-entropy loss, grad_scale / num_output * (output - label), ignoring out_grad.  Backward: _backward_LogisticRegressionOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    label : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('LogisticRegressionOutput', [data, label], out=out, **kwargs)
+
+
+def MAERegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes the identity of 'data' for a regression against 'label'; the backward pass gives the gradient of the L1 loss, grad_scale / num_output * sign(output - label), ignoring out_grad.  Backward: _backward_MAERegressionOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    label : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scale the gradient by a float factor
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    return _invoke('MAERegressionOutput', [data, label], out=out, **kwargs)
+
+
+def MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NULL, out=None, name=None, **kwargs):
+    """
+    Makes its input a loss: the forward is the identity, and the backward pass gives the gradient grad_scale (normalized per 'normalization') for every element, ignoring out_grad.  Backward: _backward_MakeLoss(data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Gradient scale as a supplement to unary and binary operators
+    valid_thresh : float, optional, default=0.0
+        clip each element in the array to 0 when it is less than valid_thresh. This is used when normalization is set to 'valid'.
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        If this is set to null, the output gradient will not be normalized. If this is set to batch, the output gradient will be divided by the batch size. If this is set to valid, the output gradient will be divided by the number of valid input elements.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if valid_thresh is not _NULL:
+        kwargs['valid_thresh'] = valid_thresh
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    return _invoke('MakeLoss', [data], out=out, **kwargs)
 
 
 def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -446,6 +632,154 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
     if squeeze_axis is not _NULL:
         kwargs['squeeze_axis'] = squeeze_axis
     return _invoke('SliceChannel', [data], out=out, **kwargs)
+
+
+def Softmax(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes the softmax of 'data' and, in the backward pass, the gradient of the cross-entropy loss against 'label' (class indices, or probabilities of data's shape) with respect to 'data'.  The softmax runs over the flattened trailing axes by default, over the last axis with preserve_shape, over axis 1 with multi_output.  Backward: _backward_SoftmaxOutput([ograd,] label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    label : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scales the gradient by a float factor.
+    ignore_label : float, optional, default=-1.0
+        The instances whose labels == ignore_label will be ignored during backward, if use_ignore is set to true.
+    multi_output : bool, optional, default=False
+        If set to true, the softmax function will be computed along axis 1. This is applied when the shape of input array differs from the shape of label array.
+    use_ignore : bool, optional, default=False
+        If set to true, the ignore_label value will not contribute to the backward gradient.
+    preserve_shape : bool, optional, default=False
+        If set to true, the softmax function will be computed along the last axis (-1).
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        Normalizes the gradient.
+    out_grad : bool, optional, default=False
+        Multiplies gradient with output gradient element-wise.
+    smooth_alpha : float, optional, default=0.0, in [0.0, 1.0]
+        Constant for computing a label smoothed version of cross-entropy for the backwards pass. This constant gets subtracted from the one-hot encoding of the gold label and distributed uniformly to all other labels.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: Softmax.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if ignore_label is not _NULL:
+        kwargs['ignore_label'] = ignore_label
+    if multi_output is not _NULL:
+        kwargs['multi_output'] = multi_output
+    if use_ignore is not _NULL:
+        kwargs['use_ignore'] = use_ignore
+    if preserve_shape is not _NULL:
+        kwargs['preserve_shape'] = preserve_shape
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    if out_grad is not _NULL:
+        kwargs['out_grad'] = out_grad
+    if smooth_alpha is not _NULL:
+        kwargs['smooth_alpha'] = smooth_alpha
+    return _invoke('Softmax', [data, label], out=out, **kwargs)
+
+
+def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes the softmax of 'data' and, in the backward pass, the gradient of the cross-entropy loss against 'label' (class indices, or probabilities of data's shape) with respect to 'data'.  The softmax runs over the flattened trailing axes by default, over the last axis with preserve_shape, over axis 1 with multi_output.  Backward: _backward_SoftmaxOutput([ograd,] label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    label : NDArray
+        Input.
+    grad_scale : float, optional, default=1.0
+        Scales the gradient by a float factor.
+    ignore_label : float, optional, default=-1.0
+        The instances whose labels == ignore_label will be ignored during backward, if use_ignore is set to true.
+    multi_output : bool, optional, default=False
+        If set to true, the softmax function will be computed along axis 1. This is applied when the shape of input array differs from the shape of label array.
+    use_ignore : bool, optional, default=False
+        If set to true, the ignore_label value will not contribute to the backward gradient.
+    preserve_shape : bool, optional, default=False
+        If set to true, the softmax function will be computed along the last axis (-1).
+    normalization : {'null', 'batch', 'valid'}, optional, default='null'
+        Normalizes the gradient.
+    out_grad : bool, optional, default=False
+        Multiplies gradient with output gradient element-wise.
+    smooth_alpha : float, optional, default=0.0, in [0.0, 1.0]
+        Constant for computing a label smoothed version of cross-entropy for the backwards pass. This constant gets subtracted from the one-hot encoding of the gold label and distributed uniformly to all other labels.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: Softmax.
+    """
+    if grad_scale is not _NULL:
+        kwargs['grad_scale'] = grad_scale
+    if ignore_label is not _NULL:
+        kwargs['ignore_label'] = ignore_label
+    if multi_output is not _NULL:
+        kwargs['multi_output'] = multi_output
+    if use_ignore is not _NULL:
+        kwargs['use_ignore'] = use_ignore
+    if preserve_shape is not _NULL:
+        kwargs['preserve_shape'] = preserve_shape
+    if normalization is not _NULL:
+        kwargs['normalization'] = normalization
+    if out_grad is not _NULL:
+        kwargs['out_grad'] = out_grad
+    if smooth_alpha is not _NULL:
+        kwargs['smooth_alpha'] = smooth_alpha
+    return _invoke('SoftmaxOutput', [data, label], out=out, **kwargs)
+
+
+def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
+    """
+    Upsamples the given input data (NCHW) by nearest-neighbour repetition; several inputs are scaled to arg0's size times 'scale' and concatenated along the channels or summed (multi_input_mode).  Backward: _backward_UpSampling.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    scale : int, in [1, inf]
+        Up sampling scale
+    num_filter : int, optional, default=0
+        Input filter. Only used by bilinear sample_type. Since bilinear upsampling uses deconvolution, num_filters is set to the number of channels.
+    sample_type : {'bilinear', 'nearest'}
+        upsampling method
+    multi_input_mode : {'concat', 'sum'}, optional, default='concat'
+        How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
+    num_args : int, in [1, inf]
+        Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
+    workspace : int, optional, default=512, in [0, inf]
+        Tmp workspace for deconvolution (MB), unused by nearest upsampling
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    if num_filter is not _NULL:
+        kwargs['num_filter'] = num_filter
+    if sample_type is not _NULL:
+        kwargs['sample_type'] = sample_type
+    if multi_input_mode is not _NULL:
+        kwargs['multi_input_mode'] = multi_input_mode
+    if workspace is not _NULL:
+        kwargs['workspace'] = workspace
+    return _invoke('UpSampling', [*data], out=out, **kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -2671,6 +3005,26 @@ def square(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('square', [data], out=out, **kwargs)
+
+
+def stop_gradient(data=None, out=None, name=None, **kwargs):
+    """
+    Stops gradient computation: the forward is the identity, and the gradient of 'data' is zero.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: stop_gradient.
+    """
+    return _invoke('stop_gradient', [data], out=out, **kwargs)
 
 
 def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):

@@ -8,7 +8,9 @@ import os
 
 from mx_ops import (activation, assign, convolution, dot, elemwise, fully_connected, index, init,
                     join, nd_index, pooling, random, reduce, registry, select, shape)
-from mx_ops import elemwise_grad, nn_grad  # noqa: F401  (gradients of the ops above)
+# after elemwise: the loss operators reuse its copy and sigmoid computes
+from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
+from mx_ops import elemwise_grad, loss_grad, nn_grad  # noqa: F401  (gradients of the ops above)
 from mx_ops._invoke import invoke
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, get, list_ops, register
