@@ -6,6 +6,8 @@ once per session (the ``loaded`` fixture)."""
 import os
 import shutil
 import subprocess
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -314,6 +316,58 @@ def test_forward_failing_surfaces_at_the_next_wait(loaded, op, why):
     with pytest.raises(mx.MXNetError, match=f"{where}: .*{why}"):
         mx_ops.invoke(op, [np.ones((2, 3), np.float32)])
     _engine_still_works()
+
+
+# ---------------------------------------------------------------------------
+# The GPU compute's plumbing, without a GPU
+# ---------------------------------------------------------------------------
+class _FakeCupyArray:
+    """Enough of a CuPy array over host memory for mx_ops._library_gpu."""
+
+    def __init__(self, a):
+        self.a = a
+        self.shape, self.dtype = a.shape, a.dtype
+        self.data = types.SimpleNamespace(ptr=a.ctypes.data)
+        self.device = types.SimpleNamespace(id=3)
+
+    def __iadd__(self, other):
+        self.a += other.a
+        return self
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """A stand-in 'cupy' module whose current stream pointer is 7."""
+    fake = types.ModuleType("cupy")
+    fake.empty_like = lambda o: _FakeCupyArray(np.empty_like(o.a))
+    fake.cuda = types.SimpleNamespace(
+        get_current_stream=lambda: types.SimpleNamespace(ptr=7))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    sys.modules.pop("mx_ops._library_gpu", None)
+    if hasattr(mx_ops, "_library_gpu"):
+        monkeypatch.delattr(mx_ops, "_library_gpu")
+    yield
+    sys.modules.pop("mx_ops._library_gpu", None)
+    if hasattr(mx_ops, "_library_gpu"):
+        delattr(mx_ops, "_library_gpu")
+
+
+def test_gpu_compute_passes_device_stream_and_reqs(loaded, fake_cupy):
+    # gpu_probe is host code registered for "gpu": out = x + 100 * 3 + 7.
+    op = registry.get("gpu_probe")
+    assert set(op.compute) == {"gpu"}
+    x = np.arange(4, dtype=np.float32)
+    out = _FakeCupyArray(np.zeros(4, np.float32))
+    op.compute["gpu"]({}, [_FakeCupyArray(x)], [out], ["write"])
+    np.testing.assert_array_equal(out.a, x + 307)
+    op.compute["gpu"]({"_is_train": True}, [_FakeCupyArray(x)], [out], ["add"])
+    np.testing.assert_array_equal(out.a, 2 * (x + 307))
+    op.compute["gpu"]({}, [_FakeCupyArray(x)], [out], ["null"])
+    np.testing.assert_array_equal(out.a, 2 * (x + 307))
+    # No CPU compute: a CPU call says so.
+    with pytest.raises(registry.OperatorNotFound, match="no 'compute\\[cpu\\]' registered for "
+                                                       "operator 'gpu_probe'"):
+        mx.nd.gpu_probe(mx.nd.ones((2,)))
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // Operators that load but fail when called, and probes of what a call
 // gets (tests/test_custom_op_lib.py).  Each takes one float32 input.
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -99,6 +100,22 @@ MXReturnValue alloc_probe(const MXAttrs &attrs, std::vector<MXTensor> *,
   return MX_SUCCESS;
 }
 
+// Registered for "gpu" but host code, so that a test can drive the GPU
+// compute with a NumPy-backed stand-in for CuPy: out = x + 100 * device
+// id + the stream pointer, after checking that the tensors say "gpu".
+MXReturnValue gpu_probe(const MXAttrs &, std::vector<MXTensor> *in, std::vector<MXTensor> *out,
+                        const OpResource &res) {
+  const MXTensor &x = in->at(0);
+  if (x.ctx.dev_type != "gpu" || out->at(0).ctx.dev_type != "gpu") {
+    MX_ERROR_MSG << "gpu_probe: the tensors are not on the GPU";
+    return MX_FAIL;
+  }
+  const float add = 100.f * x.ctx.dev_id +
+                    static_cast<float>(reinterpret_cast<uintptr_t>(res.get_cuda_stream()));
+  for (int64_t i = 0; i < x.size(); ++i) out->at(0).data<float>()[i] = x.data<float>()[i] + add;
+  return MX_SUCCESS;
+}
+
 MXReturnValue any_attrs(const MXAttrs &attrs, int *num_in, int *num_out) {
   return one_in_one_out(attrs, num_in, num_out);
 }
@@ -119,5 +136,7 @@ REGISTER_OP(bad_throw).setParseAttrs(one_in_one_out).setInferType(same_type)
     .setInferShape(same_shape).setForward(throwing_forward, "cpu");
 REGISTER_OP(probe_train).setParseAttrs(one_in_one_out).setInferType(same_type)
     .setInferShape(one_element).setForward(train_flag, "cpu");
+REGISTER_OP(gpu_probe).setParseAttrs(one_in_one_out).setInferType(same_type)
+    .setInferShape(same_shape).setForward(gpu_probe, "gpu");
 REGISTER_OP(probe_alloc).setParseAttrs(any_attrs).setInferType(same_type)
     .setInferShape(one_element).setForward(alloc_probe, "cpu");

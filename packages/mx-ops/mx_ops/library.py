@@ -348,21 +348,9 @@ class LibraryOpDef(OpDef):
         return self.core.pack(params, in_shapes, (0, 0), self.forward)
 
     def _run_gpu(self, params, inputs, outputs, reqs):
-        """The GPU compute: the library's 'gpu' function on the current
-        CuPy stream (the engine worker's), on CuPy arrays."""
-        import cupy
-        arrays = inputs or outputs
-        dev = arrays[0].device.id
-        packed = self.core.pack(params, [a.shape for a in inputs], (1, dev), self.forward)
-        targets = [o if r in ("write", "inplace") else cupy.empty_like(o)
-                   for o, r in zip(outputs, reqs)]
-        spec = [(a.data.ptr, a.shape, _FLAGS[a.dtype.name]) for a in inputs]
-        out_spec = [(a.data.ptr, a.shape, _FLAGS[a.dtype.name]) for a in targets]
-        _library.run(packed, spec, out_spec, 2, dev, cupy.cuda.get_current_stream().ptr,
-                     bool(params.get("_is_train", False)))
-        for o, t, r in zip(outputs, targets, reqs):
-            if r == "add":
-                o += t
+        """The GPU compute (CuPy is imported only there)."""
+        from mx_ops import _library_gpu
+        _library_gpu.run(self.core, self.forward, params, inputs, outputs, reqs)
 
     def _gradient(self, node, ograds):
         back = make_node(f"_backward_{self.core.name}",
