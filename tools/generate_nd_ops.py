@@ -49,14 +49,20 @@ def _function(name, op):
 
 def render():
     """{filename: text} for the current registry."""
+    # Operators of custom-operator libraries (mx.library.load) are reached
+    # through the modules' __getattr__ fallback instead.
     names = sorted(n for op_name in mx_ops.list_ops()
+                   if getattr(mx_ops.get(op_name), "library", None) is None
                    for n in (op_name,) + mx_ops.get(op_name).aliases)
     files = {}
-    for fname, pick in (("op.py", lambda n: not n.startswith("_")),
-                        ("_internal.py", lambda n: n.startswith("_"))):
+    for fname, pick, fallback in (("op.py", lambda n: not n.startswith("_"), "public_getattr"),
+                                  ("_internal.py", lambda n: n.startswith("_"),
+                                   "internal_getattr")):
         chosen = [n for n in names if pick(n)]
         body = [HEADER, '"""mx.nd operator functions, one per registered operator name."""',
-                "from mx_ndarray._ndarray import invoke as _invoke", "",
+                "from mx_ndarray._ndarray import invoke as _invoke",
+                f"from mx_ndarray._runtime_ops import {fallback} as __getattr__  "
+                f"# runtime-registered ops", "",
                 "_NULL = object()    # 'not given': the registry's default applies", "",
                 "__all__ = " + pprint.pformat(chosen, width=95, compact=True), ""]
         files[fname] = "\n".join(body) + "\n\n" + "\n\n".join(

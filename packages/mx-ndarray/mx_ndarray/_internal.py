@@ -3,6 +3,7 @@
 
 """mx.nd operator functions, one per registered operator name."""
 from mx_ndarray._ndarray import invoke as _invoke
+from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
 
 _NULL = object()    # 'not given': the registry's default applies
 

@@ -11,17 +11,19 @@ from mx_ops import (activation, assign, convolution, dot, elemwise, fully_connec
 # after elemwise: the loss operators reuse its copy and sigmoid computes
 from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
 from mx_ops import elemwise_grad, loss_grad, nn_grad  # noqa: F401  (gradients of the ops above)
+from mx_ops import library
 from mx_ops._invoke import invoke
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, get, list_ops, register
 
 __version__ = "0.1.0"
 
-__all__ = ["OpDef", "Param", "register", "get", "list_ops", "invoke", "registry",
+__all__ = ["OpDef", "Param", "register", "get", "list_ops", "invoke", "registry", "library",
            "get_include", "__version__"]
 
 
 def get_include():
-    """The directory holding ``mx_ops/tblob.h``, the kernel ABI that custom
-    operator libraries compile against."""
+    """The directory holding ``mx_ops/tblob.h`` and ``mx_ops/lib_api.h``:
+    the kernel ABI, and the header custom-operator libraries are written
+    with (``-I`` it, then ``#include <mx_ops/lib_api.h>``)."""
     return os.path.join(os.path.dirname(__file__), "include")
