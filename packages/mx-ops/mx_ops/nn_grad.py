@@ -38,3 +38,4 @@ for _name in ("Convolution", "Deconvolution"):
 _bn_backward = _backward("BatchNorm", lambda n, g: [g, n.outputs()[1], n.outputs()[2],
                                                     *n.inputs])
 set_gradient("BatchNorm", lambda node, ograds: _bn_backward(node, ograds) + [None, None])
+set_gradient("Dropout", _backward("Dropout", lambda n, g: [g, n.outputs()[1]]))
