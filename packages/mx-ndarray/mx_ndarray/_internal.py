@@ -12,23 +12,23 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
- '_backward_Activation', '_backward_Convolution', '_backward_Deconvolution',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
- '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
- '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
- '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
- '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
- '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
- '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
- '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
- '_slice_assign_scalar', '_sub', '_zeros']
+ '_backward_Activation', '_backward_BatchNorm', '_backward_Convolution',
+ '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
+ '_backward_FullyConnected', '_backward_L2Normalization', '_backward_LeakyReLU',
+ '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
+ '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pooling',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal', '_greater_equal_scalar',
+ '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal',
+ '_lesser_equal_scalar', '_lesser_scalar', '_logical_and', '_logical_and_scalar',
+ '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
+ '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
+ '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
+ '_plus_scalar', '_power', '_power_scalar', '_random_normal', '_random_randint',
+ '_random_uniform', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar',
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -775,6 +775,74 @@ def _backward_Activation(out_grad=None, out_data=None, act_type=_NULL, out=None,
     return _invoke('_backward_Activation', [out_grad, out_data], out=out, **kwargs)
 
 
+def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, axis=_NULL, cudnn_off=_NULL, min_calib_range=_NULL, max_calib_range=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of BatchNorm from (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    mean : NDArray
+        Input.
+    var : NDArray
+        Input.
+    data : NDArray
+        Input.
+    gamma : NDArray
+        Input.
+    beta : NDArray
+        Input.
+    moving_mean : NDArray
+        Input.
+    moving_var : NDArray
+        Input.
+    eps : float, optional, default=0.001, in [0.0, inf]
+        Epsilon to prevent div 0.
+    momentum : float, optional, default=0.9
+        Momentum for moving average.
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training (gamma is taken as 1 and gets a zero gradient).
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm.
+    output_mean_var : bool, optional, default=False
+        Output the mean and inverse std.
+    axis : int, optional, default=1
+        Specify which shape axis the channel is specified.
+    cudnn_off : bool, optional, default=False
+        Do not select CUDNN operator (no effect here).
+    min_calib_range : float, optional, default=None
+        Accepted for quantization graphs; unused.
+    max_calib_range : float, optional, default=None
+        Accepted for quantization graphs; unused.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if min_calib_range is not _NULL:
+        kwargs['min_calib_range'] = min_calib_range
+    if max_calib_range is not _NULL:
+        kwargs['max_calib_range'] = max_calib_range
+    return _invoke('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out=out, **kwargs)
+
+
 def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Gradients of Convolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
@@ -913,6 +981,42 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _invoke('_backward_Deconvolution', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_Dropout(out_grad=None, mask=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of Dropout from (out_grad, mask): out_grad * mask, the mask broadcast along the forward's axes.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    mask : NDArray
+        Input.
+    p : float, optional, default=0.5, in [0.0, 1.0]
+        Fraction of the input that gets dropped out during training time.
+    mode : {'training', 'always'}, optional, default='training'
+        Whether to only turn on dropout during training or to also turn on for inference.
+    axes : Shape(tuple), optional, default=()
+        Axes for variational dropout kernel: the same dropout is applied to elements along them.
+    cudnn_off : bool, optional, default=False
+        Whether to turn off cuDNN in dropout operator (no effect here).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if p is not _NULL:
+        kwargs['p'] = p
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _invoke('_backward_Dropout', [out_grad, mask], out=out, **kwargs)
 
 
 def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):

@@ -7,25 +7,27 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-reg
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Activation', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution', 'Embedding',
- 'Flatten', 'FullyConnected', 'L2Normalization', 'LeakyReLU', 'LinearRegressionOutput',
- 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape',
- 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling', 'abs', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
- 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
- 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis', 'mean', 'min', 'min_axis',
- 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod', 'radians',
- 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape',
- 'rint', 'round', 'rsqrt', 'scatter_nd', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
- 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'stop_gradient', 'sum',
- 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution',
+ 'Dropout', 'Embedding', 'Flatten', 'FullyConnected', 'L2Normalization', 'LeakyReLU',
+ 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
+ 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling', 'abs',
+ 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+ 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
+ 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
+ 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
+ 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
+ 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
+ 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh',
+ 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
+ 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma',
+ 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max',
+ 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'rmsprop_update', 'round',
+ 'rsqrt', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin',
+ 'sinh', 'slice', 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square',
+ 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform',
+ 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -48,6 +50,68 @@ def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
     if act_type is not _NULL:
         kwargs['act_type'] = act_type
     return _invoke('Activation', [data], out=out, **kwargs)
+
+
+def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, axis=_NULL, cudnn_off=_NULL, min_calib_range=_NULL, max_calib_range=_NULL, out=None, name=None, **kwargs):
+    """
+    Batch normalization: normalizes each channel (along 'axis') by the batch's mean and variance in training, or by moving_mean and moving_var in inference (or with use_global_stats), then scales by gamma (1 with fix_gamma) and shifts by beta.  Training updates moving_mean and moving_var in place with 'momentum'.  Outputs (output, mean, var), where var is the inverse standard deviation; mean and var are returned only with output_mean_var.  Backward: _backward_BatchNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    gamma : NDArray
+        Input.
+    beta : NDArray
+        Input.
+    moving_mean : NDArray
+        Input.
+    moving_var : NDArray
+        Input.
+    eps : float, optional, default=0.001, in [0.0, inf]
+        Epsilon to prevent div 0.
+    momentum : float, optional, default=0.9
+        Momentum for moving average.
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training (gamma is taken as 1 and gets a zero gradient).
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm.
+    output_mean_var : bool, optional, default=False
+        Output the mean and inverse std.
+    axis : int, optional, default=1
+        Specify which shape axis the channel is specified.
+    cudnn_off : bool, optional, default=False
+        Do not select CUDNN operator (no effect here).
+    min_calib_range : float, optional, default=None
+        Accepted for quantization graphs; unused.
+    max_calib_range : float, optional, default=None
+        Accepted for quantization graphs; unused.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    if min_calib_range is not _NULL:
+        kwargs['min_calib_range'] = min_calib_range
+    if max_calib_range is not _NULL:
+        kwargs['max_calib_range'] = max_calib_range
+    return _invoke('BatchNorm', [data, gamma, beta, moving_mean, moving_var], out=out, **kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):
@@ -258,6 +322,40 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _invoke('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+
+
+def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies dropout: in training (or with mode='always') each element is zeroed with probability p and the rest are scaled by 1/(1-p); a draw is shared along 'axes'.  Otherwise the output is the input.  Outputs (output, mask), the mask hidden.  Backward: _backward_Dropout(out_grad, mask).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    p : float, optional, default=0.5, in [0.0, 1.0]
+        Fraction of the input that gets dropped out during training time.
+    mode : {'training', 'always'}, optional, default='training'
+        Whether to only turn on dropout during training or to also turn on for inference.
+    axes : Shape(tuple), optional, default=()
+        Axes for variational dropout kernel: the same dropout is applied to elements along them.
+    cudnn_off : bool, optional, default=False
+        Whether to turn off cuDNN in dropout operator (no effect here).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if p is not _NULL:
+        kwargs['p'] = p
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _invoke('Dropout', [data], out=out, **kwargs)
 
 
 def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
@@ -799,6 +897,62 @@ def abs(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('abs', [data], out=out, **kwargs)
+
+
+def adam_update(weight=None, grad=None, mean=None, var=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Adam: g = clip(rescale_grad*grad + wd*weight); mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2; weight = weight - lr*mean/(sqrt(var) + epsilon).  No bias correction (mean and var in place).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Input.
+    grad : NDArray
+        Input.
+    mean : NDArray
+        Input.
+    var : NDArray
+        Input.
+    lr : float
+        Learning rate.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if lazy_update is not _NULL:
+        kwargs['lazy_update'] = lazy_update
+    return _invoke('adam_update', [weight, grad, mean, var], out=out, **kwargs)
 
 
 def arccos(data=None, out=None, name=None, **kwargs):
@@ -1883,6 +2037,54 @@ def floor(data=None, out=None, name=None, **kwargs):
     return _invoke('floor', [data], out=out, **kwargs)
 
 
+def ftrl_update(weight=None, grad=None, z=None, n=None, lr=_NULL, lamda1=_NULL, beta=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for the Follow the Regularized Leader (FTRL) optimizer: g = clip(rescale_grad*grad); z += g - (sqrt(n + g^2) - sqrt(n))*weight/lr; n += g^2; weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1) (z and n in place).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Input.
+    grad : NDArray
+        Input.
+    z : NDArray
+        Input.
+    n : NDArray
+        Input.
+    lr : float
+        Learning rate.
+    lamda1 : float, optional, default=0.01
+        The L1 regularization coefficient.
+    beta : float, optional, default=1.0
+        Per-Coordinate Learning Rate beta.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if lamda1 is not _NULL:
+        kwargs['lamda1'] = lamda1
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _invoke('ftrl_update', [weight, grad, z, n], out=out, **kwargs)
+
+
 def gamma(data=None, out=None, name=None, **kwargs):
     """
     The gamma function.
@@ -2682,6 +2884,56 @@ def rint(data=None, out=None, name=None, **kwargs):
     return _invoke('rint', [data], out=out, **kwargs)
 
 
+def rmsprop_update(weight=None, grad=None, n=None, lr=_NULL, gamma1=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, clip_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for RMSProp (Tieleman & Hinton): g = clip(rescale_grad*grad + wd*weight); n = (1-gamma1)*g^2 + gamma1*n; weight = weight - lr*g/sqrt(n + epsilon), clipped to clip_weights (n in place).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Input.
+    grad : NDArray
+        Input.
+    n : NDArray
+        Input.
+    lr : float
+        Learning rate.
+    gamma1 : float, optional, default=0.95
+        The decay rate of momentum estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    clip_weights : float, optional, default=-1.0
+        Clip weights to the range of [-clip_weights, clip_weights]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if gamma1 is not _NULL:
+        kwargs['gamma1'] = gamma1
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if clip_weights is not _NULL:
+        kwargs['clip_weights'] = clip_weights
+    return _invoke('rmsprop_update', [weight, grad, n], out=out, **kwargs)
+
+
 def round(data=None, out=None, name=None, **kwargs):
     """
     Round half away from zero.
@@ -2740,6 +2992,92 @@ def scatter_nd(data=None, indices=None, shape=_NULL, out=None, name=None, **kwar
     if shape is not _NULL:
         kwargs['shape'] = shape
     return _invoke('scatter_nd', [data, indices], out=out, **kwargs)
+
+
+def sgd_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
+    """
+    Momentum update function for SGD: mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom (mom is updated in place).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Input.
+    grad : NDArray
+        Input.
+    mom : NDArray
+        Input.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if lazy_update is not _NULL:
+        kwargs['lazy_update'] = lazy_update
+    return _invoke('sgd_mom_update', [weight, grad, mom], out=out, **kwargs)
+
+
+def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD): weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*grad).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Input.
+    grad : NDArray
+        Input.
+    lr : float
+        Learning rate.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if lazy_update is not _NULL:
+        kwargs['lazy_update'] = lazy_update
+    return _invoke('sgd_update', [weight, grad], out=out, **kwargs)
 
 
 def shuffle(data=None, out=None, name=None, **kwargs):

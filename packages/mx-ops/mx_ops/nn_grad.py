@@ -32,3 +32,10 @@ set_gradient("LeakyReLU", _backward(
                                else [g, _out(n)])))
 for _name in ("Convolution", "Deconvolution"):
     set_gradient(_name, _backward(_name, lambda n, g: [g, n.inputs[0], n.inputs[1]]))
+# BatchNorm's backward reads the saved mean and inverse std (outputs 1 and
+# 2), the inputs and the moving statistics; the aux states get no gradient
+# (MXNet's _NoGradient), and neither do the mean and var outputs.
+_bn_backward = _backward("BatchNorm", lambda n, g: [g, n.outputs()[1], n.outputs()[2],
+                                                    *n.inputs])
+set_gradient("BatchNorm", lambda node, ograds: _bn_backward(node, ograds) + [None, None])
+set_gradient("Dropout", _backward("Dropout", lambda n, g: [g, n.outputs()[1]]))

@@ -58,10 +58,11 @@ def check_numeric_gradient(op_name, inputs, rtol=1e-5, atol=1e-7, eps=1e-6, seed
     node, feed = _forward_node(op_name, inputs, params)
     outs = evaluate(node.outputs(), feed)
     rng = np.random.default_rng(seed)
-    # hidden outputs (L2Normalization's norm) take no gradient, as in MXNet
-    visible = node.op.visible_output_count(node.params)
-    out_grads = [rng.uniform(-1, 1, o.shape) if k < visible else np.zeros(o.shape)
-                 for k, o in enumerate(outs)]
+    # Hidden outputs (BatchNorm's mean and var, Dropout's mask) are no
+    # outputs of the symbol, so no gradient flows into them.
+    nvisible = node.op.visible_output_count(node.params)
+    out_grads = [rng.uniform(-1, 1, o.shape) if i < nvisible else np.zeros(o.shape)
+                 for i, o in enumerate(outs)]
     got = symbolic_gradient(op_name, inputs, out_grads, **params)
     want = numeric_gradient(op_name, inputs, out_grads, eps=eps, **params)
     for i, (g, w) in enumerate(zip(got, want)):

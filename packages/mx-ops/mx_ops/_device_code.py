@@ -1,0 +1,78 @@
+"""CUDA device functions of the GPU twins that are plain arithmetic, kept
+apart from CuPy (this module imports nothing) so that the tests can compile
+them for the host with the C++ compiler (``__device__`` defined away) and
+compare them with the CPU kernels on machines without a GPU.  The GPU
+modules paste them into their RawKernel sources."""
+
+# Philox4x32-10 of Random123 (mx_storage/_philox.pxd's stream) for one
+# block, word 0 turned into element c's float32 uniform on [0, 1) with
+# RNG_UNIFORM's tag in counter word 2: the very value fill_uniform_f32 gives.
+PHILOX_UNIFORM = r"""
+__device__ float mx_philox_uniform(unsigned long long seed, unsigned long long c) {
+  unsigned int c0 = (unsigned int)c, c1 = (unsigned int)(c >> 32), c2 = 1u, c3 = 0u;
+  unsigned int k0 = (unsigned int)seed, k1 = (unsigned int)(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    if (r) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+    const unsigned int n0 = (unsigned int)(p1 >> 32) ^ c1 ^ k0;
+    const unsigned int n2 = (unsigned int)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (unsigned int)p1;
+    c3 = (unsigned int)p0;
+    c0 = n0;
+    c2 = n2;
+  }
+  return (float)(c0 >> 8) * (1.0f / 16777216.0f);
+}
+"""
+
+# The step of src/optimizer_cpu.h (opt_step), line for line, for the device.
+OPT_STEP = r"""
+template <typename A> __device__ A opt_clip(A v, A bound) {
+  return v > bound ? bound : (v < -bound ? -bound : v);
+}
+
+// p: lr, wd, rescale_grad, clip_gradient, a, b, c (the optimizer's own).
+template <int KIND, typename A, typename T>
+__device__ A opt_step(const double *p, A w, A g, T *s0, T *s1, long long i) {
+  const A lr = A(p[0]), wd = A(p[1]), rescale = A(p[2]), clip = A(p[3]);
+  const bool clipping = p[3] >= 0;
+  if (KIND == 0) {
+    const A step = clipping ? lr * opt_clip(A(rescale * g), clip) : A(lr * rescale) * g;
+    return A(A(1) - lr * wd) * w - step;
+  } else if (KIND == 1) {
+    const A gr = clipping ? lr * opt_clip(A(rescale * g), clip) : lr * rescale * g;
+    const A mom = A(p[4]) * A(s0[i]) - lr * wd * w - gr;
+    s0[i] = T(mom);
+    return w + A(s0[i]);
+  } else if (KIND == 2) {
+    A gr = g * rescale + w * wd;
+    if (clipping) gr = opt_clip(gr, clip);
+    const A b1 = A(p[4]), b2 = A(p[5]);
+    s0[i] = T(b1 * A(s0[i]) + (A(1) - b1) * gr);
+    s1[i] = T(b2 * A(s1[i]) + (A(1) - b2) * gr * gr);
+    return w - lr * A(s0[i]) / (sqrt(A(s1[i])) + A(p[6]));
+  } else if (KIND == 3) {
+    A gr = rescale * g + wd * w;
+    if (clipping) gr = opt_clip(gr, clip);
+    const A gamma1 = A(p[4]);
+    s0[i] = T((A(1) - gamma1) * (gr * gr) + gamma1 * A(s0[i]));
+    A nw = w - lr * (gr / sqrt(A(s0[i]) + A(p[5])));
+    if (p[6] >= 0) nw = opt_clip(nw, A(p[6]));
+    return nw;
+  } else {
+    A gr = g * rescale;
+    if (clipping) gr = opt_clip(gr, clip);
+    const A n = A(s1[i]);
+    const A z = A(s0[i]) + A(gr - (sqrt(n + gr * gr) - sqrt(n)) * w / lr);
+    s0[i] = T(z);
+    s1[i] = T(n + gr * gr);
+    const A zs = A(s0[i]), ns = A(s1[i]), l1 = A(p[4]);
+    const A sign = zs > A(0) ? A(1) : (zs < A(0) ? A(-1) : A(0));
+    const A gt = fabs(zs) > l1 ? A(1) : A(0);
+    return (sign * l1 - zs) / ((A(p[5]) + sqrt(ns)) / lr + wd) * gt;
+  }
+}
+"""

@@ -1,0 +1,152 @@
+"""BatchNorm and _backward_BatchNorm with MXNet 1.x's names, parameters,
+shapes and types (src/operator/nn/batch_norm.cc).
+
+Inputs (data, gamma, beta, moving_mean, moving_var); the last two are
+auxiliary states, updated in place by a training call (``mx_ops.training``
+on, use_global_stats off) with
+``moving = moving * momentum + batch_stat * (1 - momentum)`` (the batch
+variance is the biased one).  Outputs (output, mean, var): 'var' holds the
+inverse standard deviation 1/sqrt(var + eps), as in MXNet; mean and var are
+hidden unless output_mean_var.  float16 data takes float32 gamma, beta and
+moving statistics (MXNet's rule, from cuDNN); other dtypes take their own.
+
+Backward (MXNet's legacy convention): ``_backward_BatchNorm(out_grad, mean,
+var, data, gamma, beta, moving_mean, moving_var)`` with the forward's
+parameters gives (data_grad, gamma_grad, beta_grad); it uses the saved batch
+statistics in training and the moving ones otherwise (see
+src/batch_norm_cpu.h for the formulas)."""
+import math
+import struct
+
+import numpy as np
+
+from mx_ops import _batch_norm_cpu
+from mx_ops._nn_common import FLOATS
+from mx_ops._params import Param
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
+from mx_storage.resource import ResourceRequest
+
+_KERNELS = _batch_norm_cpu.kernels()
+ARGUMENTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+BACKWARD_ARGUMENTS = ("out_grad", "mean", "var", "data", "gamma", "beta", "moving_mean",
+                      "moving_var")
+
+_PARAMS = {
+    "eps": Param("float", 1e-3, low=0.0, doc="Epsilon to prevent div 0."),
+    "momentum": Param("float", 0.9, doc="Momentum for moving average."),
+    "fix_gamma": Param("bool", True, doc="Fix gamma while training (gamma is taken as 1 and "
+                                         "gets a zero gradient)."),
+    "use_global_stats": Param("bool", False, doc="Whether use global moving statistics "
+                                                 "instead of local batch-norm."),
+    "output_mean_var": Param("bool", False, doc="Output the mean and inverse std."),
+    "axis": Param("int", 1, doc="Specify which shape axis the channel is specified."),
+    "cudnn_off": Param("bool", False, doc="Do not select CUDNN operator (no effect here)."),
+    "min_calib_range": Param("float", None, doc="Accepted for quantization graphs; unused."),
+    "max_calib_range": Param("float", None, doc="Accepted for quantization graphs; unused."),
+}
+
+
+def geometry(op, params, data):
+    """(outer, channels, inner) of ``data`` around the channel axis, or a
+    ShapeError naming the argument."""
+    data = tuple(data)
+    axis = params["axis"]
+    if not data:
+        raise ShapeError(f"{op}: argument 'data' must have at least one dimension, got "
+                         f"shape ()")
+    if not -len(data) <= axis < len(data):
+        raise ShapeError(f"{op}: argument 'axis' is {axis}, out of range for 'data' of shape "
+                         f"{data}")
+    axis %= len(data)
+    return math.prod(data[:axis]), data[axis], math.prod(data[axis + 1:])
+
+
+def param_dtype(data_dtype):
+    """The dtype of gamma, beta, the moving and the saved statistics."""
+    return "float32" if data_dtype == "float16" else data_dtype
+
+
+def _check_vectors(op, names, shapes, chans, data):
+    for name, s in zip(names, shapes):
+        if tuple(s) != (chans,):
+            raise ShapeError(f"{op}: argument '{name}' has shape {tuple(s)}; for 'data' of "
+                             f"shape {tuple(data)} it must be ({chans},), one value per channel")
+
+
+def _forward_shape(params, shapes):
+    _, chans, _ = geometry("BatchNorm", params, shapes[0])
+    _check_vectors("BatchNorm", ARGUMENTS[1:], shapes[1:], chans, shapes[0])
+    return [tuple(shapes[0]), (chans,), (chans,)]
+
+
+def _backward_shape(params, shapes):
+    op = "_backward_BatchNorm"
+    og, data = tuple(shapes[0]), tuple(shapes[3])
+    if og != data:
+        raise ShapeError(f"{op}: argument 'out_grad' has shape {og}, which differs from "
+                         f"'data' {data}")
+    _, chans, _ = geometry(op, params, data)
+    names = [n for n in BACKWARD_ARGUMENTS if n not in ("out_grad", "data")]
+    _check_vectors(op, names, [s for i, s in enumerate(shapes) if i not in (0, 3)], chans,
+                   data)
+    return [data, (chans,), (chans,)]
+
+
+def _types(op, names, data_index, nout_data):
+    def infer(params, dtypes):
+        data = dtypes[data_index]
+        if data not in FLOATS:
+            raise TypeInferenceError(f"{op}: argument 'data' has dtype {data}; supported: "
+                                     f"{', '.join(FLOATS)}")
+        want = param_dtype(data)
+        for name, d in zip(names, dtypes):
+            expect = data if name in ("data", "out_grad") else want
+            if d != expect:
+                raise TypeInferenceError(f"{op}: argument '{name}' has dtype {d}; for 'data' "
+                                         f"of dtype {data} it must be {expect}")
+        return [data] * nout_data + [want] * (3 - nout_data)
+    return infer
+
+
+def _pack(data_index):
+    def pack(params, shapes):
+        outer, chans, inner = geometry("BatchNorm", params, shapes[data_index])
+        # momentum is a float32 field in MXNet; eps a double.
+        return struct.pack("=qqqddii", outer, chans, inner, params["eps"],
+                           float(np.float32(params["momentum"])), params["fix_gamma"],
+                           params["use_global_stats"])              # BatchNormParam
+    return pack
+
+
+def _workspace(data_index):
+    def size(params, shapes):
+        _, chans, _ = geometry("BatchNorm", params, shapes[data_index])
+        return 8 * max(1, _batch_norm_cpu.workspace_doubles(chans))
+    return size
+
+
+register(OpDef(
+    "BatchNorm", arguments=ARGUMENTS, outputs=("output", "mean", "var"), params=_PARAMS,
+    infer_shape=_forward_shape, infer_type=_types("BatchNorm", ARGUMENTS, 0, 1),
+    compute=computes(_KERNELS["forward"], gpu_compute("_batch_norm_gpu", "forward")),
+    pack_params=_pack(0), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(0),
+    num_visible_outputs=lambda p: 3 if p["output_mean_var"] else 1,
+    mutate_inputs=(3, 4), aux_states=("moving_mean", "moving_var"),
+    doc="Batch normalization: normalizes each channel (along 'axis') by the batch's mean "
+        "and variance in training, or by moving_mean and moving_var in inference (or with "
+        "use_global_stats), then scales by gamma (1 with fix_gamma) and shifts by beta.  "
+        "Training updates moving_mean and moving_var in place with 'momentum'.  Outputs "
+        "(output, mean, var), where var is the inverse standard deviation; mean and var are "
+        "returned only with output_mean_var.  Backward: _backward_BatchNorm."))
+
+register(OpDef(
+    "_backward_BatchNorm", arguments=BACKWARD_ARGUMENTS,
+    outputs=("data_grad", "gamma_grad", "beta_grad"), params=_PARAMS,
+    infer_shape=_backward_shape,
+    infer_type=_types("_backward_BatchNorm", BACKWARD_ARGUMENTS, 3, 1),
+    compute=computes(_KERNELS["backward"], gpu_compute("_batch_norm_gpu", "backward")),
+    pack_params=_pack(3), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(3),
+    differentiable=False,
+    doc="Gradient of BatchNorm from (out_grad, mean, var, data, gamma, beta, moving_mean, "
+        "moving_var) with the forward's parameters: (data_grad, gamma_grad, beta_grad)."))
