@@ -33,6 +33,15 @@ def _scale(a, k):
     return apply("_mul_scalar", a, scalar=k)
 
 
+def _times_log(y, s):
+    """y * log(s): a scale where s > 0; otherwise log(s) comes from the log
+    kernel (-inf for 0, NaN below, as MXNet's rpower_grad gives), since a
+    parameter cannot hold NaN."""
+    if s > 0:
+        return _scale(y, math.log(s))
+    return _mul(y, apply("log", apply("_plus_scalar", apply("zeros_like", y), scalar=s)))
+
+
 def _zero(g, x, y):
     return apply("zeros_like", x)
 
@@ -98,7 +107,7 @@ SCALAR = {
     "_power_scalar": lambda g, x, y, s: _mul(g, _scale(apply("_power_scalar", x,
                                                              scalar=s - 1.0), s)),
     # s^x: y * log(s)
-    "_rpower_scalar": lambda g, x, y, s: _mul(g, _scale(y, math.log(s))),
+    "_rpower_scalar": lambda g, x, y, s: _mul(g, _times_log(y, s)),
     "_mod_scalar": lambda g, x, y, s: g,
     # s mod x = s - x * floor(s / x): -floor(s / x)
     "_rmod_scalar": lambda g, x, y, s: _mul(g, apply("negative", apply(

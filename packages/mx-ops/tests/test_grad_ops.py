@@ -231,3 +231,11 @@ def test_duplicate_indices_accumulate():
     np.testing.assert_array_equal(ga, [[2, 3], [0, 0], [4 + 6 + 0, 5 + 7 + 1]])
     (gd, _) = symbolic_gradient("gather_nd", [a, np.array([[1.0, 1.0, 0.0]])], [g[:3]])
     np.testing.assert_array_equal(gd, [[4, 5], [0 + 2, 1 + 3], [0, 0]])
+
+
+def test_rpower_scalar_of_a_non_positive_base():
+    # log(s) comes from the log kernel there: NaN, as MXNet's rpower_grad gives
+    for s in (0.0, -2.0):
+        (got,) = symbolic_gradient("_rpower_scalar", [np.array([1.0, 2.0])], [np.ones(2)],
+                                   scalar=s)
+        assert np.isnan(got).all()

@@ -19,8 +19,8 @@ TOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-10}
 
 
 def check_reqs(op, inputs, expected, kw, dtype):
-    """``op`` under write, add (onto small integers, which every dtype
-    holds) and null for each output, against ``expected`` (float64), in
+    """``op`` under write, inplace (into another buffer), add (onto small
+    integers, which every dtype holds) and null for each output, against ``expected`` (float64), in
     output dtype ``dtype``: floats within a tolerance, integers exactly."""
     tol = TOL.get(dtype, 0)
     got = invoke(op, inputs, **kw)
@@ -29,11 +29,12 @@ def check_reqs(op, inputs, expected, kw, dtype):
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.astype(np.float64), e, rtol=tol, atol=tol)
     base = [RNG.integers(0, 4, np.shape(e)).astype(dtype) for e in expected]
-    for req in ("add", "null"):
+    for req in ("inplace", "add", "null"):      # inplace into another buffer writes
         outs = [b.copy() for b in base]
         invoke(op, inputs, out=outs if len(outs) > 1 else outs[0], req=req, **kw)
         for o, b, e in zip(outs, base, expected):
-            want = b.astype(np.float64) + (e if req == "add" else 0)
+            want = {"inplace": e, "add": b.astype(np.float64) + e,
+                    "null": b.astype(np.float64)}[req]
             np.testing.assert_allclose(o.astype(np.float64), want, rtol=tol, atol=4 * tol)
 
 
@@ -269,3 +270,14 @@ def test_errors_name_the_op_and_argument(op, inputs, kw, text):
 def test_backward_gamma_refuses_integers():
     with pytest.raises(registry.TypeInferenceError, match="_backward_gamma: arguments 'ograd'"):
         invoke("_backward_gamma", [np.zeros(3, np.int32), np.zeros(3, np.int32)])
+
+
+def test_in_place_calls():
+    x = rand((2, 6))
+    out = x.reshape(3, 4)           # reshape_like in place: the output is the input's memory
+    invoke("reshape_like", [x, np.zeros((3, 4))], out=out, req="inplace")
+    np.testing.assert_array_equal(out, x.reshape(3, 4))
+    g, x = rand((3, 4)), rand((3, 4), lo=0.5, hi=3.0)
+    want = g * scipy.special.digamma(x)
+    invoke("_backward_gammaln", [g, x], out=g, req="inplace")
+    np.testing.assert_allclose(g, want, rtol=1e-12)
