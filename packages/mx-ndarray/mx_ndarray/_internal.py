@@ -12,23 +12,26 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
- '_backward_Activation', '_backward_BatchNorm', '_backward_Convolution',
- '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
- '_backward_FullyConnected', '_backward_L2Normalization', '_backward_LeakyReLU',
- '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
- '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pooling',
- '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_linear_reg_out',
+ '_backward_Activation', '_backward_BatchNorm', '_backward_Cast', '_backward_Concat',
+ '_backward_Convolution', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
+ '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal', '_greater_equal_scalar',
- '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal',
- '_lesser_equal_scalar', '_lesser_scalar', '_logical_and', '_logical_and_scalar',
- '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
- '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
- '_plus_scalar', '_power', '_power_scalar', '_random_normal', '_random_randint',
- '_random_uniform', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
+ '_backward_slice', '_backward_slice_axis', '_backward_softmax', '_backward_take',
+ '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
+ '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
+ '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
+ '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
+ '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -843,6 +846,52 @@ def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=Non
     return _invoke('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out=out, **kwargs)
 
 
+def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
+    """
+    Cast's gradient: ``ograd`` converted to the dtype of the cast's input ``data`` (read for its dtype only; the shapes may differ).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _backward_cast.
+    """
+    return _invoke('_backward_Cast', [ograd, data], out=out, **kwargs)
+
+
+def _backward_Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
+    """
+    Concat's gradient: the inputs are the output gradient, then the forward's inputs (read for their shapes only); output i is the output gradient's slice of input i.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    num_args : int, in [2, inf]
+        1 + the number of forward inputs.
+    dim : int, optional, default=1
+        The forward's joined axis.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if dim is not _NULL:
+        kwargs['dim'] = dim
+    return _invoke('_backward_Concat', [*data], out=out, **kwargs)
+
+
 def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Gradients of Convolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
@@ -1427,6 +1476,90 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
     return _invoke('_backward_UpSampling', [*args], out=out, **kwargs)
 
 
+def _backward_cast(ograd=None, data=None, out=None, name=None, **kwargs):
+    """
+    Cast's gradient: ``ograd`` converted to the dtype of the cast's input ``data`` (read for its dtype only; the shapes may differ).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: _backward_cast.
+    """
+    return _invoke('_backward_cast', [ograd, data], out=out, **kwargs)
+
+
+def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):
+    """
+    ograd * gamma(data) * digamma(data): gamma's gradient.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_backward_gamma', [ograd, data], out=out, **kwargs)
+
+
+def _backward_gammaln(ograd=None, data=None, out=None, name=None, **kwargs):
+    """
+    ograd * digamma(data): gammaln's gradient (digamma, computed in double, accurate to ~1e-15).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_backward_gammaln', [ograd, data], out=out, **kwargs)
+
+
+def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None, **kwargs):
+    """
+    gather_nd's gradient with respect to 'data' (read for its shape only): zeros with out[indices[:, y]] += ograd[y] (duplicate tuples accumulate).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_backward_gather_nd', [ograd, indices, data], out=out, **kwargs)
+
+
 def _backward_linear_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of LinearRegressionOutput from (label, out_data): (data_grad, label_grad = 0).
@@ -1533,6 +1666,70 @@ def _backward_mae_reg_out(label=None, out_data=None, grad_scale=_NULL, out=None,
     return _invoke('_backward_mae_reg_out', [label, out_data], out=out, **kwargs)
 
 
+def _backward_slice(ograd=None, data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
+    """
+    slice's gradient: zeros of the shape of ``data`` (read for its shape only) with the region begin:end:step set to ``ograd``.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    begin : Shape(tuple, None allowed)
+        Start per axis (None: from the edge).
+    end : Shape(tuple, None allowed)
+        Stop per axis (None: to the edge).
+    step : Shape(tuple, None allowed), optional, default=()
+        Step per axis (default 1).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    if step is not _NULL:
+        kwargs['step'] = step
+    return _invoke('_backward_slice', [ograd, data], out=out, **kwargs)
+
+
+def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=None, **kwargs):
+    """
+    slice_axis's gradient: zeros of the shape of ``data`` (read for its shape only) with data[..., begin:end, ...] set to ``ograd``.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    data : NDArray
+        Input.
+    axis : int
+        The sliced axis.
+    begin : int
+        Start (negative counts from the end).
+    end : int, optional, default=None
+        Stop (None: to the end).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if begin is not _NULL:
+        kwargs['begin'] = begin
+    if end is not _NULL:
+        kwargs['end'] = end
+    return _invoke('_backward_slice_axis', [ograd, data], out=out, **kwargs)
+
+
 def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1559,6 +1756,92 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _invoke('_backward_softmax', [out_grad, out_data], out=out, **kwargs)
+
+
+def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    take's gradient with respect to 'a' (read for its shape only): zeros with each index's rows of 'ograd' added to the row it picked (duplicates accumulate).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Input.
+    indices : NDArray
+        Input.
+    a : NDArray
+        Input.
+    axis : int, optional, default=0
+        The axis of 'a' taken from.
+    mode : {'clip', 'wrap', 'raise'}, optional, default='clip'
+        The forward's mode.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _invoke('_backward_take', [ograd, indices, a], out=out, **kwargs)
+
+
+def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, normalize=_NULL, out=None, name=None, **kwargs):
+    """
+    A reduction's result ``data`` (the reduction of ``like`` with these axis, keepdims and exclude) repeated over the reduced axes to the shape of ``like``, which is read for its shape only; with normalize divided by the number of reduced elements.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    like : NDArray
+        Input.
+    axis : Shape(tuple), optional, default=None
+        The axis or axes to reduce; None or () reduces every axis (to shape (1,)). Negative values count from the end.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes as dimensions of size one.
+    exclude : bool, optional, default=False
+        Reduce the axes that are NOT in axis instead.
+    normalize : bool, optional, default=False
+        Divide by the number of reduced elements (mean's gradient).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    if normalize is not _NULL:
+        kwargs['normalize'] = normalize
+    return _invoke('_broadcast_reduce_like', [data, like], out=out, **kwargs)
+
+
+def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
+    """
+    ``data`` summed down to the shape of ``like`` (read for its shape only), which must broadcast to it: over the leading axes ``like`` lacks and where it has size 1.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    like : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_collapse_sum_like', [data, like], out=out, **kwargs)
 
 
 def _copy(data=None, out=None, name=None, **kwargs):

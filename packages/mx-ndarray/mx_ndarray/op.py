@@ -14,7 +14,7 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
  'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
  'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_logical_and', 'broadcast_logical_or',
+ 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
  'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
  'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
  'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh',
@@ -23,11 +23,11 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max',
  'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
  'one_hot', 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'rint', 'rmsprop_update', 'round',
- 'rsqrt', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin',
- 'sinh', 'slice', 'slice_axis', 'softmax', 'softsign', 'split', 'sqrt', 'square',
- 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform',
- 'where', 'zeros_like']
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle',
+ 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softmax', 'softsign', 'split',
+ 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose',
+ 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -1321,6 +1321,34 @@ def broadcast_lesser_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('broadcast_lesser_equal', [lhs, rhs], out=out, **kwargs)
+
+
+def broadcast_like(lhs=None, rhs=None, lhs_axes=_NULL, rhs_axes=_NULL, out=None, name=None, **kwargs):
+    """
+    ``lhs`` with axes of size 1 repeated to the shape of ``rhs`` (or only lhs_axes, to the sizes of rhs_axes of ``rhs``); ``rhs`` is read for its shape only.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    lhs_axes : Shape(tuple), optional, default=None
+        Axes of 'lhs' to broadcast (None: all).
+    rhs_axes : Shape(tuple), optional, default=None
+        The axes of 'rhs' giving their sizes.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lhs_axes is not _NULL:
+        kwargs['lhs_axes'] = lhs_axes
+    if rhs_axes is not _NULL:
+        kwargs['rhs_axes'] = rhs_axes
+    return _invoke('broadcast_like', [lhs, rhs], out=out, **kwargs)
 
 
 def broadcast_logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2864,6 +2892,42 @@ def reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
     return _invoke('reshape', [data], out=out, **kwargs)
+
+
+def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_NULL, rhs_end=_NULL, out=None, name=None, **kwargs):
+    """
+    ``lhs`` reshaped: its axes lhs_begin:lhs_end replaced by the axes rhs_begin:rhs_end of the shape of ``rhs`` (all of them by default); ``rhs`` is read for its shape only.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    lhs_begin : int, optional, default=None
+        First axis of 'lhs' replaced (None: 0).
+    lhs_end : int, optional, default=None
+        End of the axes of 'lhs' replaced (None: all).
+    rhs_begin : int, optional, default=None
+        First axis of 'rhs' copied (None: 0).
+    rhs_end : int, optional, default=None
+        End of the axes of 'rhs' copied (None: all).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lhs_begin is not _NULL:
+        kwargs['lhs_begin'] = lhs_begin
+    if lhs_end is not _NULL:
+        kwargs['lhs_end'] = lhs_end
+    if rhs_begin is not _NULL:
+        kwargs['rhs_begin'] = rhs_begin
+    if rhs_end is not _NULL:
+        kwargs['rhs_end'] = rhs_end
+    return _invoke('reshape_like', [lhs, rhs], out=out, **kwargs)
 
 
 def rint(data=None, out=None, name=None, **kwargs):

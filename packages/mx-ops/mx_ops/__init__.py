@@ -7,11 +7,12 @@ NumPy (or CuPy) arrays; NDArray runs the same kernels through the engine.
 import os
 
 from mx_ops import (activation, assign, batch_norm, convolution, dot, dropout, elemwise,
-                    fully_connected, index, init, join, nd_index, optimizer, pooling, random,
-                    reduce, registry, select, shape)
+                    fully_connected, index, init, join, like, nd_index, optimizer, pooling,
+                    random, reduce, registry, select, shape)
 # after elemwise: the loss operators reuse its copy and sigmoid computes
 from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
-from mx_ops import elemwise_grad, loss_grad, nn_grad  # noqa: F401  (gradients of the ops above)
+# gradients of the ops above
+from mx_ops import elemwise_grad, loss_grad, nn_grad, reduce_grad, shape_grad  # noqa: F401
 from mx_ops import library
 from mx_ops._invoke import invoke
 from mx_ops._params import Param

@@ -1,5 +1,5 @@
-"""GPU compute of _slice_assign and _slice_assign_scalar: the strided
-scatter of src/assign_cpu.h.  out = lhs (unless they are one buffer, the
+"""GPU compute of _slice_assign, _slice_assign_scalar and the slices'
+backward ops: the strided scatter of src/assign_cpu.h.  out = lhs (unless they are one buffer, the
 usual in-place call), then out[offset + sum_d i_d * strides[d]] = rhs[i]
 (or the scalar) for every i of the region, reading the very RegionParam
 (and ScalarRegionParam) block mx_ops.assign packs for the CPU kernels.
@@ -41,6 +41,17 @@ __global__ void mx_scatter(const T *src, T *dst, long long n, RegionParam r) {
     dst[region_offset(r, i)] = src[i];
 }
 
+// The region += src, for _backward_slice's req 'add' (distinct items,
+// distinct elements: no two threads add to one).
+template <typename T>
+__global__ void mx_scatter_add(const T *src, T *dst, long long n, RegionParam r) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    const long long o = region_offset(r, i);
+    dst[o] = T(dst[o] + src[i]);
+  }
+}
+
 template <typename T>
 __global__ void mx_scatter_scalar(T *dst, long long n, ScalarRegionParam p) {
   const T value = T(p.scalar);      // converted once, as on the CPU
@@ -50,6 +61,7 @@ __global__ void mx_scatter_scalar(T *dst, long long n, ScalarRegionParam p) {
 }
 """
 _NAMES = ([f"mx_scatter<{t}>" for t in CTYPES.values()]
+          + [f"mx_scatter_add<{t}>" for t in CTYPES.values()]
           + [f"mx_scatter_scalar<{t}>" for t in CTYPES.values()])
 _kernel = raw_module(_SOURCE, _NAMES)
 
@@ -105,4 +117,23 @@ def slice_assign_scalar(pack):
         n = _region_size(p["region"])
         launch(_kernel(f"mx_scatter_scalar<{CTYPES[out.dtype.name]}>"), n,
                (out, numpy.int64(n), p))
+    return run
+
+
+def slice_backward(pack):
+    """The compute of _backward_slice and _backward_slice_axis (scatter_grad
+    of src/assign_cpu.h): zeros with the region set to the output gradient,
+    or the region += it for req 'add'; ``pack`` is the op's pack_params."""
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        g, out = inputs[0], outputs[0]
+        r = numpy.frombuffer(pack(params, [a.shape for a in inputs]), _REGION_T)[0]
+        n = _region_size(r)
+        t = CTYPES[out.dtype.name]
+        if reqs[0] == "add":
+            launch(_kernel(f"mx_scatter_add<{t}>"), n, (g, out, numpy.int64(n), r))
+            return
+        out.fill(0)
+        launch(_kernel(f"mx_scatter<{t}>"), n, (g, out, numpy.int64(n), r))
     return run

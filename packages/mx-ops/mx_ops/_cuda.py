@@ -120,3 +120,20 @@ def launch_blocks(kernel, blocks, threads, args):
 
 # Blocks of a block-per-row launch; the kernels loop over the rows beyond.
 _MAX_ROW_BLOCKS = 1 << 20
+
+
+def scatter_add(out, where, values):
+    """``out[where] += values`` with repeated positions accumulating
+    (cupy.add.at), for every dtype of ours: cupy.add.at takes int32, uint64
+    and the floats, so int64 adds as uint64 (the same bits in two's
+    complement) and int8/uint8 through an int32 copy, cast back (wrapping
+    as the CPU kernels' T(d + s) does)."""
+    name = out.dtype.name
+    if name == "int64":
+        cupy.add.at(out.view(cupy.uint64), where, values.astype(cupy.int64).view(cupy.uint64))
+    elif name in ("int8", "uint8"):
+        acc = out.astype(cupy.int32)
+        cupy.add.at(acc, where, values.astype(cupy.int32))
+        out[...] = acc.astype(out.dtype)
+    else:
+        cupy.add.at(out, where, values.astype(out.dtype, copy=False))

@@ -11,6 +11,7 @@ cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
     const NamedKernel kBinaryKernels[]
     const NamedKernel kScalarKernels[]
     const NamedKernel kRScalarKernels[]
+    const NamedKernel kBackwardKernels[]
     const NamedKernel kFloatOnlyUnary[]
 
 
@@ -24,9 +25,12 @@ cdef dict _table(const NamedKernel* table):
 
 
 def kernels():
-    """{'unary' | 'binary' | 'scalar' | 'rscalar': {name: address}}."""
+    """{'unary' | 'binary' | 'scalar' | 'rscalar' | 'backward': {name: address}};
+    'backward' holds the _backward_<op> kernels of unary ops (gamma,
+    gammaln) that need a function of their own."""
     return {"unary": _table(kUnaryKernels), "binary": _table(kBinaryKernels),
-            "scalar": _table(kScalarKernels), "rscalar": _table(kRScalarKernels)}
+            "scalar": _table(kScalarKernels), "rscalar": _table(kRScalarKernels),
+            "backward": _table(kBackwardKernels)}
 
 
 def float_only_unary():

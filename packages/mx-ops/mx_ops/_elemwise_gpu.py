@@ -22,6 +22,25 @@ template <typename A> __device__ A mx_mod(A a, A b) {
 template <typename A> __device__ A mx_div(A a, A b) {
   return (b == A(0) && A(1) / A(2) == A(0)) ? A(0) : a / b;
 }
+// digamma of src/elemwise_cpu.h, step for step (in double).
+__device__ double mx_digamma(double x) {
+  if (isnan(x) || isinf(x)) return x > 0 ? x : nan("");
+  double result = 0.0;
+  if (x <= 0.0) {
+    const double r = x - floor(x);
+    if (r == 0.0) return nan("");
+    result = -3.141592653589793 / tan(3.141592653589793 * r);
+    x = 1.0 - x;
+  }
+  while (x < 10.0) {
+    result -= 1.0 / x;
+    x += 1.0;
+  }
+  const double z = 1.0 / (x * x);
+  const double tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240
+                      - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return result + log(x) - 0.5 / x - tail;
+}
 """
 
 UNARY = {
@@ -52,6 +71,14 @@ BINARY = {
     "logical_xor": "A((a != A(0)) != (b != A(0)))",
 }
 
+# The _backward_<op> kernels of unary ops (out = f(ograd a, input b)), as
+# MX_BACKWARD of src/elemwise_cpu.h; floating-point dtypes only.
+BACKWARD = {
+    "gamma": "a * A(tgamma((double)b) * mx_digamma((double)b))",
+    "gammaln": "a * A(mx_digamma((double)b))",
+}
+_BINARY_FAMILIES = {"binary": BINARY, "backward": BACKWARD}
+
 _ACC = "typedef typename Acc<T>::type A; "
 _STORE = "out = add ? (T)((A)out + r) : (T)r;"
 
@@ -62,10 +89,12 @@ def _kernel(family, name):
         body = f"{_ACC} A x = (A)in; A r = (A)({UNARY[name]}); {_STORE}"
         return cupy.ElementwiseKernel("T in, bool add", "T out", body, f"mx_{name}",
                                       preamble=_PREAMBLE)
-    if family == "binary":
-        body = f"{_ACC} A a = (A)lhs; A b = (A)rhs; A r = (A)({BINARY[name]}); {_STORE}"
+    if family in _BINARY_FAMILIES:
+        expr = _BINARY_FAMILIES[family][name]
+        body = f"{_ACC} A a = (A)lhs; A b = (A)rhs; A r = (A)({expr}); {_STORE}"
+        tag = "b" if family == "binary" else "bw"
         return cupy.ElementwiseKernel("T lhs, T rhs, bool add", "T out", body,
-                                      f"mx_b_{name}", preamble=_PREAMBLE)
+                                      f"mx_{tag}_{name}", preamble=_PREAMBLE)
     swap = family == "rscalar"
     a, b = ("(A)s", "(A)in") if swap else ("(A)in", "(A)s")
     body = f"{_ACC} A a = {a}; A b = {b}; A r = (A)({BINARY[name]}); {_STORE}"
@@ -89,13 +118,17 @@ def compile_cases():
         cases.append(("elementwise", name, _kernel("binary", name), (t, t, b), (t,)))
         for family in ("scalar", "rscalar"):
             cases.append(("elementwise", name, _kernel(family, name), (t, f64, b), (t,)))
+    for name, t in itertools.product(BACKWARD, ("float16", "float32", "float64")):
+        t = numpy.dtype(t)
+        cases.append(("elementwise", f"backward_{name}", _kernel("backward", name), (t, t, b),
+                      (t,)))
     return cases
 
 
 def compute(family, name):
     """The GPU compute of an op: ``fn(params, inputs, outputs, reqs)`` over
     CuPy arrays, launched on the current stream."""
-    table = UNARY if family == "unary" else BINARY
+    table = {"unary": UNARY, "backward": BACKWARD}.get(family, BINARY)
     if name not in table:
         return None
 
@@ -106,7 +139,7 @@ def compute(family, name):
         kernel = _kernel(family, name)
         if family == "unary":
             kernel(inputs[0], add, outputs[0])
-        elif family == "binary":
+        elif family in _BINARY_FAMILIES:
             kernel(inputs[0], inputs[1], add, outputs[0])
         else:
             kernel(inputs[0], params["scalar"], add, outputs[0])

@@ -11,7 +11,7 @@ import cupy
 import numpy
 
 from mx_engine.base import MXNetError
-from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops._cuda import CTYPES, launch, raw_module, scatter_add
 
 _HEAD = r"""
 #include <cupy/carray.cuh>
@@ -127,4 +127,29 @@ def one_hot(pack):
         launch(fn, out.size, (idx, out, numpy.int64(out.size), numpy.int64(p["depth"]),
                               numpy.float64(p["on"]), numpy.float64(p["off"]),
                               numpy.int32(reqs[0] == "add")))
+    return run
+
+
+def take_backward(pack):
+    """_backward_take's compute (take_grad_loop of src/index_cpu.h): zeros
+    unless req is 'add', then every index's rows of the output gradient added
+    to the row of 'a' it picked, bounded by the mode as the forward did
+    ('raise' had checked them all); ``pack`` is the op's pack_params."""
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        g, idx, out = inputs[0], inputs[1], outputs[0]
+        p = numpy.frombuffer(pack(params, [a.shape for a in inputs]), _TAKE_T)[0]
+        axis, mode = int(p["axis"]), int(p["mode"])
+        if reqs[0] != "add":
+            out.fill(0)
+        n = out.shape[axis]
+        outer, inner = math.prod(out.shape[:axis]), math.prod(out.shape[axis + 1:])
+        if outer * idx.size * inner == 0:
+            return
+        j = (idx.astype(cupy.float32) if idx.dtype == numpy.float16 else idx)
+        j = j.astype(cupy.int64).reshape(-1)          # a C cast: floats truncate
+        rows = cupy.mod(j, n) if mode == 1 else cupy.clip(j, 0, n - 1)   # wrap, else clip
+        where = (cupy.arange(outer)[:, None], rows[None, :])
+        scatter_add(out.reshape(outer, n, inner), where, g.reshape(outer, idx.size, inner))
     return run

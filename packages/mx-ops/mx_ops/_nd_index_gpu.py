@@ -7,6 +7,7 @@ ImportError, and the GPU computes are then not registered."""
 import cupy
 
 from mx_engine.base import MXNetError
+from mx_ops._cuda import scatter_add
 
 
 def compile_cases():
@@ -63,3 +64,16 @@ def scatter_set(params, inputs, outputs, reqs):
     if out.data.ptr != lhs.data.ptr:
         out[...] = lhs
     out[where] = rhs
+
+
+def gather_backward(params, inputs, outputs, reqs):
+    """_backward_gather_nd: zeros unless req is 'add', then the rows of the
+    output gradient added at their tuples (duplicates accumulate)."""
+    g, indices = inputs[0], inputs[1]
+    out = outputs[0]
+    if reqs[0] == "null":
+        return
+    where = _tuples("_backward_gather_nd", indices, out.shape)
+    if reqs[0] != "add":
+        out.fill(0)
+    scatter_add(out, where, g)

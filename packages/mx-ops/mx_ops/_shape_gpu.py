@@ -33,14 +33,40 @@ __global__ void mx_gather(const T *src, T *dst, long long n, int nd, Dims shape,
     dst[i] = add ? T(dst[i] + src[off]) : src[off];
   }
 }
+
+// shape_gather_scaled of src/shape_cpu.h: the gathered value times `scale`,
+// computed in float for float16 and float, in double otherwise.
+template <typename T> struct ScaleAcc { typedef double type; };
+template <> struct ScaleAcc<float> { typedef float type; };
+template <> struct ScaleAcc<float16> { typedef float type; };
+
+template <typename T>
+__global__ void mx_gather_scaled(const T *src, T *dst, long long n, int nd, Dims shape,
+                                 GatherParam p, double scale, int add) {
+  typedef typename ScaleAcc<T>::type A;
+  const A k = A(scale);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    long long rest = i, off = p.offset;
+    for (int d = nd - 1; d >= 0; --d) {
+      const long long j = rest % shape.d[d];
+      rest /= shape.d[d];
+      off += j * p.strides[d];
+    }
+    const T v = T(A(src[off]) * k);
+    dst[i] = add ? T(dst[i] + v) : v;
+  }
+}
 """
-_NAMES = [f"mx_gather<{t}>" for t in CTYPES.values()]
+_NAMES = ([f"mx_gather<{t}>" for t in CTYPES.values()]
+          + [f"mx_gather_scaled<{t}>" for t in CTYPES.values()])
 _kernel = raw_module(_SOURCE, _NAMES)
 _COPY = _elemwise_gpu.compute("unary", "copy")
 
 # Host images of the two structs; CuPy passes a structured NumPy scalar to
 # a kernel by value, bytes as they are.
 _GATHER_T = numpy.dtype([("offset", "<i8"), ("strides", "<i8", (8,))])
+_SCALED_T = numpy.dtype([("gather", _GATHER_T), ("scale", "<f8")])     # ScaledGatherParam
 _DIMS_T = numpy.dtype([("d", "<i8", (8,))])
 
 
@@ -57,19 +83,40 @@ def copy(params, inputs, outputs, reqs):
     _COPY(params, [x], outputs, reqs)
 
 
+def _dims(out):
+    dims = numpy.zeros((), _DIMS_T)
+    dims["d"][:out.ndim] = out.shape
+    return dims[()]
+
+
 def gather(pack):
     """The compute of a gather op whose GatherParam ``pack(params, in_shapes)``
-    returns (the op's own pack_params)."""
+    returns (the op's own pack_params, given every input's shape)."""
 
     def run(params, inputs, outputs, reqs):
         if reqs[0] == "null":
             return
         x, out = inputs[0], outputs[0]
-        p = numpy.frombuffer(pack(params, [x.shape]), _GATHER_T)[0]
-        dims = numpy.zeros((), _DIMS_T)
-        dims["d"][:out.ndim] = out.shape
+        p = numpy.frombuffer(pack(params, [a.shape for a in inputs]), _GATHER_T)[0]
         fn = _kernel(f"mx_gather<{CTYPES[out.dtype.name]}>")
-        launch(fn, out.size, (x, out, numpy.int64(out.size), numpy.int32(out.ndim), dims[()],
+        launch(fn, out.size, (x, out, numpy.int64(out.size), numpy.int32(out.ndim), _dims(out),
                               p, numpy.int32(reqs[0] == "add")))
+
+    return run
+
+
+def gather_scaled(pack):
+    """The compute of _broadcast_reduce_like: the gather of a
+    ScaledGatherParam that ``pack(params, in_shapes)`` returns."""
+
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        x, out = inputs[0], outputs[0]
+        p = numpy.frombuffer(pack(params, [a.shape for a in inputs]), _SCALED_T)[0]
+        fn = _kernel(f"mx_gather_scaled<{CTYPES[out.dtype.name]}>")
+        launch(fn, out.size, (x, out, numpy.int64(out.size), numpy.int32(out.ndim), _dims(out),
+                              p["gather"], numpy.float64(p["scale"]),
+                              numpy.int32(reqs[0] == "add")))
 
     return run

@@ -9,14 +9,18 @@ from mx_ops import _assign_cpu
 from mx_ops._params import Param
 from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                              register)
-from mx_ops.shape import _sliced_shape, _slices, _strides
+from mx_ops.shape import _axis_slices, _sliced_shape, _slices, _strides
 
 _KERNELS = _assign_cpu.kernels()
 
 
 def _region(params, shape, op):
     """mxop::RegionParam of the slices of ``shape``."""
-    slices = _slices(params, shape, op)
+    return _region_of(_slices(params, shape, op), shape)
+
+
+def _region_of(slices, shape):
+    """mxop::RegionParam of ``slices`` ((start, stop, step) per axis)."""
     src = _strides(shape)
     region = _sliced_shape(slices)
     pad = [0] * (8 - len(shape))
@@ -84,3 +88,58 @@ register(OpDef(
     pack_params=_scalar_pack,
     inplace=((0, 0),), aliases=("_crop_assign_scalar",),
     doc="``data`` with the region begin:end:step set to ``scalar``."))
+
+
+# --- the slices' backward: the output gradient scattered into zeros -------------------
+def _grad_shape(op, slices_of):
+    def infer(params, shapes):
+        g, like = tuple(shapes[0]), tuple(shapes[1])
+        region = _sliced_shape(slices_of(params, like))
+        if g != region:
+            raise ShapeError(f"{op}: argument 'ograd' has shape {g}, but the region of 'data' "
+                             f"{like} has shape {region}")
+        return [like]
+    return infer
+
+
+def _grad_type(op):
+    def infer(params, dtypes):
+        if dtypes[1] != dtypes[0]:
+            raise TypeInferenceError(f"{op}: argument 'data' has dtype {dtypes[1]}, 'ograd' "
+                                     f"{dtypes[0]}")
+        return [dtypes[0]]
+    return infer
+
+
+def _slice_region(params, shapes):
+    """mxop::RegionParam of slice's region in 'data' (the second input)."""
+    return _region(params, shapes[1], "_backward_slice")
+
+
+def _slice_axis_region(params, shapes):
+    """mxop::RegionParam of slice_axis's region in 'data' (the second input)."""
+    return _region_of(_axis_slices(params, shapes[1]), shapes[1])
+
+
+register(OpDef(
+    "_backward_slice", arguments=("ograd", "data"), params=_slice_params(),
+    infer_shape=_grad_shape("_backward_slice", lambda p, s: _slices(p, s, "_backward_slice")),
+    infer_type=_grad_type("_backward_slice"),
+    compute=computes(_KERNELS["backward"], gpu_compute("_assign_gpu", "slice_backward",
+                                                       _slice_region)),
+    pack_params=_slice_region,
+    doc="slice's gradient: zeros of the shape of ``data`` (read for its shape only) with "
+        "the region begin:end:step set to ``ograd``."))
+
+register(OpDef(
+    "_backward_slice_axis", arguments=("ograd", "data"),
+    params={"axis": Param("int", doc="The sliced axis."),
+            "begin": Param("int", doc="Start (negative counts from the end)."),
+            "end": Param("int", None, doc="Stop (None: to the end).")},
+    infer_shape=_grad_shape("_backward_slice_axis", _axis_slices),
+    infer_type=_grad_type("_backward_slice_axis"),
+    compute=computes(_KERNELS["backward"], gpu_compute("_assign_gpu", "slice_backward",
+                                                       _slice_axis_region)),
+    pack_params=_slice_axis_region,
+    doc="slice_axis's gradient: zeros of the shape of ``data`` (read for its shape only) "
+        "with data[..., begin:end, ...] set to ``ograd``."))

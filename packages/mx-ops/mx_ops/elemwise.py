@@ -202,3 +202,35 @@ for _name, (_kernel, _reflected, _aliases) in SCALAR.items():
                    compute=_compute("rscalar" if _reflected else "scalar", _kernel),
                    pack_params=_pack_scalar, inplace=((0, 0),), aliases=_aliases,
                    doc=f"{_expr}, elementwise; the scalar is cast to the array's dtype."))
+
+
+# --- backward kernels of unary ops that need a function of their own ------------------
+def _backward_type(op):
+    def infer(params, dtypes):
+        if dtypes[1] != dtypes[0] or dtypes[0] not in FLOATS:
+            raise TypeInferenceError(f"{op}: arguments 'ograd' ({dtypes[0]}) and 'data' "
+                                     f"({dtypes[1]}) must share a floating-point dtype")
+        return [dtypes[0]]
+    return infer
+
+
+def _backward_shape(op):
+    def infer(params, shapes):
+        if tuple(shapes[1]) != tuple(shapes[0]):
+            raise ShapeError(f"{op}: argument 'data' has shape {tuple(shapes[1])}, which "
+                             f"differs from 'ograd' {tuple(shapes[0])}")
+        return [tuple(shapes[0])]
+    return infer
+
+
+# MXNet name -> (kernel, doc)
+BACKWARD = {
+    "_backward_gamma": ("gamma", "ograd * gamma(data) * digamma(data): gamma's gradient."),
+    "_backward_gammaln": ("gammaln", "ograd * digamma(data): gammaln's gradient (digamma, "
+                                     "computed in double, accurate to ~1e-15)."),
+}
+
+for _name, (_kernel, _doc) in BACKWARD.items():
+    register(OpDef(_name, arguments=("ograd", "data"), infer_shape=_backward_shape(_name),
+                   infer_type=_backward_type(_name), compute=_compute("backward", _kernel),
+                   inplace=((0, 0),), doc=_doc))

@@ -1,6 +1,12 @@
-"""Gradients of the elementwise operators, transpose and dot, built from
-existing operators (no dedicated backward kernels): d(exp x) = g * exp x
-reuses exp's output, d(a - b) = (g, -g), and so on."""
+"""Gradients of the elementwise operators (unary, scalar, same-shape and
+broadcasting binary), transpose, dot, batch_dot, argmax and argmin, built
+from existing operators: d(exp x) = g * exp x reuses exp's output, d(a - b)
+= (g, -g), a broadcast op's gradients are summed down to each operand's
+shape (_collapse_sum_like), and only gamma and gammaln use dedicated
+backward kernels (digamma).  Comparisons, logical ops, argmax and argmin
+get zero gradients, as MXNet's MakeZeroGradNodes gives them."""
+import math
+
 from mx_ops.gradient import apply, set_gradient
 
 
@@ -25,6 +31,15 @@ def _div(a, b):
 
 def _scale(a, k):
     return apply("_mul_scalar", a, scalar=k)
+
+
+def _times_log(y, s):
+    """y * log(s): a scale where s > 0; otherwise log(s) comes from the log
+    kernel (-inf for 0, NaN below, as MXNet's rpower_grad gives), since a
+    parameter cannot hold NaN."""
+    if s > 0:
+        return _scale(y, math.log(s))
+    return _mul(y, apply("log", apply("_plus_scalar", apply("zeros_like", y), scalar=s)))
 
 
 def _zero(g, x, y):
@@ -59,6 +74,23 @@ UNARY = {
     "arctan": lambda g, x, y: _div(g, apply("_plus_scalar", apply("square", x), scalar=1.0)),
     "degrees": lambda g, x, y: _scale(g, 57.29577951308232),
     "radians": lambda g, x, y: _scale(g, 0.017453292519943295),
+    "arcsin": lambda g, x, y: _div(g, apply("sqrt", apply("_rminus_scalar", apply("square", x),
+                                                          scalar=1.0))),
+    "arccos": lambda g, x, y: apply("negative", _div(g, apply("sqrt", apply(
+        "_rminus_scalar", apply("square", x), scalar=1.0)))),
+    "arcsinh": lambda g, x, y: _div(g, apply("sqrt", apply("_plus_scalar", apply("square", x),
+                                                           scalar=1.0))),
+    "arccosh": lambda g, x, y: _div(g, apply("sqrt", apply("_minus_scalar", apply("square", x),
+                                                           scalar=1.0))),
+    "arctanh": lambda g, x, y: _div(g, apply("_rminus_scalar", apply("square", x), scalar=1.0)),
+    # d erf = 2 / sqrt(pi) * exp(-x^2)
+    "erf": lambda g, x, y: _mul(g, _scale(apply("exp", apply("negative", apply("square", x))),
+                                          1.1283791670955126)),
+    # y = x^(-1/3): dy/dx = -y / (3x)
+    "rcbrt": lambda g, x, y: _mul(g, _scale(_div(y, x), -1.0 / 3.0)),
+    # MXNet's dedicated backward ops: they need digamma.
+    "gamma": lambda g, x, y: apply("_backward_gamma", g, x),
+    "gammaln": lambda g, x, y: apply("_backward_gammaln", g, x),
 }
 # Piecewise-constant functions: gradient 0 (MXNet's zero gradients).
 for _name in ("sign", "round", "rint", "floor", "ceil", "trunc", "fix"):
@@ -74,16 +106,72 @@ SCALAR = {
     "_rdiv_scalar": lambda g, x, y, s: _mul(g, apply("negative", _div(y, x))),
     "_power_scalar": lambda g, x, y, s: _mul(g, _scale(apply("_power_scalar", x,
                                                              scalar=s - 1.0), s)),
+    # s^x: y * log(s)
+    "_rpower_scalar": lambda g, x, y, s: _mul(g, _times_log(y, s)),
+    "_mod_scalar": lambda g, x, y, s: g,
+    # s mod x = s - x * floor(s / x): -floor(s / x)
+    "_rmod_scalar": lambda g, x, y, s: _mul(g, apply("negative", apply(
+        "floor", apply("_rdiv_scalar", x, scalar=s)))),
+    # MXNet's ge / le: a tie sends the gradient to x
+    "_maximum_scalar": lambda g, x, y, s: _mul(g, apply("_greater_equal_scalar", x, scalar=s)),
+    "_minimum_scalar": lambda g, x, y, s: _mul(g, apply("_lesser_equal_scalar", x, scalar=s)),
+    "_hypot_scalar": lambda g, x, y, s: _mul(g, _div(x, y)),
 }
+# Comparisons and logical ops: MXNet's MakeZeroGradNodes.
+for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+              "logical_and", "logical_or", "logical_xor"):
+    SCALAR[f"_{_name}_scalar"] = lambda g, x, y, s: apply("zeros_like", x)
 
-# Same-shape binary ops: (lhs gradient, rhs gradient).
-BINARY = {
-    "elemwise_add": lambda g, a, b: (g, g),
-    "elemwise_sub": lambda g, a, b: (g, apply("negative", g)),
-    "elemwise_mul": lambda g, a, b: (_mul(g, b), _mul(g, a)),
-    "elemwise_div": lambda g, a, b: (_div(g, b),
-                                     apply("negative", _div(_mul(g, a), apply("square", b)))),
+
+class _Family:
+    """The binary ops of one family: same shapes (elemwise_*, _power, ...)
+    or NumPy broadcasting (broadcast_*).  A broadcast family sums each
+    gradient down to its operand's shape."""
+
+    def __init__(self, names, broadcast):
+        self.names = names
+        self.broadcast = broadcast
+
+    def __getattr__(self, kernel):
+        return lambda a, b: apply(self.names[kernel], a, b)
+
+    def collapse(self, grad, operand):
+        return apply("_collapse_sum_like", grad, operand) if self.broadcast else grad
+
+
+# Binary ops: (lhs gradient, rhs gradient) from g, a, b, the output y and
+# the op family k (k.mul is elemwise_mul or broadcast_mul), before any sum
+# down to the operands' shapes.
+BINARY_EXPR = {
+    "add": lambda g, a, b, y, k: (g, g),
+    "sub": lambda g, a, b, y, k: (g, apply("negative", g)),
+    "mul": lambda g, a, b, y, k: (k.mul(g, b), k.mul(g, a)),
+    "div": lambda g, a, b, y, k: (k.div(g, b), apply("negative", k.div(k.mul(g, a),
+                                                                         apply("square", b)))),
+    # a mod b = a - b * floor(a / b)
+    "mod": lambda g, a, b, y, k: (g, apply("negative", k.mul(g, apply("floor", k.div(a, b))))),
+    "power": lambda g, a, b, y, k: (
+        k.mul(g, k.mul(b, k.power(a, apply("_minus_scalar", b, scalar=1.0)))),
+        k.mul(g, k.mul(y, apply("log", a)))),
+    # MXNet: the lhs takes the gradient on ties (ge / lt, le / gt)
+    "maximum": lambda g, a, b, y, k: (k.mul(g, k.greater_equal(a, b)), k.mul(g, k.lesser(a, b))),
+    "minimum": lambda g, a, b, y, k: (k.mul(g, k.lesser_equal(a, b)), k.mul(g, k.greater(a, b))),
+    "hypot": lambda g, a, b, y, k: (k.mul(g, k.div(a, y)), k.mul(g, k.div(b, y))),
 }
+for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+              "logical_and", "logical_or", "logical_xor"):
+    BINARY_EXPR[_name] = lambda g, a, b, y, k: (apply("zeros_like", a), apply("zeros_like", b))
+
+_KERNELS = ("add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "hypot", "equal",
+            "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
+            "logical_or", "logical_xor")
+_ELEMWISE_NAMES = {"add": "elemwise_add", "sub": "elemwise_sub", "mul": "elemwise_mul",
+                   "div": "elemwise_div", **{k: f"_{k}" for k in _KERNELS[4:]}}
+ELEMWISE = _Family(_ELEMWISE_NAMES, broadcast=False)
+BROADCAST = _Family({k: f"broadcast_{k}" for k in _KERNELS}, broadcast=True)
+# registered name -> (kernel, family)
+BINARY = {**{n: (k, ELEMWISE) for k, n in _ELEMWISE_NAMES.items()},
+          **{f"broadcast_{k}": (k, BROADCAST) for k in _KERNELS}}
 
 
 def _scalar_maker(expr):
@@ -92,9 +180,13 @@ def _scalar_maker(expr):
     return maker
 
 
-def _binary_maker(expr):
+def _binary_maker(kernel, family):
+    expr = BINARY_EXPR[kernel]
+
     def maker(node, ograds):
-        return list(expr(ograds[0], node.inputs[0], node.inputs[1]))
+        a, b = node.inputs
+        ga, gb = expr(ograds[0], a, b, _out(node), family)
+        return [family.collapse(ga, a), family.collapse(gb, b)]
     return maker
 
 
@@ -108,23 +200,34 @@ def _transpose_maker(node, ograds):
     return [apply("transpose", ograds[0], axes=tuple(inverse))]
 
 
-def _dot_maker(node, ograds):
-    """C = op(A) op(B) for matrices: dA and dB as dots of g with the other
-    operand, the transposes chosen so no explicit transpose is needed."""
-    g, (a, b) = ograds[0], node.inputs
-    ta, tb = node.params["transpose_a"], node.params["transpose_b"]
-    grad_a = (apply("dot", b, g, transpose_a=tb, transpose_b=True) if ta
-              else apply("dot", g, b, transpose_b=not tb))
-    grad_b = (apply("dot", g, a, transpose_a=True, transpose_b=ta) if tb
-              else apply("dot", a, g, transpose_a=not ta))
-    return [grad_a, grad_b]
+def _dot_maker(op):
+    """C = op(A) op(B) for (batches of) matrices: dA and dB as products of g
+    with the other operand, the transposes chosen so no explicit transpose
+    is needed."""
+    def maker(node, ograds):
+        g, (a, b) = ograds[0], node.inputs
+        ta, tb = node.params["transpose_a"], node.params["transpose_b"]
+        grad_a = (apply(op, b, g, transpose_a=tb, transpose_b=True) if ta
+                  else apply(op, g, b, transpose_b=not tb))
+        grad_b = (apply(op, g, a, transpose_a=True, transpose_b=ta) if tb
+                  else apply(op, a, g, transpose_a=not ta))
+        return [grad_a, grad_b]
+    return maker
+
+
+def _zero_maker(node, ograds):
+    """MXNet's MakeZeroGradNodes: zeros for every input."""
+    return [apply("zeros_like", x) for x in node.inputs]
 
 
 for _name, _expr in UNARY.items():
     set_gradient(_name, _unary(_expr))
 for _name, _expr in SCALAR.items():
     set_gradient(_name, _scalar_maker(_expr))
-for _name, _expr in BINARY.items():
-    set_gradient(_name, _binary_maker(_expr))
+for _name, (_kernel, _family) in BINARY.items():
+    set_gradient(_name, _binary_maker(_kernel, _family))
 set_gradient("transpose", _transpose_maker)
-set_gradient("dot", _dot_maker)
+set_gradient("dot", _dot_maker("dot"))
+set_gradient("batch_dot", _dot_maker("batch_dot"))
+for _name in ("argmax", "argmin"):
+    set_gradient(_name, _zero_maker)

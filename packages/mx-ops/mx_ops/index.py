@@ -5,7 +5,8 @@ import struct
 
 from mx_ops import _index_cpu
 from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
 
 _KERNELS = _index_cpu.kernels()
 _MODES = ("clip", "wrap", "raise")          # mxop::TakeMode order
@@ -44,6 +45,39 @@ register(OpDef(
     pack_params=_take_pack,
     doc="Entries of 'a' along 'axis' at 'indices'; the output has shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]."))
+
+
+def _take_grad_shape(params, shapes):
+    g, idx, a = (tuple(s) for s in shapes)
+    want = _take_shape(params, [a, idx])[0]
+    if g != want:
+        raise ShapeError(f"_backward_take: argument 'ograd' has shape {g}; take of 'a' {a} at "
+                         f"'indices' {idx} gives {want}")
+    return [a]
+
+
+def _take_grad_pack(params, shapes):
+    """mxop::TakeParam of the forward take ('a' is the third input)."""
+    return _take_pack(params, [shapes[2], shapes[1]])
+
+
+def _take_grad_type(params, dtypes):
+    if dtypes[2] != dtypes[0]:
+        raise TypeInferenceError(f"_backward_take: argument 'a' has dtype {dtypes[2]}, "
+                                 f"'ograd' {dtypes[0]}")
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "_backward_take", arguments=("ograd", "indices", "a"),
+    params={"axis": Param("int", 0, doc="The axis of 'a' taken from."),
+            "mode": Param("str", "clip", choices=_MODES, doc="The forward's mode.")},
+    infer_shape=_take_grad_shape, infer_type=_take_grad_type,
+    compute=computes(_KERNELS["take_backward"],
+                     gpu_compute("_index_gpu", "take_backward", _take_grad_pack)),
+    pack_params=_take_grad_pack,
+    doc="take's gradient with respect to 'a' (read for its shape only): zeros with each "
+        "index's rows of 'ograd' added to the row it picked (duplicates accumulate)."))
 
 
 def _one_hot_shape(params, shapes):

@@ -87,3 +87,35 @@ register(OpDef(
     pack_params=_split_pack,
     aliases=("split",),
     doc="Splits an array along an axis into num_outputs equal parts."))
+
+
+# --- Concat's backward: the output gradient split along the joined axis ----------------
+def _concat_grad_shape(params, shapes):
+    g, parts = tuple(shapes[0]), [tuple(s) for s in shapes[1:]]
+    if not parts:
+        raise ShapeError("_backward_Concat: needs the output gradient and at least one of the "
+                         "forward inputs")
+    want = _concat_shape({"dim": params["dim"]}, parts)[0]
+    if g != want:
+        raise ShapeError(f"_backward_Concat: argument 'arg0' (the output gradient) has shape "
+                         f"{g}; the inputs {parts} concatenate to {want}")
+    return parts
+
+
+def _concat_grad_pack(params, shapes):
+    """mxop::JoinParam: the joined axis, normalized for the output gradient."""
+    return struct.pack("=q", _axis("_backward_Concat", "dim", params["dim"], shapes[0],
+                                   "'arg0'"))
+
+
+register(OpDef(
+    "_backward_Concat", arguments=("data",), key_var_num_args="num_args",
+    outputs=lambda p: [f"output{i}" for i in range(p["num_args"] - 1)],
+    params={"num_args": Param("int", low=2, doc="1 + the number of forward inputs."),
+            "dim": Param("int", 1, doc="The forward's joined axis.")},
+    infer_shape=_concat_grad_shape,
+    infer_type=lambda p, t: [t[0]] * (p["num_args"] - 1),
+    compute=computes(_KERNELS["split"], gpu_compute("_join_gpu", "split", _concat_grad_pack)),
+    pack_params=_concat_grad_pack,
+    doc="Concat's gradient: the inputs are the output gradient, then the forward's inputs "
+        "(read for their shapes only); output i is the output gradient's slice of input i."))

@@ -95,3 +95,29 @@ register(OpDef(
                      gpu_compute("_nd_index_gpu", "scatter_set")),
     pack_params=lambda p, s: _pack(tuple(s[2]), tuple(s[0])), inplace=((0, 0),),
     doc="``lhs`` with out[indices[:, y]] = rhs[y] (the last duplicate wins)."))
+
+
+def _gather_grad_shape(params, shapes):
+    g, indices, data = (tuple(s) for s in shapes)
+    want = _gather_shape(params, [data, indices])[0]
+    if g != want:
+        raise ShapeError(f"_backward_gather_nd: argument 'ograd' has shape {g}; gather_nd of "
+                         f"'data' {data} at 'indices' {indices} gives {want}")
+    return [data]
+
+
+def _gather_grad_type(params, dtypes):
+    if dtypes[2] != dtypes[0]:
+        raise TypeInferenceError(f"_backward_gather_nd: argument 'data' has dtype "
+                                 f"{dtypes[2]}, 'ograd' {dtypes[0]}")
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "_backward_gather_nd", arguments=("ograd", "indices", "data"),
+    infer_shape=_gather_grad_shape, infer_type=_gather_grad_type,
+    compute=computes(_KERNELS["gather_backward"],
+                     gpu_compute("_nd_index_gpu", "gather_backward")),
+    pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[2])),
+    doc="gather_nd's gradient with respect to 'data' (read for its shape only): zeros with "
+        "out[indices[:, y]] += ograd[y] (duplicate tuples accumulate)."))

@@ -26,9 +26,10 @@ def symbolic_gradient(op_name, inputs, out_grads, **params):
     return [None if g is None else next(values) for g in grads]
 
 
-def numeric_gradient(op_name, inputs, out_grads, eps=1e-6, **params):
+def numeric_gradient(op_name, inputs, out_grads, eps=1e-6, check_inputs=None, **params):
     """Central differences of sum(output_k * out_grads_k) with respect to
-    every element of every input (float64 inputs expected)."""
+    every element of every input (float64 inputs expected); None for the
+    inputs not in ``check_inputs`` (indices; None: all)."""
     def objective(args):
         node, feed = _forward_node(op_name, args, params)
         outs = evaluate(node.outputs(), feed)
@@ -36,6 +37,9 @@ def numeric_gradient(op_name, inputs, out_grads, eps=1e-6, **params):
 
     grads = []
     for i, x in enumerate(inputs):
+        if check_inputs is not None and i not in check_inputs:
+            grads.append(None)
+            continue
         g = np.zeros(x.shape, np.float64)
         for j in np.ndindex(x.shape):
             args = [a.copy() for a in inputs]
@@ -49,11 +53,14 @@ def numeric_gradient(op_name, inputs, out_grads, eps=1e-6, **params):
 
 
 def check_numeric_gradient(op_name, inputs, rtol=1e-5, atol=1e-7, eps=1e-6, seed=0,
-                           **params):
+                           check_inputs=None, **params):
     """Asserts that the gradient maker of ``op_name`` agrees with central
     finite differences at ``inputs`` (converted to float64), for random
-    output gradients (zero for hidden outputs).  Inputs whose maker gives no
-    gradient are skipped."""
+    output gradients (zero for hidden outputs), and returns the maker's
+    gradients.  Inputs whose maker gives no gradient are skipped, and so are
+    those not in ``check_inputs`` (indices; None: all), for inputs such as
+    take's indices that finite differences cannot probe (a caller checks
+    their gradients itself)."""
     inputs = [np.asarray(x, np.float64) for x in inputs]
     node, feed = _forward_node(op_name, inputs, params)
     outs = evaluate(node.outputs(), feed)
@@ -64,8 +71,11 @@ def check_numeric_gradient(op_name, inputs, rtol=1e-5, atol=1e-7, eps=1e-6, seed
     out_grads = [rng.uniform(-1, 1, o.shape) if i < nvisible else np.zeros(o.shape)
                  for i, o in enumerate(outs)]
     got = symbolic_gradient(op_name, inputs, out_grads, **params)
-    want = numeric_gradient(op_name, inputs, out_grads, eps=eps, **params)
+    want = numeric_gradient(op_name, inputs, out_grads, eps=eps, check_inputs=check_inputs,
+                            **params)
     for i, (g, w) in enumerate(zip(got, want)):
-        if g is not None:
+        if g is not None and w is not None:
+            assert g.shape == inputs[i].shape, f"{op_name}: gradient {i} has shape {g.shape}"
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol,
                                        err_msg=f"{op_name}: gradient of input {i}")
+    return got

@@ -241,7 +241,8 @@ def test_aliases_resolve_to_one_entry():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["exp", "relu", "broadcast_add", "_rdiv_scalar", "_mod"])
+@pytest.mark.parametrize("name", ["exp", "relu", "broadcast_add", "_rdiv_scalar", "_mod",
+                                  "_backward_gammaln"])
 def test_gpu_matches_cpu(name):
     import cupy
     op = get(name)

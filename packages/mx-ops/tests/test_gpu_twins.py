@@ -92,6 +92,34 @@ CASES = [
      ALL),
     ("scatter_nd", lambda t: [data((3, 2), t), np.array([[0, 3, 3], [2, 0, 1]], np.int8)],
      {"shape": (4, 3, 2)}, ALL),
+    # the ops that gradients use
+    ("reshape_like", lambda t: [data((6, 4), t), data((2, 3, 4), "float32")], {}, ALL),
+    ("broadcast_like", lambda t: [data((3, 1, 4), t), data((3, 5, 4), "int8")], {}, ALL),
+    ("broadcast_like", lambda t: [data((2, 1, 1), t), data((7, 5), t)],
+     {"lhs_axes": (1, -1), "rhs_axes": (0, 1)}, ALL),
+    ("_collapse_sum_like", lambda t: [data((2, 3, 4), t), data((3, 1), t)], {}, ALL),
+    ("_collapse_sum_like", lambda t: [data((5, 4), t), data((), t)], {}, FLOATS),
+    ("_broadcast_reduce_like", lambda t: [data((3,), t), data((2, 3, 4), t)],
+     {"axis": (0, -1)}, ALL),
+    ("_broadcast_reduce_like", lambda t: [fdata((2, 1, 4), t), data((2, 3, 4), t)],
+     {"axis": (1,), "keepdims": True, "normalize": True}, FLOATS),
+    ("_broadcast_reduce_like", lambda t: [fdata((3,), t), data((2, 3, 4), t)],
+     {"axis": (1,), "exclude": True, "normalize": True}, FLOATS),
+    ("_backward_Cast", lambda t: [data((4, 5), t), data((4, 5), "float16")], {}, ALL),
+    ("_backward_slice", lambda t: [data((2, 6, 3), t), data((5, 6, 7), t)],
+     {"begin": (1, None, -1), "end": (4, None, 0), "step": (2, 1, -2)}, ALL),
+    ("_backward_slice_axis", lambda t: [data((4, 3, 6), t), data((4, 5, 6), t)],
+     {"axis": 1, "begin": -3, "end": None}, ALL),
+    # duplicate and out-of-range indices accumulate on one row
+    ("_backward_take", lambda t: [data((2, 5), t), data((2, 5), "int32", 1), data((3, 4), t)],
+     {}, ALL),
+    ("_backward_take", lambda t: [data((4, 6, 2), t), data((6,), "float16", 1),
+                                  data((4, 3, 2), t)], {"axis": 1, "mode": "wrap"}, ALL),
+    ("_backward_gather_nd", lambda t: [data((4, 2), t), np.array([[0, 3, -1, 0], [2, 0, 1, 2]]),
+                                       data((4, 3, 2), t)], {}, ALL),
+    ("_backward_gamma", lambda t: [fdata((3, 4), t), fdata((3, 4), t, 1) + 2], {}, FLOATS),
+    ("_backward_gammaln", lambda t: [fdata((3, 4), t), fdata((3, 4), t, 1) * 2 + 3], {},
+     FLOATS),
 ]
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
@@ -158,7 +186,10 @@ def test_gpu_computes_registered_where_cupy_is():
                  "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where",
                  "dot", "batch_dot", "Concat", "SliceChannel", "take", "one_hot",
                  "_slice_assign", "_slice_assign_scalar", "gather_nd", "scatter_nd",
-                 "_scatter_set_nd"):
+                 "_scatter_set_nd", "reshape_like", "broadcast_like", "_collapse_sum_like",
+                 "_broadcast_reduce_like", "_backward_Cast", "_backward_Concat",
+                 "_backward_slice", "_backward_slice_axis", "_backward_take",
+                 "_backward_gather_nd", "_backward_gamma", "_backward_gammaln"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 
@@ -192,6 +223,21 @@ def test_gpu_split_matches_cpu(shape, kw, dtype):
             _check(g, c, dtype)
     for g, w in zip(invoke("SliceChannel", [cupy.asarray(x)], **kw), want):
         _check(g, w, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shapes, dim", [([(2, 3, 4), (2, 1, 4), (2, 5, 4)], 1),
+                                         ([(3, 2), (3, 0), (3, 5)], -1)])
+def test_gpu_backward_concat_matches_cpu(shapes, dim, dtype):
+    parts = [data(s, dtype, i) for i, s in enumerate(shapes)]
+    g = np.concatenate(parts, axis=dim)
+    inputs = [g] + [np.zeros(s, dtype) for s in shapes]
+    bases = [data(s, dtype, 5 + i) for i, s in enumerate(shapes)]
+    for reqs in (["write"] * len(shapes), ["add", "null", "write"]):
+        cpu, gpu = _run_both("_backward_Concat", inputs, bases, reqs, dim=dim)
+        for c, gg in zip(cpu, gpu):
+            _check(gg, c, dtype)
 
 
 @pytest.mark.gpu

@@ -18,7 +18,9 @@ MIXED = RNG.uniform(0.3, 0.9, (3, 4)) * RNG.choice([-1, 1], (3, 4))
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_gradients(name):
-    x = MIXED if name in ("abs", "relu", "negative", "square", "sign", "_copy") else POSITIVE
+    x = MIXED if name in ("abs", "relu", "negative", "square", "sign", "_copy", "erf") else POSITIVE
+    if name == "arccosh":
+        x = POSITIVE + 1.0
     check_numeric_gradient(name, [x])
 
 
@@ -29,7 +31,9 @@ def test_scalar_gradients(name):
 
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_gradients(name):
-    check_numeric_gradient(name, [MIXED, POSITIVE])
+    # a power's base stays positive (log of it in the exponent's gradient)
+    inputs = [POSITIVE, MIXED] if BINARY[name][0] == "power" else [MIXED, POSITIVE]
+    check_numeric_gradient(name, inputs)
 
 
 @pytest.mark.parametrize("ta, tb", [(False, False), (True, False), (False, True),
@@ -44,6 +48,23 @@ def test_transpose_gradients():
     x = RNG.uniform(-1, 1, (2, 3, 4))
     check_numeric_gradient("transpose", [x])
     check_numeric_gradient("transpose", [x], axes=(1, 2, 0))
+
+
+# Differentiable operators being written on other branches; every other
+# one must register a gradient maker (``_backward_*`` ops may go without:
+# second-order gradients through them are not offered).
+PENDING = {"BatchNorm", "Dropout", "SoftmaxOutput", "LinearRegressionOutput",
+           "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss", "BlockGrad",
+           "Embedding", "UpSampling", "L2Normalization", "smooth_l1", "Custom"}
+
+
+def test_every_differentiable_operator_has_a_gradient_maker():
+    missing = [name for name in registry.list_ops()
+               if registry.get(name).differentiable and registry.get(name).gradient is None
+               and name not in PENDING and not name.startswith("_backward_")]
+    assert not missing, (f"differentiable operators without a gradient maker: {missing}; "
+                         f"register one (mx_ops.gradient.set_gradient) or pass "
+                         f"differentiable=False")
 
 
 def test_evaluate_runs_each_node_once_and_names_missing_feeds():
@@ -70,9 +91,16 @@ def test_backward_dependency_reads_off_the_maker():
 
 
 def test_missing_and_refused_gradients_are_clear_errors():
-    node = make_node("argmax", [variable("x")], axis=0)
-    with pytest.raises(registry.OperatorNotFound, match="argmax: no gradient is registered"):
-        grad_entries(node, [variable("g").outputs()[0]])
+    registry.register(registry.OpDef(
+        "_test_no_maker", arguments=("data",), infer_shape=lambda p, s: [s[0]],
+        infer_type=lambda p, t: [t[0]], compute={}))
+    try:
+        node = make_node("_test_no_maker", [variable("x")])
+        with pytest.raises(registry.OperatorNotFound,
+                           match="_test_no_maker: no gradient is registered"):
+            grad_entries(node, [variable("g").outputs()[0]])
+    finally:
+        registry._unregister("_test_no_maker")
     with pytest.raises(registry.MXNetError, match="_full: registered as not differentiable"):
         set_gradient("_full", lambda node, ograds: [])
     assert grad_entries(make_node("_full", [], shape=(2,)), [variable("g")]) == []

@@ -95,5 +95,27 @@ static int slice_assign_scalar(MXOpCall *c) {
   return 0;
 }
 
+// _backward_slice and _backward_slice_axis: the gradient of a slice is the
+// output gradient scattered into the region of zeros of the input's shape.
+// write zeroes the output first; add accumulates into the region only.
+template <typename T>
+static void scatter_grad(const MXOpCall *c, bool add) {
+  const RegionParam &r = *static_cast<const RegionParam *>(c->params);
+  const T *src = static_cast<const T *>(c->inputs[0].dptr);
+  T *dst = static_cast<T *>(c->outputs[0].dptr);
+  if (!add) std::memset(dst, 0, size_t(mx_tblob_size(&c->outputs[0])) * sizeof(T));
+  const int64_t inner = r.ndim ? r.shape[r.ndim - 1] : 1, s = r.ndim ? r.strides[r.ndim - 1] : 0;
+  for_each_region_row(r, [&](int64_t base, int64_t off) {
+    if (add) for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = T(dst[off + i * s] + src[base + i]);
+    else for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = src[base + i];
+  });
+}
+
+static int slice_backward(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T, scatter_grad<T>(c, c->req[0] == MX_REQ_ADD))
+  return 0;
+}
+
 }  // namespace mxop
 #endif  // MX_OPS_ASSIGN_CPU_H_

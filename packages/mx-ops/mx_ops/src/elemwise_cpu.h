@@ -44,6 +44,33 @@ template <typename A> static inline A pow_op(A a, A b) {
   return A(std::pow(double(a), double(b)));
 }
 
+// The digamma function psi = d/dx log|gamma(x)|, in double (the gradients
+// of gamma and gammaln need it).  Negative arguments reflect through
+// psi(x) = psi(1 - x) - pi / tan(pi x) (tan has period 1, so its argument
+// is reduced to [0, pi) first, which keeps it exact for large |x|); the
+// recurrence psi(x) = psi(x + 1) - 1/x lifts x to 10 or more, where the
+// asymptotic series (Bernoulli terms up to x^-14) is accurate to ~1e-16.
+// The poles x = 0, -1, -2, ... give NaN.
+static inline double digamma(double x) {
+  if (std::isnan(x) || x == -INFINITY) return NAN;
+  if (x == INFINITY) return x;
+  double result = 0.0;
+  if (x <= 0.0) {
+    const double r = x - std::floor(x);
+    if (r == 0.0) return NAN;
+    result = -3.141592653589793 / std::tan(3.141592653589793 * r);
+    x = 1.0 - x;
+  }
+  while (x < 10.0) {
+    result -= 1.0 / x;
+    x += 1.0;
+  }
+  const double z = 1.0 / (x * x);
+  const double tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240
+                      - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return result + std::log(x) - 0.5 / x - tail;
+}
+
 // --- unary ------------------------------------------------------------------
 // X(name, expression in x of the compute type A)
 #define MX_UNARY_ANY(X)                                              \
@@ -249,6 +276,28 @@ static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
   }
 MX_BINARY(MX_BINARY_DEF)
 
+// --- backward kernels of unary ops that need a function of their own -----------
+// out = f(ograd a, input b); same shapes.  Floating-point dtypes only.
+#define MX_BACKWARD(X)                                                        \
+  X(gamma, a * A(std::tgamma(double(b)) * digamma(double(b))))                \
+  X(gammaln, a * A(digamma(double(b))))
+
+#define MX_BACKWARD_DEF(NAME, EXPR)                                           \
+  static int backward_##NAME(MXOpCall *c) {                                   \
+    if (c->req[0] == MX_REQ_NULL) return 0;                                   \
+    switch (c->inputs[0].dtype) {                                             \
+      case MX_FLOAT32: binary_loop<float>(c, [](float a, float b) -> float {  \
+          typedef float A; return A(EXPR); }); return 0;                      \
+      case MX_FLOAT64: binary_loop<double>(c, [](double a, double b) -> double { \
+          typedef double A; return A(EXPR); }); return 0;                     \
+      case MX_FLOAT16: binary_loop<half_t>(c, [](float a, float b) -> float { \
+          typedef float A; return A(EXPR); }); return 0;                      \
+    }                                                                         \
+    c->error = "unsupported dtype";                                           \
+    return -1;                                                                \
+  }
+MX_BACKWARD(MX_BACKWARD_DEF)
+
 // name -> function tables for the Cython side.
 struct NamedKernel { const char *name; MXFCompute fn; };
 
@@ -264,6 +313,9 @@ static const NamedKernel kScalarKernels[] = {MX_BINARY(MX_ENTRY) {nullptr, nullp
 #undef MX_ENTRY
 #define MX_ENTRY(NAME, EXPR) {#NAME, rscalar_##NAME},
 static const NamedKernel kRScalarKernels[] = {MX_BINARY(MX_ENTRY) {nullptr, nullptr}};
+#undef MX_ENTRY
+#define MX_ENTRY(NAME, EXPR) {#NAME, backward_##NAME},
+static const NamedKernel kBackwardKernels[] = {MX_BACKWARD(MX_ENTRY) {nullptr, nullptr}};
 #undef MX_ENTRY
 #define MX_ENTRY(NAME, EXPR) {#NAME, unary_##NAME},
 static const NamedKernel kFloatOnlyUnary[] = {MX_UNARY_FLOAT(MX_ENTRY) {nullptr, nullptr}};

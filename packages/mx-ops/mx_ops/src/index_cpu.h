@@ -63,6 +63,43 @@ static int index_take(MXOpCall *c) {
   return rc;
 }
 
+// _backward_take(ograd, indices, a): a's gradient.  Every index's rows of
+// the output gradient are added to the row of `a` it picked (the mode bounds
+// it again, so duplicates and clipped or wrapped indices accumulate); write
+// zeroes the output first.  Inputs: ograd (outer, nidx, inner), indices,
+// and `a` for nothing but the shapes the packer read; the output is a's
+// shape.  Raise mode needs no check: the forward raised already.
+template <typename I, typename T>
+static void take_grad_loop(MXOpCall *c) {
+  const TakeParam *p = static_cast<const TakeParam *>(c->params);
+  const MXTBlob &out = c->outputs[0];
+  const I *idx = static_cast<const I *>(c->inputs[1].dptr);
+  const int64_t nidx = mx_tblob_size(&c->inputs[1]);
+  const int64_t n = out.shape[p->axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < p->axis; ++d) outer *= out.shape[d];
+  for (int64_t d = p->axis + 1; d < out.ndim; ++d) inner *= out.shape[d];
+  T *dst = static_cast<T *>(out.dptr);
+  if (c->req[0] != MX_REQ_ADD)
+    std::memset(dst, 0, size_t(mx_tblob_size(&out)) * sizeof(T));
+  if (outer * nidx * inner == 0) return;
+  const int64_t mode = p->mode == TAKE_RAISE ? TAKE_CLIP : p->mode;
+  const T *g = static_cast<const T *>(c->inputs[0].dptr);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < nidx; ++k) {
+      T *d = dst + (o * n + take_row(static_cast<int64_t>(idx[k]), n, mode)) * inner;
+      const T *s = g + (o * nidx + k) * inner;
+      for (int64_t i = 0; i < inner; ++i) d[i] = T(d[i] + s[i]);
+    }
+}
+
+static int index_take_backward(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  MX_TYPE_SWITCH(c->inputs[1].dtype, I,
+    MX_TYPE_SWITCH(c->outputs[0].dtype, T, (take_grad_loop<I, T>(c))))
+  return 0;
+}
+
 // Packed by mx_ops.index for one_hot.
 struct OneHotParam { int64_t depth; double on_value; double off_value; };
 

@@ -133,5 +133,17 @@ static int nd_scatter_set(MXOpCall *c) {
   return nd_move(c, c->inputs[1], c->inputs[2], false, false);
 }
 
+// _backward_gather_nd(ograd, indices, data): data's gradient, zeros (unless
+// req is add) with every row of ograd added at its tuple, so that duplicate
+// tuples accumulate (MXNet's GatherNDBackward).  `data` is read for its
+// shape only, by the packer.
+static int nd_gather_backward(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const MXTBlob &out = c->outputs[0];
+  if (c->req[0] != MX_REQ_ADD)
+    std::memset(out.dptr, 0, size_t(mx_tblob_size(&out) * mx_dtype_size(out.dtype)));
+  return nd_move(c, c->inputs[0], c->inputs[1], false, true);
+}
+
 }  // namespace mxop
 #endif  // MX_OPS_ND_INDEX_CPU_H_

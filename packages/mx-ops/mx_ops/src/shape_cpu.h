@@ -7,6 +7,7 @@
 #define MX_OPS_SHAPE_CPU_H_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dtype.h"
 
@@ -14,26 +15,29 @@ namespace mxop {
 
 // Packed by mx_ops.shape from the input shape: one stride per output axis.
 struct GatherParam { int64_t offset; int64_t strides[MX_MAX_DIM]; };
+// The gather of _broadcast_reduce_like, whose values are also multiplied
+// by `scale` (1 / the number of reduced elements for mean's gradient).
+struct ScaledGatherParam { GatherParam gather; double scale; };
 
-template <typename T>
-static void gather_loop(const MXOpCall *c) {
+// out[i] = f(in[...]) for the gathered element; F maps T to T.
+template <typename T, typename F>
+static void gather_loop(const MXOpCall *c, const GatherParam *p, F f) {
   const MXTBlob &out = c->outputs[0];
-  const GatherParam *p = static_cast<const GatherParam *>(c->params);
   const T *src = static_cast<const T *>(c->inputs[0].dptr) + p->offset;
   T *dst = static_cast<T *>(out.dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   const int nd = out.ndim;
   const int64_t n = mx_tblob_size(&out);
   if (n == 0) return;
-  if (nd == 0) { dst[0] = add ? T(dst[0] + src[0]) : src[0]; return; }
+  if (nd == 0) { dst[0] = add ? T(dst[0] + f(src[0])) : f(src[0]); return; }
   int64_t idx[MX_MAX_DIM] = {0};
   const int64_t inner = out.shape[nd - 1], s = p->strides[nd - 1];
   int64_t off = 0;
   for (int64_t base = 0; base < n; base += inner) {
     T *o = dst + base;
     const T *r = src + off;
-    if (add) for (int64_t i = 0; i < inner; ++i) o[i] = T(o[i] + r[i * s]);
-    else for (int64_t i = 0; i < inner; ++i) o[i] = r[i * s];
+    if (add) for (int64_t i = 0; i < inner; ++i) o[i] = T(o[i] + f(r[i * s]));
+    else for (int64_t i = 0; i < inner; ++i) o[i] = f(r[i * s]);
     for (int d = nd - 2; d >= 0; --d) {      // odometer over the outer axes
       off += p->strides[d];
       if (++idx[d] < out.shape[d]) break;
@@ -45,7 +49,23 @@ static void gather_loop(const MXOpCall *c) {
 
 static int shape_gather(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
-  MX_TYPE_SWITCH(c->inputs[0].dtype, T, gather_loop<T>(c))
+  const GatherParam *p = static_cast<const GatherParam *>(c->params);
+  MX_TYPE_SWITCH(c->inputs[0].dtype, T, gather_loop<T>(c, p, [](T v) { return v; }))
+  return 0;
+}
+
+// Floats scale in float (float16) or their own type; integers in double,
+// truncated back.
+static int shape_gather_scaled(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const ScaledGatherParam *p = static_cast<const ScaledGatherParam *>(c->params);
+  const double k = p->scale;
+  MX_TYPE_SWITCH(c->inputs[0].dtype, T, {
+    typedef typename std::conditional<std::is_same<T, half_t>::value || std::is_same<T, float>::value,
+                                      float, double>::type A;
+    const A ka = A(k);
+    gather_loop<T>(c, &p->gather, [ka](T v) { return T(A(v) * ka); });
+  })
   return 0;
 }
 
