@@ -11,12 +11,12 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
- '_backward_Activation', '_backward_Convolution', '_backward_Deconvolution',
- '_backward_FullyConnected', '_backward_LeakyReLU', '_backward_Pooling',
- '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign', '_crop_assign_scalar',
- '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
+ '_backward_Activation', '_backward_Convolution', '_backward_Custom',
+ '_backward_Deconvolution', '_backward_FullyConnected', '_backward_LeakyReLU',
+ '_backward_Pooling', '_backward_log_softmax', '_backward_softmax', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
  '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
@@ -834,6 +834,28 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _invoke('_backward_Convolution', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of Custom: the inputs are what the prop's declare_backward_dependency asks for (out_grad, in_data, out_data ids in that order), then the auxiliary states; the outputs are the argument gradients.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally.
+    op_type : str
+        The name a CustomOpProp was registered under with mx.operator.register; other keyword arguments reach its constructor as strings.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if op_type is not _NULL:
+        kwargs['op_type'] = op_type
+    return _invoke('_backward_Custom', [*data], out=out, **kwargs)
 
 
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
