@@ -148,6 +148,10 @@ cdef class _ExCall:
         if blk == NULL:
             return
         self.on_complete = NULL
+        # Whoever still holds this call (a thread's last task) must not keep
+        # its memory alive.
+        self.arrays = self.wrappers = None
+        self.fn = None
         if err is not None:
             msg = str(err).encode("utf-8", "replace")
             c_err = msg

@@ -75,6 +75,7 @@ class _Pool:
                 except BaseException as exc:   # tasks report their own errors; a bug
                     sys.unraisablehook(_Unraisable(exc, fn))   # must not kill the thread
                 finally:
+                    fn = None      # an idle thread must not keep the last call's arrays
                     self.cv.acquire()
 
 
