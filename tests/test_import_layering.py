@@ -40,6 +40,7 @@ PUBLIC_MODULES = [
     "mx_ndarray",
     "mx_ndarray.ndarray", "mx_ndarray.random", "mx_graph", "mx_kvstore", "mx_io",
     "mx", "mx.engine", "mx.profiler", "mx.context", "mx.base", "mx.random", "mx.library",
+    "mx.operator",
 ]
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi"}
 

@@ -13,7 +13,7 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
  '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
  '_backward_Activation', '_backward_BatchNorm', '_backward_Cast', '_backward_Concat',
- '_backward_Convolution', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution', '_backward_Dropout',
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
@@ -956,6 +956,28 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _invoke('_backward_Convolution', [out_grad, data, weight], out=out, **kwargs)
+
+
+def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of Custom: the inputs are what the prop's declare_backward_dependency asks for (out_grad, in_data, out_data ids in that order), then the auxiliary states; the outputs are the argument gradients.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally.
+    op_type : str
+        The name a CustomOpProp was registered under with mx.operator.register; other keyword arguments reach its constructor as strings.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if op_type is not _NULL:
+        kwargs['op_type'] = op_type
+    return _invoke('_backward_Custom', [*data], out=out, **kwargs)
 
 
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):

@@ -37,6 +37,7 @@ from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tupl
                                   is_advanced)
 
 include "_gpu.pxi"
+include "_async_compute.pxi"
 
 cdef extern from *:
     """
@@ -198,12 +199,16 @@ def invoke(op_name, inputs, out=None, **params):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
                              f"the first input on {ctx}; copy it with as_in_context()")
-    gpu_fn = _gpu_compute(op, ctx) if (<Context>ctx).device_typeid == DEV_GPU else None
+    ex_fn = _ex_compute(op, ctx) if op.compute_ex else None
+    gpu_fn = (_gpu_compute(op, ctx) if (<Context>ctx).device_typeid == DEV_GPU and ex_fn is None
+              else None)
     shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
     nvisible = op.visible_output_count(kwargs)
     outputs = _outputs(op, out, shapes, dtypes, ctx, nvisible)
-    if gpu_fn is not None:
+    if ex_fn is not None:
+        _push_ex_call(op, ex_fn, kwargs, inputs, outputs, ctx)
+    elif gpu_fn is not None:
         _push_gpu_call(op, gpu_fn, kwargs, inputs, outputs, ctx)
     elif callable(op.compute_for("cpu")):
         _push_python_call(op, op.compute_for("cpu"), kwargs, inputs, outputs, ctx)
@@ -450,11 +455,11 @@ cdef class NDArray:
 
     def wait_to_read(self):
         """Waits for every pending write; raises a pending error once."""
-        wait_var(self.chunk.var)
+        _wait(self.chunk.var)
 
     def wait_to_write(self):
         """Waits for every pending read and write."""
-        wait_var(self.chunk.var)
+        _wait(self.chunk.var)
 
     def _host_view(self):
         """A NumPy array over this array's memory, without waiting."""
@@ -470,9 +475,9 @@ cdef class NDArray:
             # here through the copy.
             host = _empty(self.shape, self.dtype.name, Context("cpu", 0))
             _copy_device(self, host)
-            wait_var(host.chunk.var)
+            _wait(host.chunk.var)
             return host._host_view()
-        wait_var(self.chunk.var)
+        _wait(self.chunk.var)
         return self._host_view().copy()
 
     def asscalar(self):
@@ -702,7 +707,7 @@ cdef class NDArray:
         """A DLPack capsule sharing this array's memory, once pending work on
         it is done (so any consumer stream may read it); the capsule keeps
         the memory alive.  GPU arrays export through CuPy."""
-        wait_var(self.chunk.var)
+        _wait(self.chunk.var)
         view = self._exported_view()
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy))
@@ -733,7 +738,7 @@ cdef class NDArray:
         if self.context.device_typeid != DEV_GPU:
             raise AttributeError(f"__cuda_array_interface__: the array is on {self.context}, "
                                  f"not a GPU; use __array_interface__ through asnumpy()")
-        wait_var(self.chunk.var)
+        _wait(self.chunk.var)
         return {"shape": self.shape, "typestr": self.dtype.str,
                 "data": (<size_t>self.chunk.h.ptr + self.offset, False), "strides": None,
                 "version": 3, "stream": None}

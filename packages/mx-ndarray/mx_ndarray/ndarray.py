@@ -3,7 +3,7 @@ import numpy as np
 
 from mx_engine import Context, current_context, engine, gpu
 from mx_engine.base import MXNetError
-from mx_ndarray import _device
+from mx_ndarray import _device, _ex_pool
 from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_device_memory,
                                  _share_host_memory, empty, invoke)
 
@@ -87,6 +87,10 @@ def concatenate(arrays, axis=0, always_copy=True):
 
 def waitall():
     """Waits for every pushed operation; raises the first pending error."""
+    if _ex_pool.on_pool_thread():
+        # Everything includes the custom operator whose callback this is.
+        raise MXNetError("waitall() inside a custom operator's callback would wait for that "
+                         "operator itself; wait on the arrays it needs instead")
     engine.wait_for_all()
 
 

@@ -7,11 +7,11 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-reg
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Deconvolution',
- 'Dropout', 'Embedding', 'Flatten', 'FullyConnected', 'L2Normalization', 'LeakyReLU',
- 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
- 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling', 'abs',
- 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
+ 'Deconvolution', 'Dropout', 'Embedding', 'Flatten', 'FullyConnected', 'L2Normalization',
+ 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
+ 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling',
+ 'abs', 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
  'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
  'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
  'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
@@ -248,6 +248,28 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _invoke('Convolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+
+
+def Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies a custom operator implemented in Python: a CustomOpProp registered with mx.operator.register under 'op_type', whose CustomOp computes forward and backward on NDArrays.  The inputs are its arguments then its auxiliary states.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        The inputs, given positionally.
+    op_type : str
+        The name a CustomOpProp was registered under with mx.operator.register; other keyword arguments reach its constructor as strings.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if op_type is not _NULL:
+        kwargs['op_type'] = op_type
+    return _invoke('Custom', [*data], out=out, **kwargs)
 
 
 def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):

@@ -85,6 +85,11 @@ def invoke(op_name, inputs, out=None, req="write", **params):
                              f"be a C-contiguous {'CuPy' if gpu else 'NumPy'} array")
     ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
     train = is_training()
+    if op.compute_ex:
+        # An NDArray-level compute (a custom operator): mx-ndarray runs it.
+        registry.run_compute_ex(op, "gpu" if gpu else "cpu", dict(kwargs, _is_train=train),
+                                arrays, outputs, reqs)
+        return outputs[0] if nout == 1 else outputs
     fn = op.compute_for("gpu" if gpu else "cpu")
     if gpu or callable(fn):
         kwargs["_is_train"] = train

@@ -26,14 +26,19 @@ class NodeEntry(NamedTuple):
 
 
 class Node:
-    """An operator application, or a variable when ``op`` is None."""
-    __slots__ = ("op", "name", "params", "inputs", "_id")
+    """An operator application, or a variable when ``op`` is None.
+
+    ``control_deps`` lists nodes that must run before this one without
+    feeding it (nnvm's control dependencies: a backward node that takes
+    its forward node's shapes or state, as _backward_Custom)."""
+    __slots__ = ("op", "name", "params", "inputs", "control_deps", "_id")
 
     def __init__(self, op, name, params, inputs):
         self.op = op
         self.name = name
         self.params = params
         self.inputs = list(inputs)
+        self.control_deps = []
         self._id = next(_ids)
 
     @property
@@ -78,6 +83,7 @@ def _topological(heads):
             continue
         seen.add(node._id)
         stack.append((node, True))
+        stack.extend((n, False) for n in reversed(node.control_deps) if n._id not in seen)
         stack.extend((e.node, False) for e in reversed(node.inputs) if e.node._id not in seen)
     return order
 

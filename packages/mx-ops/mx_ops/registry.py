@@ -16,7 +16,8 @@ from mx_ops._params import ParamError
 from mx_storage.resource import ResourceRequest
 
 __all__ = ["OpDef", "register", "get", "list_ops", "OperatorNotFound", "ShapeError",
-           "TypeInferenceError", "gpu_compute", "computes"]
+           "TypeInferenceError", "gpu_compute", "computes", "set_compute_ex_runner",
+           "run_compute_ex"]
 
 
 class OperatorNotFound(MXNetError, KeyError):
@@ -51,6 +52,10 @@ class OpDef:
         Makes the operator variadic: the name of the int parameter that holds
         the number of inputs (MXNet's ``key_var_num_args``, Concat's
         ``num_args``).  Invokers fill it from the inputs when it is not given.
+    var_inputs : bool
+        Makes the operator variadic with no count parameter: its one list
+        argument holds the inputs that ``list_input_names(params)`` names
+        (MXNet's Custom, whose CustomOpProp says how many it takes).
     list_input_names : callable(params) -> list of str, optional
         Input names for given parameters (nnvm's FListInputNames).  For a
         variadic operator the default is MXNet's ``arg0, arg1, ...``; for a
@@ -58,6 +63,12 @@ class OpDef:
         order, for inputs that a parameter removes (FullyConnected's bias
         with no_bias=True, LeakyReLU's gamma unless act_type='prelu').
     params : dict of str -> Param
+    attr_parser : callable(kwargs) -> dict, optional
+        Parses the call's keyword arguments in place of ``params`` (nnvm's
+        FAttrParser), for an operator whose parameters are not known in
+        advance (Custom hands them to its CustomOpProp); ``params`` then
+        only documents.  It gets the arguments as given, or a parsed dict
+        again (a node's params), and must accept both.
     infer_shape : callable(params, in_shapes) -> list of out shapes
         Raises ShapeError naming the argument.
     infer_type : callable(params, in_dtypes) -> list of out dtypes
@@ -69,6 +80,13 @@ class OpDef:
         ``fn(params, inputs, outputs, reqs)`` with NumPy (CuPy) arrays and
         req names; ``params`` also holds '_is_train', and '_random_state'
         for a random operator.
+    compute_ex : dict, optional
+        Per device kind: a Python callable on NDArrays, run asynchronously
+        off the engine's workers (MXNet's FStatefulComputeEx with
+        ExecType::kAsync): ``fn(params, inputs, outputs, reqs)``, on a
+        thread that may push operators on the arrays and wait for them.
+        mx-ndarray runs it (``set_compute_ex_runner``); it takes precedence
+        over ``compute``.
     pack_params : callable(params, in_shapes) -> bytes, optional
         The C parameter block the kernel reads (``MXOpCall.params``); it may
         depend on the input shapes (strides of a gather, say).
@@ -108,7 +126,8 @@ class OpDef:
     """
 
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
-                 key_var_num_args=None, list_input_names=None, infer_shape, infer_type, compute,
+                 key_var_num_args=None, var_inputs=False, list_input_names=None, attr_parser=None,
+                 infer_shape, infer_type, compute, compute_ex=None,
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
                  differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
                  workspace=None, aliases=(),
@@ -126,9 +145,16 @@ class OpDef:
                                              or key_var_num_args not in self.params):
             raise MXNetError(f"{name}: a variadic operator has one list argument and a "
                              f"parameter '{key_var_num_args}' for its length")
+        self.var_inputs = bool(var_inputs)
+        if var_inputs and (len(self.arguments) != 1 or key_var_num_args is not None
+                           or not callable(list_input_names)):
+            raise MXNetError(f"{name}: var_inputs needs one list argument, no "
+                             f"key_var_num_args and a list_input_names(params)")
+        self.attr_parser = attr_parser
         self.infer_shape = infer_shape
         self.infer_type = infer_type
         self.compute = dict(compute)
+        self.compute_ex = dict(compute_ex or {})
         self.pack_params = pack_params
         self.inplace = tuple(inplace)
         self.resources = tuple(resources)
@@ -148,8 +174,9 @@ class OpDef:
 
     @property
     def variadic(self):
-        """True when the number of inputs comes from a parameter."""
-        return self.key_var_num_args is not None
+        """True when the inputs come as one list (a parameter, or the
+        parsed parameters, decide how many)."""
+        return self.key_var_num_args is not None or self.var_inputs
 
     @property
     def optional_inputs(self):
@@ -193,7 +220,7 @@ class OpDef:
         return tuple(m(params) if callable(m) else m)
 
     def input_count(self, params):
-        if self.variadic:
+        if self.key_var_num_args is not None:
             return params[self.key_var_num_args]
         return len(self.input_names(params))
 
@@ -221,6 +248,8 @@ class OpDef:
     def parse_params(self, kwargs):
         """Checked parameter values, defaults filled in; accepts Python values
         and MXNet's strings.  Unknown or missing arguments are errors."""
+        if self.attr_parser is not None:
+            return self.attr_parser(dict(kwargs))
         out = {}
         for key, value in kwargs.items():
             spec = self.params.get(key)
@@ -248,7 +277,9 @@ class OpDef:
         """numpydoc text generated from the registration."""
         lines = [self.doc.strip() or f"The {self.name} operator.", "", "Parameters",
                  "----------"]
-        if self.variadic:
+        if self.var_inputs:
+            lines += [f"{self.arguments[0]} : NDArray[]", "    The inputs, given positionally."]
+        elif self.variadic:
             lines += [f"{self.arguments[0]} : NDArray[]",
                       f"    The inputs, given positionally; '{self.key_var_num_args}' is "
                       f"filled from their number."]
@@ -327,6 +358,31 @@ def gpu_compute(module, attr, *args):
         fn(params, inputs, outputs, reqs)
 
     return run
+
+
+_compute_ex_runner = None
+
+
+def set_compute_ex_runner(runner):
+    """Installs how ``mx_ops.invoke`` runs a ``compute_ex`` on plain arrays:
+    ``runner(fn, params, inputs, outputs, reqs)`` with NumPy (CuPy) arrays,
+    returning once the work is done.  mx-ndarray installs it at import,
+    since NDArrays live above this layer."""
+    global _compute_ex_runner
+    _compute_ex_runner = runner
+
+
+def run_compute_ex(op, device, params, inputs, outputs, reqs):
+    """Runs ``op``'s NDArray-level compute now on plain arrays (see
+    ``set_compute_ex_runner``)."""
+    fn = op.compute_ex.get(device)
+    if fn is None:
+        raise OperatorNotFound(f"no 'compute_ex[{device}]' registered for operator "
+                               f"'{op.name}'")
+    if _compute_ex_runner is None:
+        raise MXNetError(f"{op.name}: this operator computes on NDArrays, which "
+                         f"mx_ndarray provides; import mx_ndarray (or mx) first")
+    _compute_ex_runner(fn, params, inputs, outputs, reqs)
 
 
 def computes(cpu, gpu):
