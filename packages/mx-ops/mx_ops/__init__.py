@@ -8,7 +8,7 @@ import os
 
 from mx_ops import (activation, assign, convolution, dot, elemwise, fully_connected, index, init,
                     join, nd_index, pooling, random, reduce, registry, select, shape)
-from mx_ops import lrn, operator  # noqa: F401  (OperatorProperty registration, LRN)
+from mx_ops import lrn, operator, simple_op, smooth_l1  # noqa: F401  (the two registration APIs)
 from mx_ops import elemwise_grad, nn_grad  # noqa: F401  (gradients of the ops above)
 from mx_ops._invoke import invoke
 from mx_ops._params import Param

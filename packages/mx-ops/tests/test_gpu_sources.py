@@ -114,4 +114,5 @@ def test_sources_compile(module):
 
 def test_every_gpu_module_is_checked():
     assert {"_elemwise_gpu", "_reduce_gpu", "_shape_gpu", "_init_gpu", "_select_gpu",
-            "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu"} <= set(_GPU_MODULES)
+            "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu",
+            "_smooth_l1_gpu"} <= set(_GPU_MODULES)

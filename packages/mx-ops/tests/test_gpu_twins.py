@@ -93,6 +93,15 @@ CASES = [
     ("scatter_nd", lambda t: [data((3, 2), t), np.array([[0, 3, 3], [2, 0, 1]], np.int8)],
      {"shape": (4, 3, 2)}, ALL),
 ]
+# smooth_l1, the SimpleOp example: both branches (|x| around 1 / sigma^2).
+CASES += [
+    ("smooth_l1", lambda t: [(3 * fdata((37, 5), "float64")).astype(t)], {"scalar": 1.5},
+     FLOATS),
+    ("_backward_smooth_l1", lambda t: [fdata((37, 5), t),
+                                       (3 * fdata((37, 5), "float64", 1)).astype(t)],
+     {"scalar": 2.0}, FLOATS),
+]
+
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
 
@@ -141,6 +150,17 @@ def test_gpu_inplace(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gpu_smooth_l1_backward_in_place(dtype):
+    import cupy
+    g, x = fdata((1000,), dtype), (3 * fdata((1000,), "float64", 1)).astype(dtype)
+    want = invoke("_backward_smooth_l1", [g, x], scalar=1.2)
+    gg = cupy.asarray(g)
+    invoke("_backward_smooth_l1", [gg, cupy.asarray(x)], out=gg, req="inplace", scalar=1.2)
+    _check(gg, want, dtype)
+
+
+@pytest.mark.gpu
 def test_gpu_dot_large_float16():
     import cupy
     a, b = fdata((64, 96), "float16"), fdata((96, 80), "float16", 1)
@@ -158,7 +178,7 @@ def test_gpu_computes_registered_where_cupy_is():
                  "broadcast_to", "_full", "_zeros", "_ones", "_arange", "Cast", "clip", "where",
                  "dot", "batch_dot", "Concat", "SliceChannel", "take", "one_hot",
                  "_slice_assign", "_slice_assign_scalar", "gather_nd", "scatter_nd",
-                 "_scatter_set_nd"):
+                 "_scatter_set_nd", "smooth_l1", "_backward_smooth_l1"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 
