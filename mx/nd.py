@@ -2,3 +2,5 @@
 from mx_ndarray import *  # noqa: F401,F403
 from mx_ndarray import _internal, op  # noqa: F401
 from mx_ndarray import __all__  # noqa: F401
+# Operators registered at run time (mx_ops.operator, mx_ops.simple_op).
+from mx_ndarray._runtime_ops import public_getattr as __getattr__  # noqa: F401,E402

@@ -7,7 +7,9 @@ One function per registered name (aliases included, as MXNet exposes them)
 with the registry's docstring: public names go to mx_ndarray/op.py, names
 starting with '_' to mx_ndarray/_internal.py (MXNet's mx.nd._internal).
 Generated into real files rather than at import time so that editors and
-type checkers see them (apache/mxnet#5597).
+type checkers see them (apache/mxnet#5597); operators registered later (a
+user's OperatorProperty or SimpleOp) are reached through the modules'
+``__getattr__`` fallback, mx_ndarray/_runtime_ops.py.
 """
 import argparse
 import keyword
@@ -52,11 +54,14 @@ def render():
     names = sorted(n for op_name in mx_ops.list_ops()
                    for n in (op_name,) + mx_ops.get(op_name).aliases)
     files = {}
-    for fname, pick in (("op.py", lambda n: not n.startswith("_")),
-                        ("_internal.py", lambda n: n.startswith("_"))):
+    for fname, pick, fallback in (("op.py", lambda n: not n.startswith("_"), "public_getattr"),
+                                  ("_internal.py", lambda n: n.startswith("_"),
+                                   "internal_getattr")):
         chosen = [n for n in names if pick(n)]
         body = [HEADER, '"""mx.nd operator functions, one per registered operator name."""',
-                "from mx_ndarray._ndarray import invoke as _invoke", "",
+                "from mx_ndarray._ndarray import invoke as _invoke",
+                f"from mx_ndarray._runtime_ops import {fallback} as __getattr__  "
+                f"# runtime-registered ops", "",
                 "_NULL = object()    # 'not given': the registry's default applies", "",
                 "__all__ = " + pprint.pformat(chosen, width=95, compact=True), ""]
         files[fname] = "\n".join(body) + "\n\n" + "\n\n".join(

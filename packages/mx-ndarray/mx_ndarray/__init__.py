@@ -9,6 +9,7 @@ from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from
                                 to_dlpack_for_write, waitall, zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
+from mx_ndarray._runtime_ops import public_getattr as __getattr__  # noqa: F401 (ops registered later)
 
 __version__ = "0.1.0"
 
