@@ -58,13 +58,17 @@ operator's operands must then agree).  A gradient that reads no input
 (T0, T1) gives each input gradient the output gradient's shape, which the
 shape function must map to itself.
 """
-import inspect
 import math
 
-from mx_engine.base import MXNetError
 from mx_ops import _simple_op, registry
 from mx_ops._op_resources import RunContext, assign, resources, run_context
 from mx_ops._params import Param
+from mx_ops._simple_op_kinds import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_NAMES,
+                                     INPLACE_OUT_IN, INPLACE_OUT_LHS, NO_INPLACE, READS,
+                                     BinaryFunction, BinaryGradFunctionT0, BinaryGradFunctionT1,
+                                     BinaryGradFunctionT2, EnvArguments, SimpleOpError,
+                                     UnaryFunction, UnaryGradFunctionT0, UnaryGradFunctionT1,
+                                     UnaryGradFunctionT2, _Function, positional)
 from mx_ops.gradient import set_gradient
 from mx_ops.node import make_node
 from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
@@ -76,95 +80,12 @@ __all__ = ["register_simple_op", "SimpleOp", "SimpleOpError", "EnvArguments", "R
            "BinaryGradFunctionT1", "BinaryGradFunctionT2", "NO_INPLACE", "INPLACE_IN_OUT",
            "INPLACE_OUT_IN", "INPLACE_LHS_OUT", "INPLACE_OUT_LHS", "ResourceRequest"]
 
-# SimpleOpInplaceOption
-NO_INPLACE, INPLACE_IN_OUT, INPLACE_OUT_IN, INPLACE_LHS_OUT, INPLACE_OUT_LHS = range(5)
 _FORWARD_INPLACE = {False: (NO_INPLACE, INPLACE_IN_OUT), True: (NO_INPLACE, INPLACE_LHS_OUT)}
 _GRAD_INPLACE = {False: (NO_INPLACE, INPLACE_OUT_IN), True: (NO_INPLACE, INPLACE_OUT_LHS)}
-_INPLACE_NAMES = ("kNoInplace", "kInplaceInOut", "kInplaceOutIn", "kInplaceLhsOut",
-                  "kInplaceOutLhs")
 _RANDOM = (ResourceRequest.RANDOM, ResourceRequest.PARALLEL_RANDOM)
 _DEVICES = {"cpu": "cpu", "gpu": "gpu", 1: "cpu", 2: "gpu"}     # DEV::kDevMask
 
-
-class SimpleOpError(MXNetError, ValueError):
-    """A SimpleOp registration that cannot work."""
-
-
-class EnvArguments:
-    """A call's additional arguments (MXNet's EnvArguments): ``scalar``,
-    ``kwargs`` (the keyword arguments as (key, string) pairs, as MXNet
-    passes them), ``params`` (the same, parsed) and ``resource`` (the
-    requested TempSpace / Random, in request order)."""
-
-    def __init__(self, scalar=0.0, kwargs=(), params=None, resource=()):
-        self.scalar = scalar
-        self.kwargs = list(kwargs)
-        self.params = dict(params or {})
-        self.resource = list(resource)
-
-    @property
-    def resources(self):
-        return self.resource
-
-    def __repr__(self):
-        return f"EnvArguments(scalar={self.scalar!r}, kwargs={self.kwargs!r})"
-
-
-class _Function:
-    """A SimpleOp function: a Python callable or a native address."""
-    kind = None
-    binary = False
-    grad = False
-    nargs = 0          # positional parameters of the Python signature
-
-    def __init__(self, fn):
-        if isinstance(fn, bool) or not (callable(fn) or isinstance(fn, int)):
-            raise SimpleOpError(f"{type(self).__name__} takes a Python callable or the address "
-                                f"of a native function, got {fn!r}")
-        if isinstance(fn, int) and fn <= 0:
-            raise SimpleOpError(f"{type(self).__name__}: {fn} is no function address")
-        self.fn = fn
-
-    @property
-    def native(self):
-        return isinstance(self.fn, int)
-
-    def __repr__(self):
-        what = hex(self.fn) if self.native else getattr(self.fn, "__name__", repr(self.fn))
-        return f"{type(self).__name__}({what})"
-
-
-def _kind(name, kind, binary, grad, nargs):
-    return type(name, (_Function,), {"kind": kind, "binary": binary, "grad": grad,
-                                     "nargs": nargs, "__doc__": f"A SimpleOp {name}."})
-
-
-UnaryFunction = _kind("UnaryFunction", 0, False, False, 5)
-BinaryFunction = _kind("BinaryFunction", 1, True, False, 6)
-UnaryGradFunctionT0 = _kind("UnaryGradFunctionT0", 2, False, True, 5)
-UnaryGradFunctionT1 = _kind("UnaryGradFunctionT1", 3, False, True, 6)
-UnaryGradFunctionT2 = _kind("UnaryGradFunctionT2", 4, False, True, 6)
-BinaryGradFunctionT0 = _kind("BinaryGradFunctionT0", 5, True, True, 7)
-BinaryGradFunctionT1 = _kind("BinaryGradFunctionT1", 6, True, True, 8)
-BinaryGradFunctionT2 = _kind("BinaryGradFunctionT2", 7, True, True, 9)
-
-# What each gradient kind's backward node reads besides out_grad.
-_READS = {2: (), 3: ("out_value",), 4: ("data",), 5: (), 6: ("out_value",),
-          7: ("lhs", "rhs")}
-
 _builders = {}       # name -> SimpleOp
-
-
-def _positional(fn):
-    """How many positional parameters a Python callable takes, or None."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    params = list(sig.parameters.values())
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return None
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def register_simple_op(name, *, aliases=()):
@@ -215,7 +136,7 @@ class SimpleOp:
                 raise SimpleOpError(f"{self.name}: a native function's address must come "
                                     f"wrapped as UnaryFunction(address) or "
                                     f"BinaryFunction(address), got {fn!r}")
-            n = _positional(fn)
+            n = positional(fn)
             if n not in (5, 6):
                 raise SimpleOpError(f"{self.name}: cannot tell whether {fn!r} is unary (src, "
                                     f"env, ret, req, ctx) or binary (lhs, rhs, env, ret, req, "
@@ -229,7 +150,7 @@ class SimpleOp:
         if inplace not in allowed:
             raise SimpleOpError(f"{self.name}: a {'binary' if fn.binary else 'unary'} "
                                 f"function's in-place option is one of "
-                                f"{', '.join(_INPLACE_NAMES[i] for i in allowed)}; got "
+                                f"{', '.join(INPLACE_NAMES[i] for i in allowed)}; got "
                                 f"{self._inplace_name(inplace)}")
         self._functions[dev] = fn
         self._inplace = inplace
@@ -248,7 +169,7 @@ class SimpleOp:
         if inplace not in allowed:
             raise SimpleOpError(f"{self.name}: a {'binary' if fn.binary else 'unary'} "
                                 f"gradient's in-place option is one of "
-                                f"{', '.join(_INPLACE_NAMES[i] for i in allowed)}; got "
+                                f"{', '.join(INPLACE_NAMES[i] for i in allowed)}; got "
                                 f"{self._inplace_name(inplace)}")
         self._gradients[dev] = fn
         self._grad_inplace = inplace
@@ -260,7 +181,7 @@ class SimpleOp:
         operator cannot take."""
         if not callable(fn):
             raise SimpleOpError(f"{self.name}: the shape function must be callable, got {fn!r}")
-        n = _positional(fn)
+        n = positional(fn)
         binary = self._binary()
         if n is not None and binary is not None and n != (3 if binary else 2):
             raise SimpleOpError(f"{self.name}: a {'binary' if binary else 'unary'} operator's "
@@ -333,7 +254,7 @@ class SimpleOp:
 
     @staticmethod
     def _inplace_name(option):
-        return _INPLACE_NAMES[option] if option in range(5) else repr(option)
+        return INPLACE_NAMES[option] if option in range(5) else repr(option)
 
     def _binary(self):
         for fn in list(self._functions.values()) + list(self._gradients.values()):
@@ -345,7 +266,7 @@ class SimpleOp:
             raise SimpleOpError(f"{self.name}: a native function runs on the CPU; {setter} "
                                 f"for 'gpu' takes a Python callable on CuPy arrays")
         if not fn.native:
-            n = _positional(fn.fn)
+            n = positional(fn.fn)
             if n is not None and n != fn.nargs:
                 raise SimpleOpError(f"{self.name}: a {type(fn).__name__} takes {fn.nargs} "
                                     f"arguments, {fn.fn!r} takes {n}")
@@ -359,7 +280,7 @@ class SimpleOp:
             raise SimpleOpError(f"{self.name}: every device's gradient must read the same "
                                 f"values: {type(others[0]).__name__} and {type(fn).__name__}")
         if self._shape_fn is not None:
-            n = _positional(self._shape_fn)
+            n = positional(self._shape_fn)
             if n is not None and n != (3 if fn.binary else 2):
                 raise SimpleOpError(f"{self.name}: the shape function takes {n} arguments; a "
                                     f"{'binary' if fn.binary else 'unary'} operator's takes "
@@ -469,7 +390,7 @@ class SimpleOp:
         backward = None
         if self._gradients:
             grad = next(iter(self._gradients.values()))
-            ins = ("out_grad",) + _READS[grad.kind]
+            ins = ("out_grad",) + READS[grad.kind]
             outs = tuple(f"{a}_grad" for a in args)
             backward = OpDef(
                 self.backward_name, arguments=ins, outputs=outs, params=params,
@@ -515,7 +436,7 @@ class SimpleOp:
         grad = next(iter(self._gradients.values()))
         shapes = [tuple(s) for s in shapes]
         og = shapes[0]
-        reads = _READS[grad.kind]
+        reads = READS[grad.kind]
         if reads == ("out_value",) and shapes[1] != og:
             raise ShapeError(f"{self.backward_name}: argument 'out_value' has shape "
                              f"{shapes[1]}, which differs from 'out_grad' {og}")
@@ -535,7 +456,7 @@ class SimpleOp:
         return ins
 
     def _maker(self, grad):
-        reads = _READS[grad.kind]
+        reads = READS[grad.kind]
 
         def maker(node, ograds):
             entries = [ograds[0]]
