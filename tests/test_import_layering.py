@@ -37,7 +37,7 @@ PACKAGES = sorted(ALLOWED)
 PUBLIC_MODULES = [
     "mx_engine", "mx_engine.engine", "mx_engine.profiler", "mx_engine.base",
     "mx_storage", "mx_storage.resource", "mx_ops", "mx_ops.registry", "mx_ops.library",
-    "mx_ndarray",
+    "mx_ops.operator", "mx_ops.simple_op", "mx_ndarray",
     "mx_ndarray.ndarray", "mx_ndarray.random", "mx_graph", "mx_kvstore", "mx_io",
     "mx", "mx.engine", "mx.profiler", "mx.context", "mx.base", "mx.random", "mx.library",
     "mx.operator",

@@ -7,7 +7,9 @@ One function per registered name (aliases included, as MXNet exposes them)
 with the registry's docstring: public names go to mx_ndarray/op.py, names
 starting with '_' to mx_ndarray/_internal.py (MXNet's mx.nd._internal).
 Generated into real files rather than at import time so that editors and
-type checkers see them (apache/mxnet#5597).
+type checkers see them (apache/mxnet#5597); operators registered later (a
+user's OperatorProperty or SimpleOp) are reached through the modules'
+``__getattr__`` fallback, mx_ndarray/_runtime_ops.py.
 """
 import argparse
 import keyword

@@ -89,6 +89,9 @@ def run_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
     (MXNet's PushFCompute waits for the stream the same way), and a kernel
     fault then surfaces as this operator's error."""
     import cupy
+    if "_workspace" in params:        # (pointer, bytes) of the call's temp space
+        ptr, nbytes = params["_workspace"]
+        params = dict(params, _workspace=cupy_view(ptr, (nbytes,), "uint8", dev_id))
     s = stream(stream_ptr, dev_id)
     with cupy.cuda.Device(dev_id), s:
         compute(params, [cupy_view(p, sh, dt, dev_id) for p, sh, dt in inputs],

@@ -53,9 +53,13 @@ cdef int _push_gpu_call(op, compute, dict kwargs, list inputs, list outputs,
     if random_kind(op) is not None:
         # The draws are reserved now, in push order, as on the CPU path.
         kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
+    temp = _temp_space(op, kwargs, inputs, ctx)
+    if temp is not None:
+        # params["_workspace"]: a CuPy uint8 view made on the worker.
+        kwargs["_workspace"] = (temp[0].ptr, temp[2])
     fn = functools.partial(_device.run_op, compute, kwargs, [1] * len(outputs))  # kWriteTo
     return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs,
-                        NULL, 0, ctx, op.mutated_inputs(kwargs))
+                        NULL, 0, ctx, op.mutated_inputs(kwargs), temp)
 
 
 cdef NDArray _copy_device(NDArray src, NDArray dst):

@@ -15,13 +15,13 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_backward_Activation', '_backward_BatchNorm', '_backward_Cast', '_backward_Concat',
  '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution', '_backward_Dropout',
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
  '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_slice', '_backward_slice_axis', '_backward_softmax', '_backward_take',
- '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_backward_slice', '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_take', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
  '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
  '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
  '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
@@ -1190,6 +1190,46 @@ def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL
     return _invoke('_backward_L2Normalization', [out_grad, out_data, norm], out=out, **kwargs)
 
 
+def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LRN: the inputs are what LRNProp.declare_backward_dependency lists, then the auxiliary states; the outputs are the arguments' gradients.
+
+    Parameters
+    ----------
+    output_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    output : NDArray
+        Input.
+    tmp_norm : NDArray
+        Input.
+    alpha : float, optional, default=0.0001
+        The variance scaling parameter alpha in the LRN expression.
+    beta : float, optional, default=0.75
+        The power parameter beta in the LRN expression.
+    knorm : float, optional, default=2.0
+        The parameter k in the LRN expression.
+    nsize : int, in [1, inf]
+        normalization window width in elements.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    if knorm is not _NULL:
+        kwargs['knorm'] = knorm
+    if nsize is not _NULL:
+        kwargs['nsize'] = nsize
+    return _invoke('_backward_LRN', [_a for _a in [output_grad, data, output, tmp_norm] if _a is not None], out=out, **kwargs)
+
+
 def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of LeakyReLU: (out_grad, out_data) -> data_grad, or for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
@@ -1750,6 +1790,30 @@ def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NU
     if end is not _NULL:
         kwargs['end'] = end
     return _invoke('_backward_slice_axis', [ograd, data], out=out, **kwargs)
+
+
+def _backward_smooth_l1(out_grad=None, data=None, scalar=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of smooth_l1: (out_grad, data) -> data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Input.
+    data : NDArray
+        Input.
+    scalar : float, optional, default=1.0
+        The scalar argument (env.scalar).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if scalar is not _NULL:
+        kwargs['scalar'] = scalar
+    return _invoke('_backward_smooth_l1', [out_grad, data], out=out, **kwargs)
 
 
 def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):

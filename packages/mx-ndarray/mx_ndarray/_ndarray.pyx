@@ -237,16 +237,22 @@ cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
     return outs + hidden
 
 
+cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx):
+    """MXNet's kTempSpace for an operator with a workspace: one of the
+    context's workspaces, grown now to the size this call needs, as
+    (block, its engine Var, bytes); the call holds the block and writes the
+    Var.  None for an operator without one."""
+    if op.workspace is None:
+        return None
+    space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
+    nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
+    return (space.block(nbytes), space.var, nbytes)
+
+
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
     # A random op reserves its draws here, in push order (mx_ops._random_state).
     cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
-    temp = None
-    if op.workspace is not None:
-        # MXNet's kTempSpace: one of the context's workspaces, grown now to
-        # the size this call needs; the call holds its variable.
-        space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
-        nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
-        temp = (space.block(nbytes), space.var, nbytes)
+    temp = _temp_space(op, kwargs, inputs, ctx)
     return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
                         intern_name(op.name), inputs, outputs, packed, len(packed), ctx,
                         op.mutated_inputs(kwargs), temp, is_training())
@@ -259,12 +265,20 @@ cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
     kwargs = dict(kwargs, _is_train=is_training())
     if random_kind(op) is not None:
         kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
+    temp = _temp_space(op, kwargs, inputs, ctx)
+    if temp is not None:
+        # The compute sees it as params["_workspace"], a uint8 array made on
+        # the worker over the block the call holds.
+        kwargs["_workspace"] = (temp[0].ptr, temp[2])
     fn = functools.partial(_run_host_op, compute, kwargs, ["write"] * len(outputs))
     return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs, NULL, 0,
-                        ctx, op.mutated_inputs(kwargs))
+                        ctx, op.mutated_inputs(kwargs), temp)
 
 
 def _run_host_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
+    if "_workspace" in params:
+        ptr, nbytes = params["_workspace"]
+        params = dict(params, _workspace=_host_array(ptr, (nbytes,), "uint8"))
     compute(params, [_host_array(p, sh, dt) for p, sh, dt in inputs],
             [_host_array(p, sh, dt) for p, sh, dt in outputs], reqs)
 

@@ -9,25 +9,26 @@ _NULL = object()    # 'not given': the registry's default applies
 
 __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
  'Deconvolution', 'Dropout', 'Embedding', 'Flatten', 'FullyConnected', 'L2Normalization',
- 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'UpSampling',
- 'abs', 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
- 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh',
- 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
- 'erf', 'exp', 'expand_dims', 'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma',
- 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max',
- 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
- 'one_hot', 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle',
- 'sigmoid', 'sign', 'sin', 'sinh', 'slice', 'slice_axis', 'softmax', 'softsign', 'split',
- 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose',
- 'trunc', 'uniform', 'where', 'zeros_like']
+ 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
+ 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
+ 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
+ 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
+ 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
+ 'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
+ 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod',
+ 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
+ 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'stop_gradient',
+ 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where',
+ 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -494,6 +495,40 @@ def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwa
     if mode is not _NULL:
         kwargs['mode'] = mode
     return _invoke('L2Normalization', [data], out=out, **kwargs)
+
+
+def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies local response normalization to the input (NCHW), across channels: out = data * (knorm + alpha / nsize * sum of data^2 over the nsize channels around each one)^-beta. Backward: _backward_LRN(output_grad, data, output, tmp_norm).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    alpha : float, optional, default=0.0001
+        The variance scaling parameter alpha in the LRN expression.
+    beta : float, optional, default=0.75
+        The power parameter beta in the LRN expression.
+    knorm : float, optional, default=2.0
+        The parameter k in the LRN expression.
+    nsize : int, in [1, inf]
+        normalization window width in elements.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    if knorm is not _NULL:
+        kwargs['knorm'] = knorm
+    if nsize is not _NULL:
+        kwargs['nsize'] = nsize
+    return _invoke('LRN', [_a for _a in [data] if _a is not None], out=out, **kwargs)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -3318,6 +3353,28 @@ def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=Non
     if end is not _NULL:
         kwargs['end'] = end
     return _invoke('slice_axis', [data], out=out, **kwargs)
+
+
+def smooth_l1(data=None, scalar=_NULL, out=None, name=None, **kwargs):
+    """
+    Calculate Smooth L1 Loss(lhs, scalar): f(x) = 0.5 (sigma x)^2 where |x| < 1 / sigma^2, else |x| - 0.5 / sigma^2, with sigma = scalar.  Backward: _backward_smooth_l1(out_grad, data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    scalar : float, optional, default=1.0
+        The scalar argument (env.scalar).
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if scalar is not _NULL:
+        kwargs['scalar'] = scalar
+    return _invoke('smooth_l1', [data], out=out, **kwargs)
 
 
 def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):

@@ -183,3 +183,21 @@ def test_training_flag_is_per_thread_and_restored():
         assert training.is_training()
     assert not training.is_training()
     assert seen == [False]
+
+
+def test_python_compute_gets_its_workspace(op):
+    seen = []
+
+    def compute(params, inputs, outputs, reqs):
+        ws = params["_workspace"]
+        seen.append((ws.dtype, ws.nbytes, ws.ctypes.data % 64))
+        ws[...] = 7                    # scratch memory the call may overwrite
+        outputs[0][...] = inputs[0] + ws[:inputs[0].size].astype(inputs[0].dtype)
+
+    op(OpDef("_test_py_temp", arguments=("data",), infer_shape=_same, infer_type=_float,
+             compute={"cpu": compute}, resources=(ResourceRequest.TEMP_SPACE,),
+             workspace=lambda p, s: 10 * s[0][0]))
+    x = np.zeros(3, np.float32)
+    np.testing.assert_array_equal(invoke("_test_py_temp", [array(x)]).asnumpy(), [7, 7, 7])
+    np.testing.assert_array_equal(mx_ops.invoke("_test_py_temp", [x]), [7, 7, 7])
+    assert seen == [(np.uint8, 30, 0), (np.uint8, 30, 0)]

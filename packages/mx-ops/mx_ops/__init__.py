@@ -14,6 +14,7 @@ from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling
 # gradients of the ops above
 from mx_ops import elemwise_grad, loss_grad, nn_grad, reduce_grad, shape_grad  # noqa: F401
 from mx_ops import library
+from mx_ops import lrn, operator, simple_op, smooth_l1  # noqa: F401  (the two registration APIs)
 from mx_ops import custom, custom_ops  # noqa: F401  (Python operators: Custom)
 from mx_ops._invoke import invoke
 from mx_ops._params import Param

@@ -95,6 +95,9 @@ def invoke(op_name, inputs, out=None, req="write", **params):
         kwargs["_is_train"] = train
         if random_kind(op) is not None:
             kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in arrays], ctx)[1]
+        if op.workspace is not None:
+            nbytes = int(op.workspace(kwargs, [a.shape for a in arrays]))
+            kwargs["_workspace"] = xp.empty(nbytes, np.uint8) if gpu else _workspace(nbytes)
         fn(kwargs, arrays, outputs, reqs)
     else:
         workspace = None

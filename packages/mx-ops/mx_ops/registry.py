@@ -78,8 +78,9 @@ class OpDef:
         without the GIL), or a Python callable; 'gpu' -> a Python callable
         (see mx_ops._elemwise_gpu).  A Python compute is called as
         ``fn(params, inputs, outputs, reqs)`` with NumPy (CuPy) arrays and
-        req names; ``params`` also holds '_is_train', and '_random_state'
-        for a random operator.
+        req names; ``params`` also holds '_is_train', '_random_state' for
+        a random operator, and '_workspace' (a uint8 NumPy or CuPy array of
+        ``workspace(params, in_shapes)`` bytes) for one with TEMP_SPACE.
     compute_ex : dict, optional
         Per device kind: a Python callable on NDArrays, run asynchronously
         off the engine's workers (MXNet's FStatefulComputeEx with

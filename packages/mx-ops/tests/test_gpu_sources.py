@@ -116,4 +116,5 @@ def test_every_gpu_module_is_checked():
     assert {"_elemwise_gpu", "_reduce_gpu", "_shape_gpu", "_init_gpu", "_select_gpu",
             "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu", "_act_gpu", "_softmax_gpu",
             "_pool_gpu", "_blas_gpu", "_fc_gpu", "_conv_gpu", "_loss_gpu", "_layer_gpu",
-            "_batch_norm_gpu", "_dropout_gpu", "_optimizer_gpu"} <= set(_GPU_MODULES)
+            "_batch_norm_gpu", "_dropout_gpu", "_optimizer_gpu",
+            "_smooth_l1_gpu"} <= set(_GPU_MODULES)

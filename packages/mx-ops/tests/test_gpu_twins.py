@@ -121,6 +121,15 @@ CASES = [
     ("_backward_gammaln", lambda t: [fdata((3, 4), t), fdata((3, 4), t, 1) * 2 + 3], {},
      FLOATS),
 ]
+# smooth_l1, the SimpleOp example: both branches (|x| around 1 / sigma^2).
+CASES += [
+    ("smooth_l1", lambda t: [(3 * fdata((37, 5), "float64")).astype(t)], {"scalar": 1.5},
+     FLOATS),
+    ("_backward_smooth_l1", lambda t: [fdata((37, 5), t),
+                                       (3 * fdata((37, 5), "float64", 1)).astype(t)],
+     {"scalar": 2.0}, FLOATS),
+]
+
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
 
@@ -169,6 +178,17 @@ def test_gpu_inplace(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gpu_smooth_l1_backward_in_place(dtype):
+    import cupy
+    g, x = fdata((1000,), dtype), (3 * fdata((1000,), "float64", 1)).astype(dtype)
+    want = invoke("_backward_smooth_l1", [g, x], scalar=1.2)
+    gg = cupy.asarray(g)
+    invoke("_backward_smooth_l1", [gg, cupy.asarray(x)], out=gg, req="inplace", scalar=1.2)
+    _check(gg, want, dtype)
+
+
+@pytest.mark.gpu
 def test_gpu_dot_large_float16():
     import cupy
     a, b = fdata((64, 96), "float16"), fdata((96, 80), "float16", 1)
@@ -189,7 +209,8 @@ def test_gpu_computes_registered_where_cupy_is():
                  "_scatter_set_nd", "reshape_like", "broadcast_like", "_collapse_sum_like",
                  "_broadcast_reduce_like", "_backward_Cast", "_backward_Concat",
                  "_backward_slice", "_backward_slice_axis", "_backward_take",
-                 "_backward_gather_nd", "_backward_gamma", "_backward_gammaln"):
+                 "_backward_gather_nd", "_backward_gamma", "_backward_gammaln", "smooth_l1",
+                 "_backward_smooth_l1"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 
