@@ -22,11 +22,15 @@ def make_function(name, module="mx.nd"):
     hit = _cache.get(name)
     if hit is not None and hit[0] is op:
         return hit[1]
-    arg_names = [] if op.variadic else list(op.arguments)
+    # Positional arguments are all inputs when their number is not fixed
+    # by declared names: a variadic operator, or a library operator whose
+    # parseAttrs decides it.
+    positional = op.variadic or not op.arguments
+    arg_names = [] if positional else list(op.arguments)
     param_names = [p for p in op.params if p != op.key_var_num_args]
 
     def fn(*args, out=None, name=None, **kwargs):
-        if op.variadic:
+        if positional:
             inputs = list(args)
         else:
             inputs = list(args[:len(arg_names)])
