@@ -1230,13 +1230,15 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
     return _invoke('_backward_LRN', [_a for _a in [output_grad, data, output, tmp_norm] if _a is not None], out=out, **kwargs)
 
 
-def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
+def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad, or for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
 
     Parameters
     ----------
     out_grad : NDArray
+        Input.
+    mask : NDArray
         Input.
     out_data : NDArray
         Input.
@@ -1267,7 +1269,7 @@ def _backward_LeakyReLU(out_grad=None, out_data=None, data=None, gamma=None, act
         kwargs['lower_bound'] = lower_bound
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
-    return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, out_data, data, gamma] if _a is not None], out=out, **kwargs)
+    return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, mask, out_data, data, gamma] if _a is not None], out=out, **kwargs)
 
 
 def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):

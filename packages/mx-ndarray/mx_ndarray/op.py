@@ -533,7 +533,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu with the mean of lower_bound and upper_bound as its slope (MXNet's inference behaviour; no random slopes in training).  Backward: _backward_LeakyReLU.
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask), the mask (the slopes) hidden.  Backward: _backward_LeakyReLU.
 
     Parameters
     ----------
@@ -554,7 +554,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
 
     Returns
     -------
-    out : NDArray
+    out : NDArray or list of NDArray
     """
     if act_type is not _NULL:
         kwargs['act_type'] = act_type

@@ -7,9 +7,10 @@ import pytest
 
 import mx_ndarray as nd
 from mx_engine import MXNetError, cpu, engine, gpu
-from mx_ops import registry
+from mx_ops import registry, training
 from mx_ops.registry import OpDef
-from mx_storage import memory_stats
+from mx_storage import _philox, memory_stats, resource
+from mx_storage.resource import ResourceRequest
 
 pytestmark = pytest.mark.gpu
 
@@ -209,3 +210,19 @@ def test_chunks_return_to_the_gpu_pool():
     del arrays
     engine.wait_for_all()
     assert memory_stats(gpu(0))["in_use"] == before
+
+
+def test_rrelu_draws_the_gpu_contexts_stream():
+    """LeakyReLU(act_type='rrelu') on a GPU context reserves from that
+    context's RANDOM resource at push time and draws the CPU's Philox
+    formula from it; the call returns the visible output only."""
+    x = np.random.default_rng(2).standard_normal((64, 33)).astype(np.float32)
+    a = nd.array(x, ctx=gpu(0))
+    r = resource.request(gpu(0), ResourceRequest.RANDOM)
+    seed, offset = r.seed, r.offset
+    with training.train_mode():
+        y = nd.LeakyReLU(a, act_type="rrelu")
+    assert isinstance(y, nd.NDArray) and y.context == gpu(0)
+    assert r.offset == offset + x.size
+    slopes = _philox.uniform(seed, offset, x.size, 0.125, 0.334).reshape(x.shape)
+    np.testing.assert_array_equal(y.asnumpy(), np.where(x > 0, x, slopes * x))

@@ -1,11 +1,16 @@
 """FullyConnected, Activation, LeakyReLU, softmax and Pooling through
-mx_ndarray: the generated functions (FullyConnected without its bias input),
-the engine path, and a small forward/backward chain."""
+mx_ndarray: the generated functions (FullyConnected without its bias input,
+rrelu without its hidden mask), the engine path, and a small
+forward/backward chain."""
 import numpy as np
 import pytest
 
 import mx_ndarray as nd
+from mx_engine import cpu
+from mx_ops import invoke, training
 from mx_ops.registry import ShapeError
+from mx_storage import _philox, resource
+from mx_storage.resource import ResourceRequest
 
 rng = np.random.default_rng(3)
 
@@ -45,3 +50,28 @@ def test_no_bias_and_prelu_inputs():
                                rtol=1e-6)
     with pytest.raises(ShapeError, match="FullyConnected: argument 'weight' has shape"):
         nd.FullyConnected(x, nd.array(w.T.copy()), num_hidden=2, no_bias=True)
+
+
+def test_rrelu_returns_the_output_only_and_draws_in_training():
+    """LeakyReLU(act_type='rrelu') lists (output, mask) with one visible
+    output: the call returns the output; in training its negatives carry
+    slopes drawn from the CPU's RANDOM stream at push time."""
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    a = nd.array(x)
+    r = resource.request(cpu(0), ResourceRequest.RANDOM)
+    seed, offset = r.seed, r.offset
+    with training.train_mode():
+        y = nd.LeakyReLU(a, act_type="rrelu")
+    assert isinstance(y, nd.NDArray) and y.shape == x.shape
+    assert r.offset == offset + x.size
+    slopes = _philox.uniform(seed, offset, x.size, 0.125, 0.334).reshape(x.shape)
+    np.testing.assert_array_equal(y.asnumpy(), np.where(x > 0, x, slopes * x))
+    y = nd.LeakyReLU(a, act_type="rrelu")                   # inference: the mean slope
+    assert isinstance(y, nd.NDArray) and r.offset == offset + x.size
+    np.testing.assert_array_equal(y.asnumpy(), invoke("LeakyReLU", [x], act_type="rrelu")[0])
+    # the backward reads the mask the invoker keeps
+    out, mask = invoke("LeakyReLU", [x], act_type="rrelu")
+    og = nd.array(np.ones_like(x))
+    dx = nd._internal._backward_LeakyReLU(og, nd.array(mask), nd.array(out), act_type="rrelu")
+    np.testing.assert_allclose(dx.asnumpy(), np.where(x > 0, 1.0, (0.125 + 0.334) / 2),
+                               rtol=1e-6)

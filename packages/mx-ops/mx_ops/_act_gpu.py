@@ -1,15 +1,19 @@
 """GPU compute of Activation and LeakyReLU, forward and backward: the
-functors of src/activation_cpu.h as RawKernels, reading the very ActParam
-block mx_ops.activation packs for the CPU kernels.  Every backward but
-PReLU's is computed from the forward output; PReLU's gamma gradient is one
-block per slope summing in double in a fixed order (no atomics), as the CPU
-sums each slope serially.  float16 computes in float.  Importing this
-module without CuPy raises ImportError."""
+functors of src/activation_cpu.h and src/leaky_relu_cpu.h as RawKernels,
+reading the very parameter block mx_ops.activation packs for the CPU
+kernels.  Every backward but PReLU's and rrelu's is computed from the
+forward output; PReLU's gamma gradient is one block per slope summing in
+double in a fixed order (no atomics), as the CPU sums each slope serially.
+rrelu's training slopes come from the very Philox stream the CPU kernel
+draws from (mx_ops._device_code), so a GPU call with the same (seed,
+offset) gives the CPU's mask bit for bit.  float16 computes in float.
+Importing this module without CuPy raises ImportError."""
 import numpy
 
 from mx_ops._cuda import FLOAT_CTYPES, NN_HEAD, launch, launch_blocks, raw_module
+from mx_ops._device_code import PHILOX_UNIFORM, PHILOX_UNIFORM_RANGE
 
-_SOURCE = NN_HEAD + r"""
+_SOURCE = NN_HEAD + PHILOX_UNIFORM + PHILOX_UNIFORM_RANGE + r"""
 // Codes of src/activation_cpu.h (mx_ops.activation ACT_TYPES / LEAKY_TYPES).
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
        kLeaky = 5, kElu = 6, kSelu = 7 };
@@ -65,6 +69,41 @@ __global__ void mx_act_bwd(const T *og, const T *y, T *dx, long long n, int act,
   MX_GRID_STRIDE(i, n) nn_store(dx, i, A(og[i]) * act_grad<A>(act, A(y[i]), s), add);
 }
 
+// out[i] = v, out[i] += v or nothing by req (0 null, 1 write, 2 inplace,
+// 3 add): rrelu's two outputs have a req each (nn_put of src/nn_common.h).
+template <typename T, typename A> __device__ inline void nn_put(T *out, long long i, A v,
+                                                                int req) {
+  if (req == 3) out[i] = T(A(out[i]) + v);
+  else if (req != 0) out[i] = T(v);
+}
+
+// rrelu (src/leaky_relu_cpu.h): in training slope i is element i of the
+// call's uniform stream on [lower, upper) (lower itself when the bounds are
+// equal), taken as the mask stores it (in T); in inference it is the mean.
+// The output never reads the mask back.  x and y may be one buffer.
+template <typename T>
+__global__ void mx_rrelu_fwd(const T *x, T *y, T *mask, long long n, unsigned long long seed,
+                             unsigned long long offset, float lower, float upper, double mean,
+                             int train, int ry, int rm) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(i, n) {
+    const float u = lower < upper
+        ? mx_philox_uniform_range(seed, offset + (unsigned long long)i, lower, upper) : lower;
+    const A s = train ? A(T(u)) : A(mean);
+    nn_put(mask, i, s, rm);
+    nn_put(y, i, act_fwd<A>(kLeaky, A(x[i]), s), ry);
+  }
+}
+
+// dx = og * (y > 0 ? 1 : mask).
+template <typename T>
+__global__ void mx_rrelu_bwd(const T *og, const T *mask, const T *y, T *dx, long long n,
+                             int add) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(i, n) nn_store(dx, i, A(og[i]) * act_grad<A>(kLeaky, A(y[i]), A(mask[i])),
+                                add);
+}
+
 // PReLU over data seen as (outer, chans, inner); the slope of item i is
 // g[channel * gstride] (gstride 0: one shared slope), PreluView of the CPU.
 template <typename T>
@@ -107,11 +146,14 @@ __global__ void mx_prelu_bwd_gamma(const T *og, const T *x, T *dg, long long out
   }
 }
 """
-_KERNELS = ("mx_act_fwd", "mx_act_bwd", "mx_prelu_fwd", "mx_prelu_bwd_data",
-            "mx_prelu_bwd_gamma")
+_KERNELS = ("mx_act_fwd", "mx_act_bwd", "mx_rrelu_fwd", "mx_rrelu_bwd", "mx_prelu_fwd",
+            "mx_prelu_bwd_data", "mx_prelu_bwd_gamma")
 _NAMES = [f"{k}<{t}>" for k in _KERNELS for t in FLOAT_CTYPES.values()]
 _kernel = raw_module(_SOURCE, _NAMES)
-_ACT_T = numpy.dtype([("act", "<i4"), ("pad", "<i4"), ("slope", "<f8")])   # mxop::ActParam
+# mxop::LeakyParam, which starts with Activation's mxop::ActParam.
+_PARAM_T = numpy.dtype([("act", "<i4"), ("pad", "<i4"), ("slope", "<f8"), ("lower", "<f4"),
+                        ("upper", "<f4")])
+_REQ = {"null": 0, "write": 1, "inplace": 2, "add": 3}
 _GAMMA_THREADS = 256
 
 
@@ -124,8 +166,15 @@ def _fn(name, x):
     return _kernel(f"{name}<{FLOAT_CTYPES[x.dtype.name]}>")
 
 
+def _param(pack, params, inputs):
+    """The packed parameter block as a record (lower and upper are zero in
+    Activation's shorter block)."""
+    packed = pack(params, [a.shape for a in inputs]).ljust(_PARAM_T.itemsize, b"\0")
+    return numpy.frombuffer(packed, _PARAM_T, count=1)[0]
+
+
 def _act_param(pack, params, inputs):
-    p = numpy.frombuffer(pack(params, [a.shape for a in inputs]), _ACT_T)[0]
+    p = _param(pack, params, inputs)
     return numpy.int32(p["act"]), numpy.float64(p["slope"])
 
 
@@ -155,6 +204,27 @@ def _act_backward(pack, params, inputs, outputs, reqs):
     act, slope = _act_param(pack, params, inputs)
     launch(_fn("mx_act_bwd", og), og.size,
            (og, y, dx, numpy.int64(og.size), act, slope, numpy.int32(reqs[0] == "add")))
+
+
+def _rrelu_forward(pack, params, inputs, outputs, reqs):
+    if reqs[0] == "null" and reqs[1] == "null":
+        return
+    x, (y, mask) = inputs[0], outputs
+    p = _param(pack, params, inputs)
+    train = bool(params["_is_train"])
+    seed, offset = params.get("_random_state") or (0, 0)
+    launch(_fn("mx_rrelu_fwd", x), x.size,
+           (x, y, mask, numpy.int64(x.size), numpy.uint64(seed), numpy.uint64(offset),
+            p["lower"], p["upper"], numpy.float64(p["slope"]), numpy.int32(train),
+            numpy.int32(_REQ[reqs[0]]), numpy.int32(_REQ[reqs[1]])))
+
+
+def _rrelu_backward(inputs, outputs, reqs):
+    if reqs[0] == "null":
+        return
+    og, mask, y = inputs
+    launch(_fn("mx_rrelu_bwd", og), og.size,
+           (og, mask, y, outputs[0], numpy.int64(og.size), numpy.int32(reqs[0] == "add")))
 
 
 def _prelu_forward(inputs, outputs, reqs):
@@ -194,11 +264,13 @@ def activation_backward(pack):
 
 
 def leaky(pack):
-    """LeakyReLU's compute: PReLU is told apart by its second input (gamma),
-    as the CPU kernel does."""
+    """LeakyReLU's compute: PReLU (inputs data, gamma), rrelu (outputs
+    output, mask) or an act functor, as the CPU kernel tells them apart."""
     def run(params, inputs, outputs, reqs):
         if len(inputs) == 2:
             _prelu_forward(inputs, outputs, reqs)
+        elif params["act_type"] == "rrelu":
+            _rrelu_forward(pack, params, inputs, outputs, reqs)
         else:
             _act_forward(pack, params, inputs, outputs, reqs)
     return run
@@ -206,9 +278,11 @@ def leaky(pack):
 
 def leaky_backward(pack):
     """_backward_LeakyReLU's compute: (out_grad, data, gamma) for PReLU,
-    else (out_grad, out_data)."""
+    (out_grad, mask, out_data) for rrelu, else (out_grad, out_data)."""
     def run(params, inputs, outputs, reqs):
-        if len(inputs) == 3:
+        if params["act_type"] == "rrelu":
+            _rrelu_backward(inputs, outputs, reqs)
+        elif len(inputs) == 3:
             _prelu_backward(inputs, outputs, reqs)
         else:
             _act_backward(pack, params, inputs, outputs, reqs)

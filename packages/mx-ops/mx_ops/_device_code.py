@@ -28,6 +28,21 @@ __device__ float mx_philox_uniform(unsigned long long seed, unsigned long long c
 }
 """
 
+# Element c of fill_uniform_f32's stream on [low, high) (mx_storage/_philox.pyx),
+# step for step: low + (high - low) * u in double, rounded to float, a value
+# that rounds up to high pulled back below it.  Follows PHILOX_UNIFORM.
+# __dmul_rn / __dadd_rn keep the compiler from fusing the two into one FMA,
+# whose single rounding the CPU's x86-64 code does not do (the host build of
+# the tests defines them as the plain operations).
+PHILOX_UNIFORM_RANGE = r"""
+__device__ float mx_philox_uniform_range(unsigned long long seed, unsigned long long c,
+                                         float low, float high) {
+  const double u = (double)mx_philox_uniform(seed, c);
+  const float r = (float)__dadd_rn((double)low, __dmul_rn((double)high - (double)low, u));
+  return r >= high ? nextafterf(high, low) : r;
+}
+"""
+
 # The step of src/optimizer_cpu.h (opt_step), line for line, for the device.
 OPT_STEP = r"""
 template <typename A> __device__ A opt_clip(A v, A bound) {

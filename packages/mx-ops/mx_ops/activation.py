@@ -4,28 +4,41 @@ operators, with MXNet 1.x's names and parameters.
 Backward conventions (inputs; outputs), each output honouring its req:
 - ``_backward_Activation(out_grad, out_data; data_grad)``: every act_type's
   derivative is computed from the output, so the forward may run in place.
-- ``_backward_LeakyReLU``: (out_grad, out_data; data_grad) for leaky, elu,
-  selu and rrelu; (out_grad, data, gamma; data_grad, gamma_grad) for prelu,
-  whose gradient needs the input and the slopes.
+- ``_backward_LeakyReLU``: (out_grad, out_data; data_grad) for leaky, elu
+  and selu; (out_grad, mask, out_data; data_grad) for rrelu (MXNet's
+  DeclareBackwardDependency: the slopes and the output's sign); (out_grad,
+  data, gamma; data_grad, gamma_grad) for prelu, whose gradient needs the
+  input and the slopes.
 - ``_backward_softmax`` / ``_backward_log_softmax(out_grad, out_data;
   data_grad)`` with the forward's axis and temperature.
 
-rrelu computes with the mean slope (lower_bound + upper_bound) / 2, which is
-MXNet's inference behaviour; the random per-element slope of training is not
-implemented (the kernel sees no is_train flag yet)."""
+LeakyReLU with act_type='rrelu' has outputs (output, mask), the mask hidden
+(MXNet's ListOutputs and NumVisibleOutputs).  In training
+(``mx_ops.training``) each element's slope is drawn uniformly on
+[lower_bound, upper_bound) from the context's RANDOM resource: the call
+reserves one counter value per element when it is pushed and draws element
+i from Philox (seed, offset + i) (src/leaky_relu_cpu.h), so a seeded run
+gives the same slopes whatever the number of workers, on the CPU and on the
+GPU.  The mask holds the slopes.  In inference the slope is the mean
+(lower_bound + upper_bound) / 2, and the mask holds it; nothing is drawn."""
 import math
 import struct
 
+import numpy as np
+
 from mx_ops import _nn_cpu
 from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
+from mx_ops._params import Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.training import is_training
+from mx_storage.resource import ResourceRequest
 
 _KERNELS = _nn_cpu.kernels()
 
-# Codes of src/activation_cpu.h.
+# Codes of src/activation_cpu.h (rrelu's: src/leaky_relu_cpu.h).  prelu has
+# none: its kernels are told apart by the gamma input.
 ACT_TYPES = {"relu": 0, "sigmoid": 1, "tanh": 2, "softrelu": 3, "softsign": 4}
-LEAKY_TYPES = {"leaky": 5, "elu": 6, "selu": 7, "rrelu": 5, "prelu": -1}
+LEAKY_TYPES = {"leaky": 5, "elu": 6, "selu": 7, "rrelu": 8, "prelu": -1}
 
 
 def _same_shape(op, names):
@@ -84,10 +97,40 @@ def _leaky_names(params):
     return ["data", "gamma"] if params["act_type"] == "prelu" else ["data"]
 
 
+def _leaky_outputs(params):
+    return ["output", "mask"] if params["act_type"] == "rrelu" else ["output"]
+
+
 def _leaky_bwd_names(params):
     if params["act_type"] == "prelu":
         return ["out_grad", "data", "gamma"]
+    if params["act_type"] == "rrelu":
+        return ["out_grad", "mask", "out_data"]
     return ["out_grad", "out_data"]
+
+
+def rrelu_bounds(params):
+    """rrelu's (lower_bound, upper_bound) as the kernels draw with them:
+    float32 (MXNet's float parameters), finite, lower <= upper; else
+    ParamError."""
+    with np.errstate(over="ignore"):
+        lower, upper = np.float32(params["lower_bound"]), np.float32(params["upper_bound"])
+    if not (np.isfinite(lower) and np.isfinite(upper) and lower <= upper):
+        raise ParamError(f"LeakyReLU: arguments 'lower_bound' {params['lower_bound']} and "
+                         f"'upper_bound' {params['upper_bound']} must be finite float32 values "
+                         f"with lower_bound <= upper_bound (act_type 'rrelu')")
+    return lower, upper
+
+
+def rrelu_draws(params, in_shapes):
+    """Counter values a LeakyReLU call consumes: one per element for rrelu
+    in training, none otherwise (inference uses the mean slope)."""
+    if params["act_type"] != "rrelu":
+        return 0
+    train = params.get("_is_train", None)
+    if not (is_training() if train is None else train):
+        return 0
+    return math.prod(in_shapes[0])
 
 
 def _check_gamma(op, data, gamma):
@@ -101,15 +144,20 @@ def _check_gamma(op, data, gamma):
 def _leaky_shape(params, shapes):
     if params["act_type"] == "prelu":
         _check_gamma("LeakyReLU", shapes[0], shapes[1])
-    return [tuple(shapes[0])]
+    if params["act_type"] == "rrelu":
+        rrelu_bounds(params)
+    return [tuple(shapes[0])] * len(_leaky_outputs(params))
 
 
 def _leaky_pack(params, shapes):
+    """mxop::LeakyParam (src/leaky_relu_cpu.h): the act code, the effective
+    slope (rrelu's inference mean) and rrelu's bounds."""
     act = params["act_type"]
-    slope = params["slope"]
+    slope, lower, upper = params["slope"], 0.0, 0.0
     if act == "rrelu":
         slope = (params["lower_bound"] + params["upper_bound"]) / 2
-    return struct.pack("=iid", LEAKY_TYPES[act], 0, slope)
+        lower, upper = rrelu_bounds(params)
+    return struct.pack("=iidff", LEAKY_TYPES[act], 0, slope, lower, upper)
 
 
 def _leaky_bwd_shape(params, shapes):
@@ -126,18 +174,23 @@ def _leaky_bwd_shape(params, shapes):
 
 register(OpDef(
     "LeakyReLU", arguments=("data", "gamma"), list_input_names=_leaky_names,
+    outputs=_leaky_outputs, num_visible_outputs=1,
     params=_LEAKY_PARAMS, infer_shape=_leaky_shape,
-    infer_type=same_float_types("LeakyReLU", _leaky_names),
+    infer_type=same_float_types("LeakyReLU", _leaky_names,
+                                nout=lambda p: len(_leaky_outputs(p))),
     compute=computes(_KERNELS["leaky"], gpu_compute("_act_gpu", "leaky", _leaky_pack)),
     pack_params=_leaky_pack,
+    # MXNet's kRandom, which only rrelu draws from (random_draws is 0 else).
+    resources=(ResourceRequest.RANDOM,), random_draws=rrelu_draws,
     doc="Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : "
         "slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned "
-        "slope per channel (input gamma); rrelu with the mean of lower_bound and upper_bound "
-        "as its slope (MXNet's inference behaviour; no random slopes in training).  "
+        "slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element "
+        "uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in "
+        "inference, outputs (output, mask), the mask (the slopes) hidden.  "
         "Backward: _backward_LeakyReLU."))
 
 register(OpDef(
-    "_backward_LeakyReLU", arguments=("out_grad", "out_data", "data", "gamma"),
+    "_backward_LeakyReLU", arguments=("out_grad", "mask", "out_data", "data", "gamma"),
     list_input_names=_leaky_bwd_names,
     outputs=lambda p: ["data_grad", "gamma_grad"] if p["act_type"] == "prelu"
     else ["data_grad"],
@@ -148,8 +201,9 @@ register(OpDef(
                      gpu_compute("_act_gpu", "leaky_backward", _leaky_pack)),
     pack_params=_leaky_pack,
     differentiable=False,
-    doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad, or for prelu "
-        "(out_grad, data, gamma) -> (data_grad, gamma_grad)."))
+    doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu "
+        "(out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); "
+        "for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad)."))
 
 
 # --- softmax / log_softmax ----------------------------------------------------

@@ -25,11 +25,21 @@ set_gradient("Activation", _backward("Activation", lambda n, g: [g, _out(n)]))
 set_gradient("softmax", _backward("softmax", lambda n, g: [g, _out(n)]))
 set_gradient("log_softmax", _backward("log_softmax", lambda n, g: [g, _out(n)]))
 set_gradient("Pooling", _backward("Pooling", lambda n, g: [g, n.inputs[0], _out(n)]))
-# prelu's backward reads data and gamma (and yields gamma's gradient); the
-# other kinds read only the output.
-set_gradient("LeakyReLU", _backward(
-    "LeakyReLU", lambda n, g: ([g, n.inputs[0], n.inputs[1]] if n.params["act_type"] == "prelu"
-                               else [g, _out(n)])))
+
+
+def _leaky_reads(node, og):
+    """prelu's backward reads data and gamma (and yields gamma's gradient);
+    rrelu's the mask (its slopes) and the output, in MXNet's
+    DeclareBackwardDependency order; the other kinds only the output."""
+    act = node.params["act_type"]
+    if act == "prelu":
+        return [og, node.inputs[0], node.inputs[1]]
+    if act == "rrelu":
+        return [og, node.outputs()[1], _out(node)]
+    return [og, _out(node)]
+
+
+set_gradient("LeakyReLU", _backward("LeakyReLU", _leaky_reads))
 for _name in ("Convolution", "Deconvolution"):
     set_gradient(_name, _backward(_name, lambda n, g: [g, n.inputs[0], n.inputs[1]]))
 # BatchNorm's backward reads the saved mean and inverse std (outputs 1 and

@@ -42,6 +42,8 @@ def _backward_inputs(op, make, kw, dtype):
         return [og, x[0], y]
     if op in ("Activation", "softmax", "log_softmax"):
         return [og, y]
+    if op == "LeakyReLU" and kw.get("act_type") == "rrelu":
+        return [og, _out(op, x, kw)[1], y]       # (out_grad, mask, out_data)
     if op == "LeakyReLU":
         return [og] + (x if kw.get("act_type") == "prelu" else [y])
     return [og] + x[:2]               # FullyConnected, Convolution, Deconvolution

@@ -1,10 +1,12 @@
-"""GPU twins of BatchNorm, Dropout and the optimizer updates.
+"""GPU twins of BatchNorm, Dropout, rrelu's random slopes and the
+optimizer updates.
 
 Without a GPU: the plain-arithmetic device functions (mx_ops._device_code)
 are compiled for the host and compared with the CPU kernels -- the Philox
-uniform bit for bit with mx_storage's stream, the optimizer step with
-invoke's results.  With CuPy and a device (gpu-marked): each GPU compute
-against its CPU kernel for every dtype and mode."""
+uniform (on [0, 1) and on a range) bit for bit with mx_storage's stream and
+rrelu's mask, the optimizer step with invoke's results.  With CuPy and a
+device (gpu-marked): each GPU compute against its CPU kernel for every
+dtype and mode."""
 import ctypes
 import shutil
 import subprocess
@@ -19,12 +21,21 @@ _HOST = r"""
 #include <cmath>
 #include <cstdint>
 using std::fabs;
+using std::nextafterf;
 using std::sqrt;
 #define __device__
-""" + _device_code.PHILOX_UNIFORM + _device_code.OPT_STEP + r"""
+#define __dadd_rn(a, b) ((a) + (b))
+#define __dmul_rn(a, b) ((a) * (b))
+""" + (_device_code.PHILOX_UNIFORM + _device_code.PHILOX_UNIFORM_RANGE
+       + _device_code.OPT_STEP) + r"""
 extern "C" void philox_uniforms(unsigned long long seed, unsigned long long offset, float *out,
                                 long long n) {
   for (long long i = 0; i < n; ++i) out[i] = mx_philox_uniform(seed, offset + i);
+}
+
+extern "C" void philox_uniforms_range(unsigned long long seed, unsigned long long offset,
+                                      float low, float high, float *out, long long n) {
+  for (long long i = 0; i < n; ++i) out[i] = mx_philox_uniform_range(seed, offset + i, low, high);
 }
 
 template <typename A>
@@ -78,6 +89,36 @@ def test_device_philox_is_the_cpu_stream(host, seed, offset):
     # the counter wraps modulo 2**64 on both sides
     want = _philox.uniform(seed, offset, n, dtype="float32")
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("low, high", [(0.125, 0.334), (-3.5, 1e-3), (1e-30, 1.0),
+                                       (-1e30, 1e30), (0.3, np.nextafter(np.float32(0.3), 1))])
+def test_device_philox_range_is_the_cpu_stream(host, low, high):
+    n = 4096
+    seed, offset = 0xDEADBEEFCAFEF00D, 2**40 + 7
+    got = np.empty(n, np.float32)
+    host.philox_uniforms_range(ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset),
+                               ctypes.c_float(low), ctypes.c_float(high), _ptr(got),
+                               ctypes.c_longlong(n))
+    np.testing.assert_array_equal(got, _philox.uniform(seed, offset, n, low, high))
+
+
+def test_device_philox_range_draws_the_rrelu_mask(host):
+    """The device function the GPU twin of rrelu draws with gives the mask
+    of the CPU kernel."""
+    from mx_engine import cpu
+    from mx_storage import resource
+    from mx_storage.resource import ResourceRequest
+    x = -np.ones((40, 50), np.float32)
+    r = resource.request(cpu(0), ResourceRequest.RANDOM)
+    seed, offset = r.seed, r.offset
+    with training.train_mode():
+        _, mask = invoke("LeakyReLU", [x], act_type="rrelu", lower_bound=0.1, upper_bound=0.6)
+    got = np.empty(x.size, np.float32)
+    host.philox_uniforms_range(ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset),
+                               ctypes.c_float(0.1), ctypes.c_float(0.6), _ptr(got),
+                               ctypes.c_longlong(x.size))
+    np.testing.assert_array_equal(got.reshape(x.shape), mask)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -215,6 +256,54 @@ def test_gpu_dropout_draws_the_cpu_mask(dtype, axes):
     want = invoke("_backward_Dropout", [og, mask], axes=axes)
     _close(invoke("_backward_Dropout", [cupy.asarray(og), cupy.asarray(mask)], axes=axes),
            want, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bounds", [(0.125, 0.334), (-0.5, 0.5), (0.3, 0.3)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gpu_rrelu_draws_the_cpu_mask(dtype, bounds):
+    import cupy
+
+    from mx_engine import cpu
+    from mx_storage import resource
+    from mx_storage.resource import ResourceRequest
+    kw = dict(act_type="rrelu", lower_bound=bounds[0], upper_bound=bounds[1])
+    x = np.random.default_rng(3).standard_normal((5, 6, 70)).astype(dtype)
+    r = resource.request(cpu(0), ResourceRequest.RANDOM)
+    state = (r.seed, r.offset)
+    with training.train_mode():
+        out, mask = invoke("LeakyReLU", [x], **kw)
+    gx = cupy.asarray(x)
+    gout, gmask = cupy.empty_like(gx), cupy.empty_like(gx)
+    _gpu_call("LeakyReLU", kw, [gx], [gout, gmask], ["write", "write"], True, state)
+    np.testing.assert_array_equal(cupy.asnumpy(gmask), mask)
+    np.testing.assert_array_equal(cupy.asnumpy(gout), out)
+    # add / null on either output
+    base = np.random.default_rng(4).standard_normal(x.shape).astype(dtype)
+    for reqs in (["add", "null"], ["null", "add"]):
+        cpu_out = [base.copy(), base.copy()]
+        gpu_out = [cupy.asarray(base), cupy.asarray(base)]
+        state = (r.seed, r.offset)
+        with training.train_mode():
+            invoke("LeakyReLU", [x], out=cpu_out, req=reqs, **kw)
+        _gpu_call("LeakyReLU", kw, [gx], gpu_out, reqs, True, state)
+        for g, c in zip(gpu_out, cpu_out):
+            _close(g, c, dtype)
+    # inference: the mean slope, in the output and the mask
+    with training.predict_mode():
+        out_i, mask_i = invoke("LeakyReLU", [x], **kw)
+    _gpu_call("LeakyReLU", kw, [gx], [gout, gmask], ["write", "write"], False, state)
+    np.testing.assert_array_equal(cupy.asnumpy(gout), out_i)
+    np.testing.assert_array_equal(cupy.asnumpy(gmask), mask_i)
+    # the backward through the mask, every req
+    og = np.random.default_rng(5).standard_normal(x.shape).astype(dtype)
+    back = [og, mask, out]
+    gback = [cupy.asarray(a) for a in back]
+    for req in ("write", "add", "null"):
+        cpu_dx, gpu_dx = base.copy(), cupy.asarray(base)
+        invoke("_backward_LeakyReLU", back, out=cpu_dx, req=req, **kw)
+        invoke("_backward_LeakyReLU", gback, out=gpu_dx, req=req, **kw)
+        _close(gpu_dx, cpu_dx, dtype)
 
 
 @pytest.mark.gpu

@@ -6,7 +6,8 @@
 // sigmoid' = y(1-y), tanh' = 1-y^2, softrelu' = 1-e^{-y},
 // softsign' = (1-|y|)^2, elu' = y + slope below 0, selu' = y + lambda*alpha.
 // PReLU needs the input and gamma, so its backward takes (out_grad, data,
-// gamma) and also returns gamma's gradient.
+// gamma) and also returns gamma's gradient.  LeakyReLU's entries, and
+// rrelu's random slopes, are in leaky_relu_cpu.h.
 #ifndef MX_OPS_ACTIVATION_CPU_H_
 #define MX_OPS_ACTIVATION_CPU_H_
 
@@ -19,9 +20,9 @@
 
 namespace mxop {
 
-// Packed by mx_ops.nn_act (ActivationParam / LeakyReLUParam): act codes in
-// the order of ACT_TYPES / LEAKY_TYPES there; slope is the effective one
-// (rrelu's mean (lower+upper)/2).
+// Packed by mx_ops.activation (Activation's parameters; LeakyReLU's start
+// with it, leaky_relu_cpu.h): act codes of ACT_TYPES / LEAKY_TYPES there;
+// slope is the effective one (rrelu's inference mean (lower+upper)/2).
 struct ActParam { int32_t act; int32_t pad_; double slope; };
 
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
@@ -192,15 +193,6 @@ static void prelu_bwd_loop(const MXOpCall *c) {
 static int prelu_backward(MXOpCall *c) {
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, prelu_bwd_loop<T>(c))
   return 0;
-}
-
-// LeakyReLU's two entries: PReLU is told apart by its extra input (gamma),
-// since one registration has one compute address.
-static int leaky_forward(MXOpCall *c) {
-  return c->nin == 2 ? prelu_forward(c) : activation_forward(c);
-}
-static int leaky_backward(MXOpCall *c) {
-  return c->nin == 3 ? prelu_backward(c) : activation_backward(c);
 }
 
 }  // namespace mxop

@@ -22,16 +22,8 @@
 
 namespace mxop {
 
-// mx_storage's fill_uniform_f32: elements start .. start+n-1 of the stream
-// of (seed, offset) on [low, high); the Cython wrapper passes it in.
-typedef void (*UniformFill)(uint64_t seed, uint64_t offset, uint64_t start, float *out,
-                            size_t n, float low, float high);
-
 // Packed by mx_ops.dropout; the MXRandomState follows it.
 struct DropoutParam { float pkeep; int32_t always; };
-
-constexpr int64_t kDropoutChunk = 1024;          // draws per fill call (a stack buffer)
-constexpr int64_t kDropoutDrawCost = 16;         // element-visits one Philox draw is worth
 
 // Where data element i finds its mask element: rows along the last axis
 // step the mask by last_step (0 when that axis is shared); a row's start
@@ -61,12 +53,6 @@ struct MaskView {
   }
 };
 
-template <typename T, typename A>
-static inline void drop_store(T *out, int64_t i, A v, int32_t req) {
-  if (req == MX_REQ_ADD) out[i] = T(A(out[i]) + v);
-  else if (req != MX_REQ_NULL) out[i] = T(v);
-}
-
 template <typename T>
 static int dropout_forward_typed(MXOpCall *c, UniformFill fill) {
   typedef typename NnAcc<T>::type A;
@@ -77,30 +63,30 @@ static int dropout_forward_typed(MXOpCall *c, UniformFill fill) {
   const int32_t rout = c->req[0], rmask = c->req[1];
   if (!((c->is_train || p.always) && p.pkeep < 1.0f)) {
     parallel_for(m, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) drop_store(mask, j, A(1), rmask);
+      for (int64_t j = b; j < e; ++j) nn_put(mask, j, A(1), rmask);
     });
     if (static_cast<const T *>(out) != x || rout == MX_REQ_ADD)
       parallel_for(n, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) drop_store(out, i, A(x[i]), rout);
+        for (int64_t i = b; i < e; ++i) nn_put(out, i, A(x[i]), rout);
       });
     return 0;
   }
   const MXRandomState s = mx_random_state(c->params, sizeof(DropoutParam));
   const float pkeep = p.pkeep;
   const T keep = T(pkeep > 0.0f ? 1.0f / pkeep : 0.0f);
-  const int64_t chunks = (m + kDropoutChunk - 1) / kDropoutChunk;
+  const int64_t chunks = (m + kUniformChunk - 1) / kUniformChunk;
   const bool fused = m == n;     // no shared axes: one pass, one draw per element
   if (fused || rmask != MX_REQ_NULL)
-    parallel_for_cost(chunks, kDropoutChunk * kDropoutDrawCost, [&](int64_t b, int64_t e) {
-      float u[kDropoutChunk];
+    parallel_for_cost(chunks, kUniformChunk * kUniformDrawCost, [&](int64_t b, int64_t e) {
+      float u[kUniformChunk];
       for (int64_t k = b; k < e; ++k) {
-        const int64_t start = k * kDropoutChunk;
-        const int64_t len = m - start < kDropoutChunk ? m - start : kDropoutChunk;
+        const int64_t start = k * kUniformChunk;
+        const int64_t len = m - start < kUniformChunk ? m - start : kUniformChunk;
         fill(s.seed, s.offset, uint64_t(start), u, size_t(len), 0.0f, 1.0f);
         for (int64_t j = 0; j < len; ++j) {
           const T mv = u[j] < pkeep ? keep : T(0);
-          drop_store(mask, start + j, A(mv), rmask);
-          if (fused) drop_store(out, start + j, A(A(x[start + j]) * A(mv)), rout);
+          nn_put(mask, start + j, A(mv), rmask);
+          if (fused) nn_put(out, start + j, A(A(x[start + j]) * A(mv)), rout);
         }
       }
     });
@@ -109,7 +95,7 @@ static int dropout_forward_typed(MXOpCall *c, UniformFill fill) {
   // output was not overwritten with it (req 'add' or 'null').
   const bool readable = rmask == MX_REQ_WRITE || rmask == MX_REQ_INPLACE;
   const MaskView v(c->inputs[0], c->outputs[1]);
-  parallel_for_cost(v.rows(n), v.last * (readable ? 1 : kDropoutDrawCost),
+  parallel_for_cost(v.rows(n), v.last * (readable ? 1 : kUniformDrawCost),
                     [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t base = v.row_base(r);
@@ -123,7 +109,7 @@ static int dropout_forward_typed(MXOpCall *c, UniformFill fill) {
           fill(s.seed, s.offset, uint64_t(j), &u, 1, 0.0f, 1.0f);
           mv = u < pkeep ? keep : T(0);
         }
-        drop_store(out, i, A(A(x[i]) * A(mv)), rout);
+        nn_put(out, i, A(A(x[i]) * A(mv)), rout);
       }
     }
   });
@@ -141,7 +127,7 @@ static int dropout_backward_typed(MXOpCall *c) {
   if (req == MX_REQ_NULL) return 0;
   if (m == n) {
     parallel_for(n, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) drop_store(dx, i, A(A(og[i]) * A(mask[i])), req);
+      for (int64_t i = b; i < e; ++i) nn_put(dx, i, A(A(og[i]) * A(mask[i])), req);
     });
     return 0;
   }
@@ -151,7 +137,7 @@ static int dropout_backward_typed(MXOpCall *c) {
       const int64_t base = v.row_base(r);
       for (int64_t t = 0; t < v.last; ++t) {
         const int64_t i = r * v.last + t;
-        drop_store(dx, i, A(A(og[i]) * A(mask[base + t * v.last_step])), req);
+        nn_put(dx, i, A(A(og[i]) * A(mask[base + t * v.last_step])), req);
       }
     }
   });
