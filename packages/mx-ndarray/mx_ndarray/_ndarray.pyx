@@ -647,6 +647,11 @@ cdef class NDArray:
             v = <NDArray>value
             if v.context != self.context:
                 v = v.as_in_context(self.context)
+            elif v.chunk == self.chunk:
+                # A view of this array's own memory would be read while the
+                # region is written (a smeared copy on the CPU, a race on a
+                # GPU): NumPy's result needs a copy of it first.
+                v = v.copy()
         else:
             v = _from_numpy(np.asarray(value, dtype=self.dtype), self.context)
         if v.dtype_flag != self.dtype_flag:

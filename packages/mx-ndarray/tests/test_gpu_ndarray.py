@@ -103,6 +103,17 @@ def test_out_argument_and_setitem():
     np.testing.assert_array_equal(g.asnumpy(), [[7] * 4, [5] * 4, [5] * 4])
 
 
+def test_setitem_from_an_overlapping_view_of_itself():
+    # Without a copy of the value first this is a race on the device.
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    g = nd.array(want, ctx=gpu(0))
+    g[0, 1:] = g[0, :3]
+    want[0, 1:] = want[0, :3].copy()
+    g[:, 1:3] = g[:, 0:2]
+    want[:, 1:3] = want[:, 0:2].copy()
+    np.testing.assert_array_equal(g.asnumpy(), want)
+
+
 def test_copies_between_contexts():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     h = nd.array(x)

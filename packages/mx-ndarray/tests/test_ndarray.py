@@ -191,6 +191,19 @@ def test_setitem_fills_and_copies():
         a[0] = np.ones(2)
 
 
+def test_setitem_from_an_overlapping_view_of_itself():
+    # The value is read before the region is written, as in NumPy.
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = nd.array(want)
+    a[0, 1:] = a[0, :3]                        # contiguous region: a copy
+    want[0, 1:] = want[0, :3].copy()
+    a[:, 1:3] = a[:, 0:2]                      # strided region: _slice_assign
+    want[:, 1:3] = want[:, 0:2].copy()
+    a[[2, 0]] = a[[0, 1]]                      # index arrays: _scatter_set_nd
+    want[[2, 0]] = want[[0, 1]].copy()
+    np.testing.assert_array_equal(a.asnumpy(), want)
+
+
 def test_astype_and_full_on_the_engine():
     x = nd.array(np.array([[-1.5, 2.5], [3.7, 300.0]], np.float32))
     y = x.astype("int32")

@@ -2,8 +2,12 @@
 advanced indexing (a gather or scatter kernel of CuPy's), with the CPU
 kernels' rules: indices C-cast to int64, negatives counted from the end,
 one out of range an error before anything is written, and for a scatter
-the last duplicate tuple wins.  Importing this module without CuPy raises
-ImportError, and the GPU computes are then not registered."""
+the last duplicate tuple wins -- CuPy stores an undefined one of several
+values aimed at one element, so the earlier duplicates are dropped first.
+Importing this module without CuPy raises ImportError, and the GPU
+computes are then not registered."""
+import math
+
 import cupy
 
 from mx_engine.base import MXNetError
@@ -28,6 +32,25 @@ def _tuples(op, indices, shape):
     return tuple(idx[j] for j in range(m))
 
 
+def _last_wins(where, rows, shape):
+    """The index tuples ``where`` (each of shape Y) and the rows aimed at
+    them (shape Y + shape[M:]), flattened to one axis, with every tuple that
+    a later one repeats left out: the row the CPU's serial scatter ends
+    with is then the only one stored.  The last position of each tuple is
+    found with cupy.maximum.at over the tuples' flat indices."""
+    m = len(where)
+    flat = [w.reshape(-1) for w in where]
+    lin = flat[0]
+    for j in range(1, m):
+        lin = lin * shape[j] + flat[j]
+    pos = cupy.arange(1, lin.size + 1, dtype=cupy.uint64)    # 0: no tuple
+    last = cupy.zeros(math.prod(shape[:m]), cupy.uint64)
+    cupy.maximum.at(last, lin, pos)
+    keep = last[lin] == pos
+    rows = rows.reshape((lin.size,) + tuple(shape[m:]))[keep]
+    return tuple(f[keep] for f in flat), rows
+
+
 def gather(params, inputs, outputs, reqs):
     data, indices = inputs
     out = outputs[0]
@@ -47,9 +70,10 @@ def scatter(params, inputs, outputs, reqs):
         return
     where = _tuples("scatter_nd", indices, out.shape)
     if reqs[0] == "add":
-        cupy.add.at(out, where, data)      # duplicates add up, as on the CPU
+        scatter_add(out, where, data)      # duplicates add up, as on the CPU
     else:
         out.fill(0)
+        where, data = _last_wins(where, data, out.shape)
         out[where] = data
 
 
@@ -63,6 +87,7 @@ def scatter_set(params, inputs, outputs, reqs):
     where = _tuples("_scatter_set_nd", indices, lhs.shape)
     if out.data.ptr != lhs.data.ptr:
         out[...] = lhs
+    where, rhs = _last_wins(where, rhs, lhs.shape)
     out[where] = rhs
 
 

@@ -92,6 +92,9 @@ CASES = [
      ALL),
     ("scatter_nd", lambda t: [data((3, 2), t), np.array([[0, 3, 3], [2, 0, 1]], np.int8)],
      {"shape": (4, 3, 2)}, ALL),
+    # tuple (0, 2) three times: the last row wins (CuPy alone would store any)
+    ("scatter_nd", lambda t: [data((4, 2), t), np.array([[0, 3, 0, -4], [2, 1, 2, 2]])],
+     {"shape": (4, 3, 2)}, ALL),
     # the ops that gradients use
     ("reshape_like", lambda t: [data((6, 4), t), data((2, 3, 4), "float32")], {}, ALL),
     ("broadcast_like", lambda t: [data((3, 1, 4), t), data((3, 5, 4), "int8")], {}, ALL),
@@ -111,7 +114,7 @@ CASES = [
     ("_backward_slice_axis", lambda t: [data((4, 3, 6), t), data((4, 5, 6), t)],
      {"axis": 1, "begin": -3, "end": None}, ALL),
     # duplicate and out-of-range indices accumulate on one row
-    ("_backward_take", lambda t: [data((2, 5), t), data((2, 5), "int32", 1), data((3, 4), t)],
+    ("_backward_take", lambda t: [data((2, 5, 4), t), data((2, 5), "int32", 1), data((3, 4), t)],
      {}, ALL),
     ("_backward_take", lambda t: [data((4, 6, 2), t), data((6,), "float16", 1),
                                   data((4, 3, 2), t)], {"axis": 1, "mode": "wrap"}, ALL),
@@ -342,6 +345,10 @@ def test_gpu_scatter_set_nd_matches_cpu(dtype):
     invoke("_scatter_set_nd", [inplace, cupy.asarray(rows), cupy.asarray(idx)], out=inplace,
            req="inplace")
     _check(inplace, want, dtype)
+    dup = np.array([[0, 3, 0, -4], [2, 1, 2, 2]])        # (0, 2) three times: the last wins
+    four = data((4, 2), dtype, 1)
+    _check(invoke("_scatter_set_nd", [cupy.asarray(x) for x in (lhs, four, dup)]),
+           invoke("_scatter_set_nd", [lhs, four, dup]), dtype)
     with pytest.raises(Exception, match="_scatter_set_nd: argument 'indices' holds an index "
                                         "out of range"):
         invoke("_scatter_set_nd", [cupy.asarray(lhs), cupy.asarray(rows),

@@ -51,6 +51,15 @@ def test_scatter_nd_and_scatter_set_nd(dtype):
     np.testing.assert_array_equal(inplace, want)
 
 
+def test_scatter_duplicate_tuples_last_wins():
+    idx = np.array([[0, 3, 0, -4], [2, 1, 2, 2]])        # (0, 2) three times
+    rows = np.arange(8, dtype=np.float32).reshape(4, 2)
+    out = invoke("scatter_nd", [rows, idx], shape=(4, 3, 2))
+    assert out[0, 2].tolist() == [6, 7] and out[3, 1].tolist() == [2, 3]
+    lhs = np.zeros((4, 3, 2), np.float32)
+    assert invoke("_scatter_set_nd", [lhs, rows, idx])[0, 2].tolist() == [6, 7]
+
+
 def test_errors_name_the_op_argument_and_shapes():
     data = np.zeros((4, 5), np.float32)
     with pytest.raises(ShapeError, match=r"gather_nd: argument 'indices' of shape \(3, 2\) must "

@@ -146,12 +146,14 @@ def test_gpu_samplers_are_seeded_by_the_resource():
     for op, kw in (("_random_uniform", {"low": 1.0, "high": 2.0}),
                    ("_random_normal", {}), ("_random_randint", {"low": 0, "high": 9})):
         outs = []
+        dtype = "int32" if "randint" in op else "float32"
         for _ in range(2):
             resource.seed(6)
-            out = cupy.empty((1000,), "int32" if "randint" in op else "float32")
-            outs.append(cupy.asnumpy(invoke(op, [], out=out, **kw)))
+            out = cupy.empty((1000,), dtype)
+            outs.append(cupy.asnumpy(invoke(op, [], out=out, shape=(1000,), dtype=dtype, **kw)))
         assert np.array_equal(outs[0], outs[1])
-    x = invoke("_random_uniform", [], out=cupy.empty(10**5, "float16"), low=1.0, high=2.0)
+    x = invoke("_random_uniform", [], out=cupy.empty(10**5, "float16"), shape=(10**5,),
+               dtype="float16", low=1.0, high=2.0)
     assert float(x.min()) >= 1.0 and float(x.max()) <= 2.0
     data = cupy.arange(60).reshape(20, 3)
     out = cupy.asnumpy(invoke("_shuffle", [data]))

@@ -288,6 +288,13 @@ def seed(seed_value, ctx=None):
             _ctx_seeds[ctx] = int(seed_value)
         targets = [r for (c, kind), pool in _pools.items() for r in pool
                    if kind != ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
+        # The copies are handed out from the first again (MXNet's Seed resets
+        # its pointer too), so a seeded sequence of requests repeats: with
+        # several copies (4 PARALLEL_RANDOM ones per GPU) it would otherwise
+        # start at whichever copy the earlier requests left next.
+        for key in _turn:
+            if key[1] != ResourceRequest.TEMP_SPACE and (ctx is None or key[0] == ctx):
+                _turn[key] = 0
     for r in targets:
         engine.wait_for_var(r.var)
         r.reseed(seed_value)

@@ -96,6 +96,18 @@ def test_parallel_random_is_the_same_for_any_number_of_threads():
     assert all(np.array_equal(results[0], r) for r in results[1:])
 
 
+def test_seed_restarts_the_turn_of_random_copies(monkeypatch):
+    # Several PARALLEL_RANDOM copies (a GPU has 4): the requests after a
+    # reseed get the copies of the requests after the previous one.
+    monkeypatch.setenv("MXNET_CPU_PARALLEL_RAND_COPY", "3")
+    ctx = cpu(12)
+    resource.seed(8)
+    first = [resource.request(ctx, ResourceRequest.PARALLEL_RANDOM).reserve(4) for _ in range(2)]
+    resource.seed(8)
+    again = [resource.request(ctx, ResourceRequest.PARALLEL_RANDOM).reserve(4) for _ in range(2)]
+    assert first == again and first[0][0] != first[1][0]
+
+
 def test_seed_of_one_device_applies_to_its_later_resources():
     resource.seed(5, ctx=cpu(9))
     a = draw(resource.request(cpu(9), ResourceRequest.RANDOM), "uniform", 16)
