@@ -1,0 +1,209 @@
+// The NN kernels' own GEMM: a packed, register-blocked product
+// (gemm_isa.h) compiled for three instruction sets and chosen at run time,
+// with packers for plain and transposed operands.
+//
+// Why not the BLAS: scipy's OpenBLAS threads each GEMM itself and its
+// threads wait on each other inside every call; on a machine whose cores
+// are shared with other jobs that made a 2-thread GEMM up to 4x slower than
+// a 1-thread one (measured on the 2-vCPU development VM), and there is no
+// per-call way to keep one call single-threaded while another uses the
+// pool.  With this core the operators split their work once over an
+// OpenMP team, each thread running a single-threaded GEMM on its part with
+// packing buffers from the operator's workspace (TEMP_SPACE).  It also lets
+// a convolution unfold its image straight into the packed panels, and
+// compute float16 in float32 by converting inside the packers.
+//
+// Instruction sets: AVX-512 (F) and AVX2+FMA copies are compiled with
+// `#pragma GCC target` and picked from CPUID (libgcc's __builtin_cpu_*,
+// which also checks that the OS saves the vector registers); the generic
+// copy uses 16-byte vectors (SSE2 on x86-64, NEON elsewhere).  Other
+// compilers get the generic copy only.
+#ifndef MX_OPS_GEMM_CPU_H_
+#define MX_OPS_GEMM_CPU_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "dtype.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define MX_GEMM_MULTI_ISA 1
+#include <immintrin.h>   // before the target regions: no intrinsic is redefined
+#else
+#define MX_GEMM_MULTI_ISA 0
+#endif
+
+#if MX_GEMM_MULTI_ISA
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#define MX_GEMM_NS isa_avx512
+#define MX_GEMM_VBYTES 64
+#include "gemm_isa.h"
+#undef MX_GEMM_NS
+#undef MX_GEMM_VBYTES
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define MX_GEMM_NS isa_avx2
+#define MX_GEMM_VBYTES 32
+#include "gemm_isa.h"
+#undef MX_GEMM_NS
+#undef MX_GEMM_VBYTES
+#pragma GCC pop_options
+#endif
+
+#define MX_GEMM_NS isa_generic
+#define MX_GEMM_VBYTES 16
+#include "gemm_isa.h"
+#undef MX_GEMM_NS
+#undef MX_GEMM_VBYTES
+
+namespace mxop {
+
+enum GemmIsa { GEMM_GENERIC = 0, GEMM_AVX2 = 1, GEMM_AVX512 = 2 };
+
+// The best instruction set this CPU runs.
+static inline int gemm_isa_detected() {
+#if MX_GEMM_MULTI_ISA
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return GEMM_AVX512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GEMM_AVX2;
+#endif
+  return GEMM_GENERIC;
+}
+
+// The instruction set in use: the detected one unless a test lowered it
+// (gemm_set_isa).  One per extension module, as every header static is.
+static inline int &gemm_isa_ref() {
+  static int isa = gemm_isa_detected();
+  return isa;
+}
+static inline int gemm_isa() { return gemm_isa_ref(); }
+
+// Chooses an instruction set at most the detected one; returns the one in
+// use before, or -1 (and changes nothing) when `isa` is not available.
+static inline int gemm_set_isa(int isa) {
+  if (isa < GEMM_GENERIC || isa > gemm_isa_detected()) return -1;
+  const int old = gemm_isa_ref();
+  gemm_isa_ref() = isa;
+  return old;
+}
+
+// Runs f(tag) with the tag type of the instruction set in use: a struct
+// whose `Tile<A>` and `gemm` name that set's copy.
+struct GemmGeneric {
+  template <typename A> using Tile = isa_generic::Tile<A>;
+  template <typename A, class PA, class PB>
+  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
+                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
+    isa_generic::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
+  }
+};
+#if MX_GEMM_MULTI_ISA
+struct GemmAvx2 {
+  template <typename A> using Tile = isa_avx2::Tile<A>;
+  template <typename A, class PA, class PB>
+  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
+                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
+    isa_avx2::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
+  }
+};
+struct GemmAvx512 {
+  template <typename A> using Tile = isa_avx512::Tile<A>;
+  template <typename A, class PA, class PB>
+  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
+                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
+    isa_avx512::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
+  }
+};
+#endif
+
+template <class F>
+static inline auto with_gemm_isa(F &&f) {
+#if MX_GEMM_MULTI_ISA
+  switch (gemm_isa()) {
+    case GEMM_AVX512: return f(GemmAvx512());
+    case GEMM_AVX2: return f(GemmAvx2());
+    default: break;
+  }
+#endif
+  return f(GemmGeneric());
+}
+
+// Block sizes, in elements: A's block MC x KC sits in L2, one B panel
+// KC x NR in L1 while the A panels pass it; NC bounds B's packed block
+// (1 MiB for float, 512 KiB for double).  MC and NC are multiples of every
+// instruction set's MR and NR.
+struct GemmBlocks {
+  int64_t MR, NR, MC, KC, NC;
+};
+
+// Bounds of every instruction set's blocks (packers size stack arrays by
+// them).
+constexpr int64_t kGemmMaxKC = 256, kGemmMaxNR = 64;
+
+template <class Isa, typename A>
+static inline GemmBlocks gemm_blocks() {
+  typedef typename Isa::template Tile<A> TL;
+  GemmBlocks b;
+  b.MR = TL::MR;
+  b.NR = TL::NR;
+  b.MC = 96;
+  b.KC = sizeof(A) == 4 ? 256 : 128;
+  b.NC = sizeof(A) == 4 ? 1024 : 512;
+  static_assert(TL::NR <= kGemmMaxNR, "NR above kGemmMaxNR");
+  return b;
+}
+
+static inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Elements of one thread's packing buffers for blocks `b` (A's then B's,
+// each a multiple of 16 elements so the second stays 64-byte aligned).
+static inline int64_t gemm_pack_elems(const GemmBlocks &b) {
+  return round_up(b.MC * b.KC, 16) + round_up(b.NC * b.KC, 16);
+}
+
+template <typename A, typename S>
+static inline A to_compute(S v) { return A(v); }
+
+// Packs lanes [l0, l0+nl) x k in [k0, k0+kc) of a source whose lane l, step
+// k is src[(l) * ld + k] (lanes are rows: a row-major A, or a B stored
+// transposed) into ceil(nl/R) panels of kc x R, zero-padding the last.
+// A transpose: it walks 16 steps at a time so both the rows read and the
+// panel lines written stay in L1.
+template <int R, typename A, typename S>
+static inline void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int64_t k0,
+                                      int64_t nl, int64_t kc, A *dst) {
+  for (int64_t lr = 0; lr < nl; lr += R, dst += R * kc) {
+    const int n = int(nl - lr < R ? nl - lr : R);
+    if (n < R) std::memset(dst, 0, R * kc * sizeof(A));     // the padding lanes
+    for (int64_t kb = 0; kb < kc; kb += 16) {
+      const int64_t ke = kb + 16 < kc ? kb + 16 : kc;
+      for (int i = 0; i < n; ++i) {
+        const S *s = src + (l0 + lr + i) * ld + k0;
+        for (int64_t k = kb; k < ke; ++k) dst[k * R + i] = to_compute<A>(s[k]);
+      }
+    }
+  }
+}
+
+// The same for a source whose lane l, step k is src[k * ld + l] (lanes are
+// columns: a row-major B, or an A stored transposed): R contiguous values
+// per step.
+template <int R, typename A, typename S>
+static inline void pack_lanes_contiguous(const S *src, int64_t ld, int64_t l0, int64_t k0,
+                                         int64_t nl, int64_t kc, A *dst) {
+  for (int64_t lr = 0; lr < nl; lr += R, dst += R * kc) {
+    const int n = int(nl - lr < R ? nl - lr : R);
+    for (int64_t k = 0; k < kc; ++k) {
+      const S *s = src + (k0 + k) * ld + l0 + lr;
+      A *d = dst + k * R;
+      for (int j = 0; j < n; ++j) d[j] = to_compute<A>(s[j]);
+      for (int j = n; j < R; ++j) d[j] = A(0);
+    }
+  }
+}
+
+}  // namespace mxop
+#endif  // MX_OPS_GEMM_CPU_H_
