@@ -22,14 +22,12 @@ cdef extern from "conv_ops_cpu.h" namespace "mxop" nogil:
                             const int64_t* out, int ndim, int threads, int dtype)
     int c_max_threads "mxop::max_threads"()
     int c_set_max_threads "mxop::set_max_threads"(int n)
-    int c_gemm_isa "mxop::gemm_isa"()
-    int c_gemm_isa_detected "mxop::gemm_isa_detected"()
-    int c_gemm_set_isa "mxop::gemm_set_isa"(int isa)
+
+include "_gemm_isa.pxi"
 
 # conv_ops_cpu.h's ConvOp numbering.
 OPS = {"Convolution": 0, "_backward_Convolution": 1, "Deconvolution": 2,
        "_backward_Deconvolution": 3}
-ISAS = ("generic", "avx2", "avx512")
 
 
 def kernels():
@@ -87,23 +85,3 @@ def workspace_bytes(op, bytes packed, image_shape, output_shape, threads=None):
     cdef int nd = _shapes(image_shape, output_shape, img, out)
     return conv_workspace_bytes(OPS[op], (<const ConvParam*><const char*>packed)[0], img, out,
                                 nd, c_max_threads() if threads is None else threads)
-
-
-def gemm_isa():
-    """The instruction set the kernels' GEMM runs: generic, avx2 or avx512."""
-    return ISAS[c_gemm_isa()]
-
-
-def available_isas():
-    """The instruction sets this CPU runs, lowest first."""
-    return ISAS[:c_gemm_isa_detected() + 1]
-
-
-def set_gemm_isa(name):
-    """Makes the GEMM run instruction set ``name`` (at most the detected
-    one; for tests); returns the previous one."""
-    old = c_gemm_set_isa(ISAS.index(name)) if name in ISAS else -1
-    if old < 0:
-        raise ValueError(f"instruction set {name!r} is not available here; available: "
-                         f"{', '.join(available_isas())}")
-    return ISAS[old]

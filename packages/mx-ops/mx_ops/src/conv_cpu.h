@@ -29,7 +29,6 @@
 #ifndef MX_OPS_CONV_CPU_H_
 #define MX_OPS_CONV_CPU_H_
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -356,31 +355,6 @@ static inline A *conv_shared(const ConvPlan &pl, void *ws) {
   return reinterpret_cast<A *>(static_cast<char *>(ws) + pl.nt * pl.slab_bytes(sizeof(A)));
 }
 
-// Runs body(t, item) for items [0, n) on a team of nt threads (t < nt
-// names the thread's workspace slab), handing items out one at a time:
-// on a machine shared with other jobs a thread may start late, and the
-// others then take its items instead of waiting for it.  Every item's
-// result is independent of the thread that computes it.
-template <typename B>
-static inline void conv_team(int nt, int64_t n, B body) {
-  if (nt <= 1 || n <= 1) {
-    for (int64_t i = 0; i < n; ++i) body(0, i);
-    return;
-  }
-#ifdef _OPENMP
-  std::atomic<int64_t> next(0);
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = omp_get_thread_num();
-    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
-         i = next.fetch_add(1, std::memory_order_relaxed))
-      body(t, i);
-  }
-#else
-  for (int64_t i = 0; i < n; ++i) body(0, i);
-#endif
-}
-
 // ---------------------------------------------------------------- forward
 // out[n] (F x P) = (accumulate ? out[n] : 0) + bias + W . unfold(img[n]),
 // per group.  S is the storage type, A the compute type.
@@ -391,7 +365,7 @@ static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *i
   const GemmBlocks blk = pl.blk;
   const int64_t NR = blk.NR;
   const int64_t P = g.P(), Fg = g.Fg(), Kg = g.Kg(), chunks = (P + pl.chunk - 1) / pl.chunk;
-  conv_team(pl.nt, pl.items, [&](int t, int64_t it) {
+  gemm_team(pl.nt, pl.items, [&](int t, int64_t it) {
     const ConvSlab<A> sl = conv_slab<A>(pl, ws, t);
     const int64_t nq = it / chunks, n = nq / g.G, q = nq % g.G;
     const int64_t pb = it % chunks * pl.chunk, pn = P - pb < pl.chunk ? P - pb : pl.chunk;
@@ -437,7 +411,7 @@ static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const
   const GemmBlocks blk = pl.blk;
   const int64_t P = g.P(), Fg = g.Fg(), Kg = g.Kg(), HW = g.plane(), taps = g.taps();
   const int64_t nblk = (g.Cg() + pl.cb - 1) / pl.cb;
-  conv_team(pl.nt, pl.items, [&](int t, int64_t it) {
+  gemm_team(pl.nt, pl.items, [&](int t, int64_t it) {
     const ConvSlab<A> sl = conv_slab<A>(pl, ws, t);
     const int64_t nq = it / nblk, n = nq / g.G, q = nq % g.G;
     const int64_t c0 = it % nblk * pl.cb, nc_ = g.Cg() - c0 < pl.cb ? g.Cg() - c0 : pl.cb;
@@ -536,7 +510,7 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
   if (pl.split_k) {
     // Item c sums samples [c*chunk, ...) into buffer c; buffers are added
     // in order, so the result does not depend on which thread ran what.
-    conv_team(pl.nt, pl.items, [&](int t, int64_t c) {
+    gemm_team(pl.nt, pl.items, [&](int t, int64_t c) {
       const ConvSlab<A> sl = conv_slab<A>(pl, ws, t);
       A *part = shared + c * wsz;
       const int64_t n0 = c * pl.chunk, n1 = n0 + pl.chunk < g.N ? n0 + pl.chunk : g.N;
@@ -549,7 +523,7 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
   // Items are row blocks of dW^T (column blocks of wgrad), each summing
   // every sample.
   const int64_t rblocks = (Kg + pl.wcols - 1) / pl.wcols;
-  conv_team(pl.nt, pl.items, [&](int t, int64_t it) {
+  gemm_team(pl.nt, pl.items, [&](int t, int64_t it) {
     const ConvSlab<A> sl = conv_slab<A>(pl, ws, t);
     const int64_t q = it / rblocks, r0 = it % rblocks * pl.wcols;
     const int64_t nr = Kg - r0 < pl.wcols ? Kg - r0 : pl.wcols;

@@ -21,10 +21,12 @@
 #ifndef MX_OPS_GEMM_CPU_H_
 #define MX_OPS_GEMM_CPU_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
 #include "dtype.h"
+#include "parallel.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define MX_GEMM_MULTI_ISA 1
@@ -99,6 +101,11 @@ struct GemmGeneric {
                    bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
     isa_generic::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
   }
+  template <typename A, class PB>
+  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
+                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
+    isa_generic::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
+  }
 };
 #if MX_GEMM_MULTI_ISA
 struct GemmAvx2 {
@@ -108,6 +115,11 @@ struct GemmAvx2 {
                    bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
     isa_avx2::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
   }
+  template <typename A, class PB>
+  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
+                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
+    isa_avx2::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
+  }
 };
 struct GemmAvx512 {
   template <typename A> using Tile = isa_avx512::Tile<A>;
@@ -115,6 +127,11 @@ struct GemmAvx512 {
   static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
                    bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
     isa_avx512::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
+  }
+  template <typename A, class PB>
+  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
+                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
+    isa_avx512::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
   }
 };
 #endif
@@ -203,6 +220,94 @@ static inline void pack_lanes_contiguous(const S *src, int64_t ld, int64_t l0, i
       for (int j = n; j < R; ++j) d[j] = A(0);
     }
   }
+}
+
+// Runs body(t, item) for items [0, n) on a team of nt threads (t < nt
+// names the thread's workspace slab), handing items out one at a time:
+// on a machine shared with other jobs a thread may start late, and the
+// others then take its items instead of waiting for it.  Every item's
+// result is independent of the thread that computes it.
+template <typename B>
+static inline void gemm_team(int nt, int64_t n, B body) {
+  if (nt <= 1 || n <= 1) {
+    for (int64_t i = 0; i < n; ++i) body(0, i);
+    return;
+  }
+#ifdef _OPENMP
+  std::atomic<int64_t> next(0);
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+         i = next.fetch_add(1, std::memory_order_relaxed))
+      body(t, i);
+  }
+#else
+  for (int64_t i = 0; i < n; ++i) body(0, i);
+#endif
+}
+
+// One thread's packing buffers in a workspace of `nt` slabs.
+template <typename A>
+struct GemmSlab {
+  A *abuf, *bbuf;
+};
+
+static inline int64_t gemm_slab_bytes(const GemmBlocks &b, int64_t esz) {
+  return round_up(gemm_pack_elems(b) * esz, 64);
+}
+
+template <typename A>
+static inline GemmSlab<A> gemm_slab(const GemmBlocks &b, void *ws, int t) {
+  GemmSlab<A> s;
+  s.abuf = reinterpret_cast<A *>(static_cast<char *>(ws) + t * gemm_slab_bytes(b, sizeof(A)));
+  s.bbuf = s.abuf + round_up(b.MC * b.KC, 16);
+  return s;
+}
+
+// A plain GEMM split over a team: C (M x N, ldc) = or += A . B, with the
+// packers of gemm(); items are row blocks when M >= N (each item packs all
+// of B), else column blocks (each packs all of A), about four per thread,
+// in multiples of MR / NR.  Threads: parallel.h's rule, at most nt_max.
+struct GemmSplit {
+  int nt;
+  bool rows;
+  int64_t block, items;
+};
+
+static inline GemmSplit gemm_split(const GemmBlocks &b, int64_t M, int64_t N, int64_t K,
+                                   int nt_max) {
+  GemmSplit s;
+  s.rows = M >= N;
+  const int64_t len = s.rows ? M : N, unit = s.rows ? b.MR : b.NR;
+  const int64_t want = 4 * int64_t(nt_max);
+  s.block = round_up((len + want - 1) / want, unit);
+  if (s.block < unit) s.block = unit;
+  s.items = len > 0 ? (len + s.block - 1) / s.block : 0;
+  s.nt = parallel_threads(M * N * (K > 0 ? K : 1), s.items);
+  if (s.nt > nt_max) s.nt = nt_max;
+  return s;
+}
+
+template <class Isa, typename A, class PA, class PB>
+static void gemm_parallel(const GemmSplit &sp, const GemmBlocks &b, void *ws, int64_t M,
+                          int64_t N, int64_t K, PA &&pack_a, PB &&pack_b, A *C, int64_t ldc,
+                          bool accumulate) {
+  gemm_team(sp.nt, sp.items, [&](int t, int64_t it) {
+    const GemmSlab<A> sl = gemm_slab<A>(b, ws, t);
+    const int64_t o = it * sp.block, len = sp.rows ? M : N;
+    const int64_t n = len - o < sp.block ? len - o : sp.block;
+    if (sp.rows)
+      Isa::template gemm<A>(
+          n, N, K, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, A *d) {
+            pack_a(o + i0, k0, mc, kc, d);
+          }, pack_b, C + o * ldc, ldc, accumulate, sl.abuf, sl.bbuf, b.MC, b.KC, b.NC);
+    else
+      Isa::template gemm<A>(
+          M, n, K, pack_a, [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) {
+            pack_b(k0, o + j0, kc, nc, d);
+          }, C + o, ldc, accumulate, sl.abuf, sl.bbuf, b.MC, b.KC, b.NC);
+  });
 }
 
 }  // namespace mxop

@@ -28,14 +28,20 @@ struct Tile {
 };
 
 // C tile (mr x nr valid of MR x NR, row stride ldc) = (or +=) the product
-// of one packed A panel (kc x MR) and one packed B panel (kc x NR).
-template <typename A>
-static inline void micro_kernel(int64_t kc, const A *__restrict a, const A *__restrict b,
-                                A *__restrict c, int64_t ldc, int mr, int nr, bool accumulate) {
+// of one A panel and one packed B panel (kc x NR).  A is packed (kc x MR,
+// DIRECT false) or read in place (DIRECT: MR rows of stride lda, rows past
+// mr repeat the last one, their results unused).
+template <typename A, bool DIRECT>
+static inline void micro_kernel(int64_t kc, const A *__restrict a, int64_t lda,
+                                const A *__restrict b, A *__restrict c, int64_t ldc, int mr,
+                                int nr, bool accumulate) {
   constexpr int W = Tile<A>::W, MR = Tile<A>::MR, NV = Tile<A>::NV, NR = Tile<A>::NR;
   typedef A V __attribute__((vector_size(MX_GEMM_VBYTES)));
   typedef A VU __attribute__((vector_size(MX_GEMM_VBYTES), aligned(sizeof(A))));
   V s[MR][NV];
+  const A *row[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) row[i] = a + (DIRECT ? (i < mr ? i : mr - 1) * lda : i);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
@@ -46,7 +52,7 @@ static inline void micro_kernel(int64_t kc, const A *__restrict a, const A *__re
     for (int v = 0; v < NV; ++v) bv[v] = *reinterpret_cast<const V *>(b + k * NR + v * W);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const A ai = a[k * MR + i];
+      const A ai = DIRECT ? row[i][k] : row[i][k * MR];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) s[i][v] += ai * bv[v];
     }
@@ -106,9 +112,41 @@ static void gemm(int64_t M, int64_t N, int64_t K, PA &&pack_a, PB &&pack_b, A *C
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int nr = int(nc - jr < NR ? nc - jr : NR);
           for (int64_t ir = 0; ir < mc; ir += MR)
-            micro_kernel<A>(kc, abuf + ir * kc, bbuf + jr * kc, C + (ic + ir) * ldc + jc + jr,
-                            ldc, int(mc - ir < MR ? mc - ir : MR), nr, acc);
+            micro_kernel<A, false>(kc, abuf + ir * kc, 0, bbuf + jr * kc,
+                                   C + (ic + ir) * ldc + jc + jr, ldc,
+                                   int(mc - ir < MR ? mc - ir : MR), nr, acc);
         }
+      }
+    }
+  }
+}
+
+// The same with A read in place (row-major, stride lda) instead of packed:
+// for a skinny product whose A is big and used once (a FullyConnected
+// weight times a small batch), packing A would cost as much as the
+// multiply-adds.  Only B is packed (bbuf: KC x NC).
+template <typename A, class PB>
+static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda,
+                          PB &&pack_b, A *C, int64_t ldc, bool accumulate, A *bbuf, int64_t KC,
+                          int64_t NC) {
+  constexpr int MR = Tile<A>::MR, NR = Tile<A>::NR;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = A(0);
+    return;
+  }
+  for (int64_t jc = 0; jc < N; jc += NC) {
+    const int64_t nc = N - jc < NC ? N - jc : NC;
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      const int64_t kc = K - pc < KC ? K - pc : KC;
+      pack_b(pc, jc, kc, nc, bbuf);
+      for (int64_t jr = 0; jr < nc; jr += NR) {
+        const int nr = int(nc - jr < NR ? nc - jr : NR);
+        for (int64_t ir = 0; ir < M; ir += MR)
+          micro_kernel<A, true>(kc, a + ir * lda + pc, lda, bbuf + jr * kc,
+                                C + ir * ldc + jc + jr, ldc, int(M - ir < MR ? M - ir : MR), nr,
+                                accumulate || pc > 0);
       }
     }
   }
