@@ -15,7 +15,6 @@ other / ours within each repeat (above 1: ours is faster).
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 if __name__ == "__main__" and not __package__:
@@ -26,54 +25,13 @@ import numpy as np
 from mx_ops import invoke
 from mx_ops.convolution import max_threads
 
+from benchmarks.common import BURST, burst, interleaved, summary
 from benchmarks.torch_worker import TorchWorker
 
 CASES = [  # key, name, data shape, num_filter, kernel, pad
     ("lenet", "lenet 64x1x28x28 20x5x5", (64, 1, 28, 28), 20, (5, 5), (0, 0)),
     ("resnet", "resnet 32x64x56x56 64x3x3 pad1", (32, 64, 56, 56), 64, (3, 3), (1, 1)),
 ]
-
-
-# Each side runs in bursts of BURST back-to-back calls after GAP_S idle
-# seconds, and only calls 2.. of a burst are timed.  The gap lets the
-# previous side's thread pools stop spinning (OpenBLAS's workers spin up to
-# ~0.1 s after a call) so no side loses a core to another's spinners; the
-# untimed first call wakes the side's own threads, as back-to-back
-# operators in a training loop find them awake.
-GAP_S = 0.12
-BURST = 3
-
-
-def burst(fn, count):
-    """Seconds of each of ``count`` back-to-back calls of ``fn``."""
-    out = []
-    for _ in range(count):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
-
-
-def interleaved(bursts, repeat, gap=GAP_S, count=BURST):
-    """Per side, the median seconds of its warm calls in each repeat (a
-    list of ``repeat`` values), the sides' bursts interleaved so that a
-    busy shared machine slows all of them alike.  A side is a function of
-    ``count`` returning that many call times in seconds."""
-    per = [[] for _ in bursts]
-    for _ in range(repeat):
-        for run, out in zip(bursts, per):
-            time.sleep(gap)
-            out.append(float(np.median(run(count)[1:])))
-    return per
-
-
-def summary(per):
-    """(median ms of each side, median over repeats of each side's time
-    over side 0's in the same repeat): ratios of runs taken together are
-    steadier than ratios of medians when the load drifts."""
-    ms = [1e3 * float(np.median(ts)) for ts in per]
-    ratios = [float(np.median(np.array(ts) / np.array(per[0]))) for ts in per]
-    return ms, ratios
 
 
 def _cols(x, k, pad):
