@@ -23,7 +23,7 @@ cdef extern from "conv_ops_cpu.h" namespace "mxop" nogil:
     int c_max_threads "mxop::max_threads"()
     int c_set_max_threads "mxop::set_max_threads"(int n)
 
-include "_gemm_isa.pxi"
+include "_isa.pxi"
 
 # conv_ops_cpu.h's ConvOp numbering.
 OPS = {"Convolution": 0, "_backward_Convolution": 1, "Deconvolution": 2,

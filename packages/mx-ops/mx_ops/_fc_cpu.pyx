@@ -21,7 +21,7 @@ cdef extern from "fc_cpu.h" namespace "mxop" nogil:
     int64_t fc_workspace_bytes(bint backward, const FCParam& p, int threads)
     int c_max_threads "mxop::max_threads"()
 
-include "_gemm_isa.pxi"
+include "_isa.pxi"
 
 
 def kernels():

@@ -353,9 +353,9 @@ from mx_ops import _conv_cpu  # noqa: E402
 
 @pytest.fixture(params=_conv_cpu.available_isas())
 def isa(request):
-    old = _conv_cpu.set_gemm_isa(request.param)
+    old = _conv_cpu.set_isa(request.param)
     yield request.param
-    _conv_cpu.set_gemm_isa(old)
+    _conv_cpu.set_isa(old)
 
 
 @pytest.fixture(params=[1, 2, 3])
@@ -532,7 +532,7 @@ def _one_thread_bytes(op, p, shapes):
 
 
 def test_gemm_isa_choice():
-    assert _conv_cpu.gemm_isa() in _conv_cpu.available_isas()
+    assert _conv_cpu.isa() in _conv_cpu.available_isas()
     assert _conv_cpu.available_isas()[0] == "generic"
     with pytest.raises(ValueError, match="instruction set 'avx1024' is not available here"):
-        _conv_cpu.set_gemm_isa("avx1024")
+        _conv_cpu.set_isa("avx1024")

@@ -103,9 +103,9 @@ from mx_ops import _conv_cpu, _fc_cpu  # noqa: E402
 
 @pytest.fixture(params=_fc_cpu.available_isas())
 def isa(request):
-    old = _fc_cpu.set_gemm_isa(request.param)
+    old = _fc_cpu.set_isa(request.param)
     yield request.param
-    _fc_cpu.set_gemm_isa(old)
+    _fc_cpu.set_isa(old)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -13,11 +13,9 @@
 // a convolution unfold its image straight into the packed panels, and
 // compute float16 in float32 by converting inside the packers.
 //
-// Instruction sets: AVX-512 (F) and AVX2+FMA copies are compiled with
-// `#pragma GCC target` and picked from CPUID (libgcc's __builtin_cpu_*,
-// which also checks that the OS saves the vector registers); the generic
-// copy uses 16-byte vectors (SSE2 on x86-64, NEON elsewhere).  Other
-// compilers get the generic copy only.
+// Instruction sets (isa.h): AVX-512 (F) and AVX2+FMA copies are compiled
+// with `#pragma GCC target` and picked from CPUID; the generic copy uses
+// 16-byte vectors (SSE2 on x86-64, NEON elsewhere).
 #ifndef MX_OPS_GEMM_CPU_H_
 #define MX_OPS_GEMM_CPU_H_
 
@@ -26,16 +24,10 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "isa.h"
 #include "parallel.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define MX_GEMM_MULTI_ISA 1
-#include <immintrin.h>   // before the target regions: no intrinsic is redefined
-#else
-#define MX_GEMM_MULTI_ISA 0
-#endif
-
-#if MX_GEMM_MULTI_ISA
+#if MX_MULTI_ISA
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
 #define MX_GEMM_NS isa_avx512
@@ -63,35 +55,6 @@
 
 namespace mxop {
 
-enum GemmIsa { GEMM_GENERIC = 0, GEMM_AVX2 = 1, GEMM_AVX512 = 2 };
-
-// The best instruction set this CPU runs.
-static inline int gemm_isa_detected() {
-#if MX_GEMM_MULTI_ISA
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return GEMM_AVX512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GEMM_AVX2;
-#endif
-  return GEMM_GENERIC;
-}
-
-// The instruction set in use: the detected one unless a test lowered it
-// (gemm_set_isa).  One per extension module, as every header static is.
-static inline int &gemm_isa_ref() {
-  static int isa = gemm_isa_detected();
-  return isa;
-}
-static inline int gemm_isa() { return gemm_isa_ref(); }
-
-// Chooses an instruction set at most the detected one; returns the one in
-// use before, or -1 (and changes nothing) when `isa` is not available.
-static inline int gemm_set_isa(int isa) {
-  if (isa < GEMM_GENERIC || isa > gemm_isa_detected()) return -1;
-  const int old = gemm_isa_ref();
-  gemm_isa_ref() = isa;
-  return old;
-}
-
 // Runs f(tag) with the tag type of the instruction set in use: a struct
 // whose `Tile<A>` and `gemm` name that set's copy.
 struct GemmGeneric {
@@ -107,7 +70,7 @@ struct GemmGeneric {
     isa_generic::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
   }
 };
-#if MX_GEMM_MULTI_ISA
+#if MX_MULTI_ISA
 struct GemmAvx2 {
   template <typename A> using Tile = isa_avx2::Tile<A>;
   template <typename A, class PA, class PB>
@@ -138,10 +101,10 @@ struct GemmAvx512 {
 
 template <class F>
 static inline auto with_gemm_isa(F &&f) {
-#if MX_GEMM_MULTI_ISA
-  switch (gemm_isa()) {
-    case GEMM_AVX512: return f(GemmAvx512());
-    case GEMM_AVX2: return f(GemmAvx2());
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return f(GemmAvx512());
+    case ISA_AVX2: return f(GemmAvx2());
     default: break;
   }
 #endif
