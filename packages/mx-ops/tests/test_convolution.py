@@ -536,3 +536,44 @@ def test_gemm_isa_choice():
     assert _conv_cpu.available_isas()[0] == "generic"
     with pytest.raises(ValueError, match="instruction set 'avx1024' is not available here"):
         _conv_cpu.set_isa("avx1024")
+
+
+def test_concurrent_callers_share_the_team():
+    """Kernels called from several threads at once (engine workers): one
+    job runs on the team, the others on their calling thread; many short
+    jobs in a row exercise the team's hand-over (src/team.h)."""
+    import threading
+    shape, nf, kw = (6, 4, 12, 12), 8, dict(kernel=(3, 3), pad=(1, 1))
+    rng = np.random.default_rng(40)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float32)
+    want = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    dy = rng.standard_normal(want.shape).astype(np.float32)
+    gwant = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw)
+    errors = []
+    old = _conv_cpu.set_max_threads(3)
+    want = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    gwant = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw)
+
+    def worker():
+        # Each thread's OpenMP max-threads is its own: the same plans (and
+        # so bitwise the same sums) need the same count everywhere.
+        _conv_cpu.set_max_threads(3)
+        try:
+            for _ in range(60):
+                np.testing.assert_array_equal(invoke("Convolution", [x, w, b], num_filter=nf,
+                                                     **kw), want)
+                for g, e in zip(invoke("_backward_Convolution", [dy, x, w], num_filter=nf,
+                                       **kw), gwant):
+                    np.testing.assert_array_equal(g, e)
+        except Exception as exc:            # reported below
+            errors.append(exc)
+    try:
+        threads = [threading.Thread(target=worker) for _ in range(3)]
+        for t in threads:
+            t.start()
+        worker()
+        for t in threads:
+            t.join()
+    finally:
+        _conv_cpu.set_max_threads(old)
+    assert not errors, errors[0]

@@ -120,7 +120,7 @@ static inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
 // d[i * ds] = column-matrix values of row `t` at output columns
 // ow0 .. ow0+n-1 of one output row (irow: its image row, or null).
 template <typename A, typename S>
-static inline void unfold_run(const S *irow, const ColRow &t, int64_t sw, int64_t ow0,
+MX_PACKER void unfold_run(const S *irow, const ColRow &t, int64_t sw, int64_t ow0,
                               int64_t n, A *d, int64_t ds) {
   const int64_t end = ow0 + n;
   const int64_t v0 = irow ? clamp64(t.lo, ow0, end) : end;
@@ -167,7 +167,7 @@ struct RowPiece {
 // by every row; a piece inside the image (the common case) is a plain
 // copy.
 template <typename A, typename S>
-static void unfold_panels(const ConvGeom &g, const S *x, int64_t k0, int64_t kc, int64_t p0,
+MX_PACKER void unfold_panels(const ConvGeom &g, const S *x, int64_t k0, int64_t kc, int64_t p0,
                           int64_t nc, int64_t NR, A *dst) {
   ColRow rows[kGemmMaxKC];
   RowPiece pieces[kGemmMaxNR + 1];
@@ -205,7 +205,7 @@ static void unfold_panels(const ConvGeom &g, const S *x, int64_t k0, int64_t kc,
 // A's panels of the weight-grad GEMM: column-matrix rows [r0, r0+nr) as
 // lanes (ceil(nr/R) panels of kc x R) over positions [p0, p0+kc).
 template <int R, typename A, typename S>
-static void unfold_lanes(const ConvGeom &g, const S *x, int64_t r0, int64_t nr, int64_t p0,
+MX_PACKER void unfold_lanes(const ConvGeom &g, const S *x, int64_t r0, int64_t nr, int64_t p0,
                          int64_t kc, A *dst) {
   for (int64_t lr = 0; lr < nr; lr += R, dst += R * kc) {
     const int n = int(nr - lr < R ? nr - lr : R);
@@ -388,10 +388,10 @@ static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *i
     }
     Isa::template gemm<A>(
         Fg, pn, Kg,
-        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) {
+        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
           pack_lanes_strided<Isa::template Tile<A>::MR>(wq, Kg, a0, k0, mc, kc, d);
         },
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) {
+        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
           unfold_panels<A>(g, x, k0, kc, pb + j0, nc, NR, d);
         },
         C, ldc, acc, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
@@ -427,10 +427,10 @@ static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const
       A *C = sl.cbuf;
       Isa::template gemm<A>(
           rows, pn, Fg,
-          [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) {
+          [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
             pack_lanes_contiguous<Isa::template Tile<A>::MR>(wq, Kg, r0 + a0, k0, mc, kc, d);
           },
-          [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) {
+          [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
             pack_lanes_contiguous<Isa::template Tile<A>::NR>(dy, P, pb + j0, k0, nc, kc, d);
           },
           C, pn, false, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
@@ -485,17 +485,17 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
     const S *dy = ograd + (n * g.F + q * Fg) * P;
     Isa::template gemm<A>(
         nr, Fg, P,
-        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) {
+        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
           unfold_lanes<Isa::template Tile<A>::MR>(g, x, r0 + a0, mc, k0, kc, d);
         },
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) {
+        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
           pack_lanes_strided<Isa::template Tile<A>::NR>(dy, P, j0, k0, nc, kc, d);
         },
         Ct + r0 * Fg, Fg, acc, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
   };
   // wgrad = (accumulate ? wgrad : 0) + sum of `parts` buffers, transposed.
   auto finish = [&](int64_t parts) {
-    parallel_for_cost(g.F, Kg * parts, [&](int64_t f0, int64_t f1) {
+    team_for_cost(g.F, Kg * parts, [&](int64_t f0, int64_t f1) {
       for (int64_t f = f0; f < f1; ++f) {
         const int64_t q = f / Fg, fl = f % Fg;
         for (int64_t r = 0; r < Kg; ++r) {
@@ -549,7 +549,7 @@ static void fill_bias(int64_t N, int64_t F, int64_t P, const T *bias, T *out, bo
 // threads.
 template <typename T>
 static void bias_grad(int64_t N, int64_t F, int64_t P, const T *ograd, T *bgrad, bool add) {
-  parallel_for_cost(F, N * P, [&](int64_t f0, int64_t f1) {
+  team_for_cost(F, N * P, [&](int64_t f0, int64_t f1) {
     for (int64_t f = f0; f < f1; ++f) {
       double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       for (int64_t n = 0; n < N; ++n) {

@@ -155,7 +155,7 @@ static int fc_fwd_skinny(MXOpCall *c, const FCParam &p, const T *x, const T *w, 
     const int64_t n0 = it * sp.block, nb = N - n0 < sp.block ? N - n0 : sp.block;
     Isa::template gemm_direct_a<T>(
         nb, M, K, w + n0 * K, K,
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) {
+        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) MX_INLINE {
           pack_lanes_strided<NR>(x, K, j0, k0, nc, kc, d);           // x^T
         },
         ct, M, false, bbuf, b.KC, b.NC);
@@ -203,10 +203,10 @@ static int fc_fwd(MXOpCall *c) {
     }
     Isa::template gemm<T>(
         m, n, K,
-        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, T *d) {
+        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, T *d) MX_INLINE {
           pack_lanes_strided<MR>(x, K, i0 + a0, k0, mc, kc, d);
         },
-        [&](int64_t k0, int64_t b0, int64_t kc, int64_t nc, T *d) {
+        [&](int64_t k0, int64_t b0, int64_t kc, int64_t nc, T *d) MX_INLINE {
           pack_lanes_strided<NR>(w, K, j0 + b0, k0, nc, kc, d);       // weight^T
         },
         C, N, add || bias != nullptr, sl.abuf, sl.bbuf, b.MC, b.KC, b.NC);
@@ -218,7 +218,7 @@ static int fc_fwd(MXOpCall *c) {
 // double lanes.
 template <typename T>
 static void fc_column_sums(const T *g, T *out, int64_t M, int64_t N, bool add) {
-  parallel_for_cost((N + 63) / 64, 64 * M, [&](int64_t b0, int64_t b1) {
+  team_for_cost((N + 63) / 64, 64 * M, [&](int64_t b0, int64_t b1) {
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t j0 = blk * 64, n = N - j0 < 64 ? N - j0 : 64;
       double acc[64] = {0};
@@ -247,10 +247,10 @@ static int fc_bwd(MXOpCall *c) {
     if (fc_fit<T>(c, b, M, K, N, &sp)) return -1;
     gemm_parallel<Isa, T>(
         sp, b, c->workspace, M, K, N,
-        [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) {
+        [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) MX_INLINE {
           pack_lanes_strided<MR>(dy, N, i0, k0, mc, kc, d);
         },
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) {
+        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) MX_INLINE {
           pack_lanes_contiguous<NR>(w, K, j0, k0, nc, kc, d);
         },
         static_cast<T *>(c->outputs[0].dptr), K, c->req[0] == MX_REQ_ADD);
@@ -259,10 +259,10 @@ static int fc_bwd(MXOpCall *c) {
     if (fc_fit<T>(c, b, N, K, M, &sp)) return -1;
     gemm_parallel<Isa, T>(
         sp, b, c->workspace, N, K, M,
-        [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) {
+        [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) MX_INLINE {
           pack_lanes_contiguous<MR>(dy, N, i0, k0, mc, kc, d);     // dY^T
         },
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) {
+        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) MX_INLINE {
           pack_lanes_contiguous<NR>(x, K, j0, k0, nc, kc, d);
         },
         static_cast<T *>(c->outputs[1].dptr), K, c->req[1] == MX_REQ_ADD);

@@ -26,6 +26,7 @@
 #include "dtype.h"
 #include "isa.h"
 #include "parallel.h"
+#include "team.h"
 
 #if MX_MULTI_ISA
 #pragma GCC push_options
@@ -147,13 +148,19 @@ static inline int64_t gemm_pack_elems(const GemmBlocks &b) {
 template <typename A, typename S>
 static inline A to_compute(S v) { return A(v); }
 
+// Packers are inlined into each instruction set's GEMM (they are called
+// from its loops), so their copy loops use that set's vectors too.
+#define MX_PACKER static inline __attribute__((always_inline))
+// The same for the packer lambdas handed to gemm(): [&](...) MX_INLINE {...}
+#define MX_INLINE __attribute__((always_inline))
+
 // Packs lanes [l0, l0+nl) x k in [k0, k0+kc) of a source whose lane l, step
 // k is src[(l) * ld + k] (lanes are rows: a row-major A, or a B stored
 // transposed) into ceil(nl/R) panels of kc x R, zero-padding the last.
 // A transpose: it walks 16 steps at a time so both the rows read and the
 // panel lines written stay in L1.
 template <int R, typename A, typename S>
-static inline void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int64_t k0,
+MX_PACKER void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int64_t k0,
                                       int64_t nl, int64_t kc, A *dst) {
   for (int64_t lr = 0; lr < nl; lr += R, dst += R * kc) {
     const int n = int(nl - lr < R ? nl - lr : R);
@@ -172,7 +179,7 @@ static inline void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int6
 // columns: a row-major B, or an A stored transposed): R contiguous values
 // per step.
 template <int R, typename A, typename S>
-static inline void pack_lanes_contiguous(const S *src, int64_t ld, int64_t l0, int64_t k0,
+MX_PACKER void pack_lanes_contiguous(const S *src, int64_t ld, int64_t l0, int64_t k0,
                                          int64_t nl, int64_t kc, A *dst) {
   for (int64_t lr = 0; lr < nl; lr += R, dst += R * kc) {
     const int n = int(nl - lr < R ? nl - lr : R);
@@ -188,26 +195,26 @@ static inline void pack_lanes_contiguous(const S *src, int64_t ld, int64_t l0, i
 // Runs body(t, item) for items [0, n) on a team of nt threads (t < nt
 // names the thread's workspace slab), handing items out one at a time:
 // on a machine shared with other jobs a thread may start late, and the
-// others then take its items instead of waiting for it.  Every item's
-// result is independent of the thread that computes it.
+// others then take its items; the caller never waits for a worker that
+// has not started (team.h).  Every item's result is independent of the
+// thread that computes it.
 template <typename B>
 static inline void gemm_team(int nt, int64_t n, B body) {
-  if (nt <= 1 || n <= 1) {
-    for (int64_t i = 0; i < n; ++i) body(0, i);
-    return;
-  }
-#ifdef _OPENMP
-  std::atomic<int64_t> next(0);
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = omp_get_thread_num();
-    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
-         i = next.fetch_add(1, std::memory_order_relaxed))
-      body(t, i);
-  }
-#else
-  for (int64_t i = 0; i < n; ++i) body(0, i);
-#endif
+  Team::get().run(nt, n, body);
+}
+
+// parallel_for_cost on the same team (the GEMM kernels' small passes: one
+// pool of threads per kernel, none left spinning for the other): body(b, e)
+// over about four contiguous ranges per thread.
+template <typename B>
+static inline void team_for_cost(int64_t n, int64_t cost, B body) {
+  const int nt = parallel_threads(n * cost, n);
+  const int64_t parts = nt <= 1 ? 1 : (n < 4 * int64_t(nt) ? n : 4 * int64_t(nt));
+  const int64_t step = parts > 0 ? (n + parts - 1) / parts : 0;
+  gemm_team(nt, parts, [&](int, int64_t i) {
+    const int64_t b = i * step, e = b + step < n ? b + step : n;
+    if (b < e) body(b, e);
+  });
 }
 
 // One thread's packing buffers in a workspace of `nt` slabs.
@@ -262,12 +269,12 @@ static void gemm_parallel(const GemmSplit &sp, const GemmBlocks &b, void *ws, in
     const int64_t n = len - o < sp.block ? len - o : sp.block;
     if (sp.rows)
       Isa::template gemm<A>(
-          n, N, K, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, A *d) {
+          n, N, K, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
             pack_a(o + i0, k0, mc, kc, d);
           }, pack_b, C + o * ldc, ldc, accumulate, sl.abuf, sl.bbuf, b.MC, b.KC, b.NC);
     else
       Isa::template gemm<A>(
-          M, n, K, pack_a, [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) {
+          M, n, K, pack_a, [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
             pack_b(k0, o + j0, kc, nc, d);
           }, C + o, ldc, accumulate, sl.abuf, sl.bbuf, b.MC, b.KC, b.NC);
   });
