@@ -96,3 +96,50 @@ def format_table(rows):
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Side-by-side timing on a shared machine (compare_conv.py, compare_nn.py)
+# ---------------------------------------------------------------------------
+# Each side runs in bursts of BURST back-to-back calls after GAP_S idle
+# seconds, and only calls 2.. of a burst are timed.  The gap lets the
+# previous side's thread pools stop spinning (OpenBLAS's workers spin up to
+# ~0.1 s after a call) so no side loses a core to another's spinners; the
+# untimed first call wakes the side's own threads, as back-to-back
+# operators in a training loop find them awake.
+GAP_S = 0.12
+BURST = 3
+
+
+def burst(fn, count):
+    """Seconds of each of ``count`` back-to-back calls of ``fn``."""
+    import time
+    out = []
+    for _ in range(count):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def interleaved(sides, repeat, gap=GAP_S, count=BURST):
+    """Per side, the median seconds of its warm calls in each repeat (a
+    list of ``repeat`` values), the sides' bursts interleaved so that a
+    busy shared machine slows all of them alike.  A side is a function of
+    ``count`` returning that many call times in seconds."""
+    import time
+    per = [[] for _ in sides]
+    for _ in range(repeat):
+        for run, out in zip(sides, per):
+            time.sleep(gap)
+            out.append(float(np.median(run(count)[1:])))
+    return per
+
+
+def summary(per):
+    """(median ms of each side, median over repeats of each side's time
+    over side 0's in the same repeat): ratios of runs taken together are
+    steadier than ratios of medians when the load drifts."""
+    ms = [1e3 * float(np.median(ts)) for ts in per]
+    ratios = [float(np.median(np.array(ts) / np.array(per[0]))) for ts in per]
+    return ms, ratios

@@ -1,42 +1,37 @@
 """Convolution side by side: mx_ops (im2col + BLAS GEMM in C++, no GIL)
 against a NumPy/BLAS floor (im2col by stride tricks + np.matmul) and,
-where /tmp/torch-venv/bin/python exists, PyTorch's CPU convolution.
+where PyTorch's interpreter exists (benchmarks/torch_worker.py), PyTorch's
+CPU convolution with as many threads as ours.
 
-    python benchmarks/compare_conv.py [--repeat N]
+    python benchmarks/compare_conv.py [--repeat N] [--cases lenet,resnet] [--quick]
 
-Forward and forward+backward (data, weight and bias gradients) for a
-LeNet-sized and a ResNet-block-sized layer, float32.  Times are medians
-in ms on this machine; ratios are other / ours.
+Forward and forward+backward (data, weight and bias gradients: the same
+work on every side) for a LeNet-sized and a ResNet-block-sized layer,
+float32.  Each repeat runs a short burst of ours, NumPy and PyTorch in
+turn (interleaved), so a shared machine's load hits all three
+alike; times are medians in ms of the warm calls, ratios the medians of
+other / ours within each repeat (above 1: ours is faster).
 """
 import argparse
-import json
 import os
-import subprocess
-import time
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
 from mx_ops import invoke
+from mx_ops.convolution import max_threads
 
-CASES = [  # name, data shape, num_filter, kernel, pad
-    ("lenet 64x1x28x28 20x5x5", (64, 1, 28, 28), 20, (5, 5), (0, 0)),
-    ("resnet 32x64x56x56 64x3x3 pad1", (32, 64, 56, 56), 64, (3, 3), (1, 1)),
+from benchmarks.common import BURST, burst, interleaved, summary
+from benchmarks.torch_worker import TorchWorker
+
+CASES = [  # key, name, data shape, num_filter, kernel, pad
+    ("lenet", "lenet 64x1x28x28 20x5x5", (64, 1, 28, 28), 20, (5, 5), (0, 0)),
+    ("resnet", "resnet 32x64x56x56 64x3x3 pad1", (32, 64, 56, 56), 64, (3, 3), (1, 1)),
 ]
-TORCH = "/tmp/torch-venv/bin/python"
-
-
-def _medians(fns, repeat):
-    """Median ms of each function, their runs interleaved so that a busy
-    shared machine slows all of them alike."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, ts in zip(fns, times):
-            t = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t)
-    return [1e3 * float(np.median(ts)) for ts in times]
 
 
 def _cols(x, k, pad):
@@ -71,63 +66,45 @@ def ours(x, w, b, nf, k, pad, backward):
         invoke("_backward_Convolution", [y, x, w], **kw)
 
 
-TORCH_SRC = r"""
-import json, sys, time, torch
-torch.manual_seed(0)
-shape, nf, k, pad, repeat = json.loads(sys.argv[1])
-x = torch.randn(*shape, requires_grad=True)
-w = torch.randn(nf, shape[1], *k, requires_grad=True)
-b = torch.randn(nf, requires_grad=True)
-def fwd():
-    with torch.no_grad():
-        torch.nn.functional.conv2d(x, w, b, padding=pad)
-def both():
-    y = torch.nn.functional.conv2d(x, w, b, padding=pad)
-    y.backward(y.detach())
-out = {}
-for name, fn in (("fwd", fwd), ("both", both)):
-    fn(); ts = []
-    for _ in range(repeat):
-        t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
-    out[name] = 1e3 * sorted(ts)[len(ts) // 2]
-out["threads"] = torch.get_num_threads()
-print(json.dumps(out))
-"""
-
-
-def torch_times(shape, nf, k, pad, repeat):
-    if not os.path.exists(TORCH):
-        return None
-    try:
-        res = subprocess.run([TORCH, "-c", TORCH_SRC, json.dumps([shape, nf, k, pad, repeat])],
-                             capture_output=True, text=True, timeout=600, check=True)
-        return json.loads(res.stdout.strip().splitlines()[-1])
-    except (subprocess.SubprocessError, ValueError, IndexError):
-        return None
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="2 repeats, LeNet only")
+    parser.add_argument("--cases", default=",".join(c[0] for c in CASES))
     args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.cases = 2, "lenet"
     rng = np.random.default_rng(0)
-    print(f"{'case':34s} {'pass':9s} {'ours ms':>9s} {'numpy ms':>9s} {'np/ours':>8s}"
+    threads = max_threads()
+    torch = TorchWorker.start(threads)
+    print(f"{'case':34s} {'pass':8s} {'ours ms':>9s} {'numpy ms':>9s} {'np/ours':>8s}"
           f" {'torch ms':>9s} {'torch/ours':>10s}")
-    for name, shape, nf, k, pad in CASES:
+    for key, name, shape, nf, k, pad in CASES:
+        if key not in args.cases.split(","):
+            continue
         x = rng.standard_normal(shape, np.float32)
         w = rng.standard_normal((nf, shape[1]) + k, np.float32)
         b = rng.standard_normal(nf, np.float32)
-        th = torch_times(list(shape), nf, list(k), list(pad), args.repeat)
-        for label, backward, ref in (("fwd", False, numpy_fwd), ("fwd+bwd", True,
-                                                                  numpy_fwd_bwd)):
-            t_ours, t_np = _medians([lambda: ours(x, w, b, nf, k, pad, backward),
-                                     lambda: ref(x, w, b, k, pad)], args.repeat)
-            line = f"{name:34s} {label:9s} {t_ours:9.2f} {t_np:9.2f} {t_np / t_ours:8.2f}"
-            if th is not None:
-                t_t = th["fwd" if not backward else "both"]
-                line += f" {t_t:9.2f} {t_t / t_ours:10.2f}"
+        if torch is not None:
+            torch.setup(key, "conv", shape=list(shape), num_filter=nf, kernel=list(k),
+                        pad=list(pad))
+        for label, backward, ref in (("fwd", False, numpy_fwd),
+                                     ("fwd+bwd", True, numpy_fwd_bwd)):
+            fns = [lambda n: burst(lambda: ours(x, w, b, nf, k, pad, backward), n),
+                   lambda n: burst(lambda: ref(x, w, b, k, pad), n)]
+            if torch is not None:
+                fns.append(lambda n: torch.run(key, "both" if backward else "fwd", n))
+            t, r = summary(interleaved(fns, args.repeat))
+            line = f"{name:34s} {label:8s} {t[0]:9.2f} {t[1]:9.2f} {r[1]:8.2f}"
+            if torch is not None:
+                line += f" {t[2]:9.2f} {r[2]:10.2f}"
             print(line, flush=True)
-    print(f"(cpu cores: {os.cpu_count()}; the numpy floor skips col2im in backward)")
+    print(f"(float32; {os.cpu_count()} cpu cores; ours and PyTorch "
+          f"{'(' + torch.version + ') ' if torch else ''}on {threads} threads; medians of "
+          f"{args.repeat} interleaved bursts x {BURST - 1} warm calls; the NumPy floor skips "
+          f"col2im in backward)")
+    if torch is not None:
+        torch.close()
 
 
 if __name__ == "__main__":

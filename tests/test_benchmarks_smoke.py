@@ -93,3 +93,15 @@ def test_compare_ndarray_quick(tmp_path):
     out = _run_script("benchmarks/compare_ndarray.py", "--quick", "--mxnet-python", "",
                       cwd=tmp_path)
     assert "c = a + b on (1,), per op" in out and "float32" in out
+
+
+def test_compare_conv_quick(tmp_path, monkeypatch):
+    monkeypatch.setenv("MX_TORCH_PYTHON", str(tmp_path / "no-torch"))    # ours and NumPy only
+    out = _run_script("benchmarks/compare_conv.py", "--quick", cwd=tmp_path)
+    assert "lenet 64x1x28x28 20x5x5" in out and "fwd+bwd" in out
+
+
+def test_compare_nn_quick(tmp_path):
+    out = _run_script("benchmarks/compare_nn.py", "--quick", cwd=tmp_path)
+    for case in ("FullyConnected 64x4096 -> 4096", "Pooling max", "softmax (256, 4096)"):
+        assert case in out

@@ -917,7 +917,7 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     num_group : int, optional, default=1, in [1, inf]
         Number of groups of channels.
     workspace : int, optional, default=1024, in [0, inf]
-        Accepted for MXNet compatibility; ignored on the CPU.
+        Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=False
         Whether to leave out the bias.
     cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
@@ -1009,7 +1009,7 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
     num_group : int, optional, default=1, in [1, inf]
         Number of groups of channels.
     workspace : int, optional, default=512, in [0, inf]
-        Accepted for MXNet compatibility; ignored on the CPU.
+        Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=True
         Whether to leave out the bias.
     cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None

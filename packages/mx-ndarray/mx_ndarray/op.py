@@ -210,7 +210,7 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
     num_group : int, optional, default=1, in [1, inf]
         Number of groups of channels.
     workspace : int, optional, default=1024, in [0, inf]
-        Accepted for MXNet compatibility; ignored on the CPU.
+        Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=False
         Whether to leave out the bias.
     cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None
@@ -302,7 +302,7 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
     num_group : int, optional, default=1, in [1, inf]
         Number of groups of channels.
     workspace : int, optional, default=512, in [0, inf]
-        Accepted for MXNet compatibility; ignored on the CPU.
+        Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=True
         Whether to leave out the bias.
     cudnn_tune : {'off', 'limited_workspace', 'fastest'}, optional, default=None

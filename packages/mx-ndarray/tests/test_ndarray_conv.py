@@ -30,3 +30,23 @@ def test_nd_convolution_matches_invoke_and_backward_runs():
         np.testing.assert_allclose(g.asnumpy(), r, rtol=1e-5, atol=1e-4)
     y = nd.Deconvolution(got, nd.array(w), kernel=(3, 3), num_filter=6, num_group=2)
     assert y.shape == (4, 6, 7, 10)
+
+
+def test_nd_convolution_workspace_comes_from_the_temp_space():
+    """The CPU kernels' packing buffers are the context's TEMP_SPACE, grown
+    to what the op's workspace function asks for."""
+    from mx_engine import cpu
+    from mx_ops import get
+    from mx_storage import resource
+    resource.release_workspaces(cpu(0))
+    x = rng.standard_normal((6, 8, 20, 20)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=16, no_bias=True)
+    y = nd.Convolution(nd.array(x), nd.array(w), **kw)
+    np.testing.assert_allclose(y.asnumpy(), invoke("Convolution", [x, w], **kw), rtol=1e-5,
+                               atol=1e-5)
+    op = get("Convolution")
+    need = op.workspace(op.parse_params(dict(kw)), [x.shape, w.shape])
+    sizes = [resource.request(cpu(0), resource.ResourceRequest.TEMP_SPACE).nbytes
+             for _ in range(8)]                                # every copy, in turn
+    assert max(sizes) >= need > 0

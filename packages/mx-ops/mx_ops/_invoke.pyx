@@ -7,6 +7,8 @@ from libc.stdlib cimport calloc, free
 
 from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
 
+import threading
+
 import numpy as np
 
 from mx_engine.base import MXNetError
@@ -108,11 +110,23 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     return outputs[0] if nout == 1 else outputs
 
 
+_scratch = threading.local()
+
+
 def _workspace(nbytes):
-    """``nbytes`` of scratch memory, 64-byte aligned as tblob.h promises."""
-    buf = np.empty(int(nbytes) + 64, np.uint8)
+    """``nbytes`` of scratch memory, 64-byte aligned as tblob.h promises:
+    a view of the calling thread's buffer, kept between calls and grown
+    geometrically, as a context's TEMP_SPACE resource is for NDArray (a
+    fresh allocation per call paid page faults on every call: a few MB for
+    a convolution's packing buffers).  A thread runs one kernel at a time,
+    so no two calls share it."""
+    nbytes = int(nbytes)
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.nbytes < nbytes + 64:
+        buf = np.empty(max(nbytes + 64, 0 if buf is None else 2 * buf.nbytes), np.uint8)
+        _scratch.buf = buf
     start = -buf.ctypes.data % 64
-    return buf[start:start + int(nbytes)]
+    return buf[start:start + nbytes]
 
 
 def _outputs(op, out, shapes, dtypes, reqs, xp):

@@ -2,8 +2,12 @@
 Pooling, forward and backward (src/activation_cpu.h, src/leaky_relu_cpu.h,
 src/softmax_cpu.h, src/pool_cpu.h), as addresses.  LeakyReLU's forward
 draws rrelu's training slopes from mx_storage's Philox stream
-(fill_uniform_f32), handed to the C++ code as a function pointer."""
-from libc.stdint cimport uint64_t
+(fill_uniform_f32), handed to the C++ code as a function pointer.  Also the
+vectorized exp of src/vexp.h for tests (``exp``) and the instruction set its
+copies run (``isa``, ``set_isa``)."""
+from libc.stdint cimport int64_t, uint64_t
+
+import numpy as np
 
 from mx_storage._philox cimport fill_uniform_f32
 from mx_ops._types cimport MXFCompute, MXOpCall
@@ -22,6 +26,9 @@ cdef extern from "softmax_cpu.h" namespace "mxop" nogil:
     int softmax_forward(MXOpCall* c)
     int softmax_backward(MXOpCall* c)
 
+cdef extern from "vexp.h" namespace "mxop" nogil:
+    void vexp[A](const A* x, A* y, int64_t n)
+
 cdef extern from "pool_cpu.h" namespace "mxop" nogil:
     int pool_forward(MXOpCall* c)
     int pool_backward(MXOpCall* c)
@@ -29,6 +36,9 @@ cdef extern from "pool_cpu.h" namespace "mxop" nogil:
 
 cdef int _leaky(MXOpCall* c) noexcept nogil:
     return leaky_forward(c, <UniformFill>fill_uniform_f32)
+
+
+include "_isa.pxi"
 
 
 def kernels():
@@ -41,3 +51,26 @@ def kernels():
             "softmax_backward": <size_t><MXFCompute>softmax_backward,
             "pool": <size_t><MXFCompute>pool_forward,
             "pool_backward": <size_t><MXFCompute>pool_backward}
+
+
+def exp(x):
+    """exp of a float32 or float64 array by the kernels' vectorized exp
+    (src/vexp.h), into a new array: for tests against NumPy."""
+    a = np.ascontiguousarray(x)
+    out = np.empty_like(a)
+    cdef float[::1] af, of
+    cdef double[::1] ad, od
+    cdef int64_t n = a.size
+    if n == 0:
+        return out
+    if a.dtype == np.float32:
+        af, of = a.reshape(-1), out.reshape(-1)
+        with nogil:
+            vexp[float](&af[0], &of[0], n)
+    elif a.dtype == np.float64:
+        ad, od = a.reshape(-1), out.reshape(-1)
+        with nogil:
+            vexp[double](&ad[0], &od[0], n)
+    else:
+        raise TypeError(f"exp: float32 or float64 arrays only, got {a.dtype}")
+    return out

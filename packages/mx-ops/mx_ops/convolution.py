@@ -5,8 +5,14 @@ and their backward ops, with MXNet 1.x's parameters and shape rules
 The inputs depend on ``no_bias`` (data, weight[, bias]), as MXNet's
 ListArguments does.  The backward ops follow MXNet's legacy convention:
 inputs (out_grad, data, weight), outputs (data_grad, weight_grad[,
-bias_grad]), the forward's parameters.  The im2col buffer is allocated
-inside the kernel per call; wiring it to TEMP_SPACE is left for later.
+bias_grad]), the forward's parameters.
+
+The CPU kernels (src/conv_cpu.h) take all their temporary memory from the
+operator's workspace (TEMP_SPACE): GEMM packing blocks and result blocks
+per thread, sized by ``_conv_cpu.workspace_bytes`` for OpenMP's max thread
+count.  They need no column matrix, so MXNet's ``workspace`` parameter (a cap
+in MB on that matrix) has nothing to cap on the CPU: it is accepted and
+ignored there, and bounds the column chunks of the GPU kernels.
 """
 import struct
 
@@ -14,8 +20,10 @@ from mx_ops import _conv_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_storage.resource import ResourceRequest
 
 _KERNELS = _conv_cpu.kernels()
+max_threads = _conv_cpu.max_threads
 
 
 def _params(deconv):
@@ -34,7 +42,9 @@ def _params(deconv):
         "num_filter": Param("int", low=1, high=100000, doc="Number of output channels."),
         "num_group": Param("int", 1, low=1, doc="Number of groups of channels."),
         "workspace": Param("int", 512 if deconv else 1024, low=0,
-                           doc="Accepted for MXNet compatibility; ignored on the CPU."),
+                           doc="Maximum temporary workspace in MB for the GPU's column "
+                               "chunks; the CPU kernels need no column matrix and "
+                               "ignore it."),
         "no_bias": Param("bool", deconv, doc="Whether to leave out the bias."),
         "cudnn_tune": Param("str", None, choices=("off", "limited_workspace", "fastest"),
                             doc="Accepted for MXNet compatibility; ignored on the CPU."),
@@ -174,6 +184,27 @@ def _pack_backward(deconv):
     return lambda p, shapes: forward(p, list(shapes[1:]))
 
 
+def _workspace(op):
+    """The workspace size function of ``op``: bytes for its geometry's image
+    and output shapes (data first for Convolution, output first for
+    Deconvolution, out_grad / data in the backward ops)."""
+    deconv = "Deconvolution" in op
+    pack = _pack(deconv)
+    out_shape = deconv_out_shape if deconv else conv_out_shape
+
+    def size(p, shapes):
+        if op.startswith("_backward_"):
+            og, data = tuple(shapes[0]), tuple(shapes[1])
+            image, out = (og, data) if deconv else (data, og)
+            packed = pack(p, list(shapes[1:]))
+        else:
+            y = out_shape(p, shapes)
+            image, out = (y, tuple(shapes[0])) if deconv else (tuple(shapes[0]), y)
+            packed = pack(p, shapes)
+        return _conv_cpu.workspace_bytes(op, packed, image, out)
+    return size
+
+
 def _inputs(params):
     return ["data", "weight"] + ([] if params["no_bias"] else ["bias"])
 
@@ -207,7 +238,8 @@ for _name, _deconv, _shape, _doc in (
         infer_type=same_float_types(_name, _inputs),
         compute=computes(_KERNELS[_name], gpu_compute("_conv_gpu", _name.lower(),
                                                       _pack(_deconv))),
-        pack_params=_pack(_deconv), doc=_doc))
+        pack_params=_pack(_deconv), resources=(ResourceRequest.TEMP_SPACE,),
+        workspace=_workspace(_name), doc=_doc))
     register(OpDef(
         "_backward_" + _name, arguments=("out_grad", "data", "weight"), outputs=_grad_outputs,
         params=_params(_deconv), infer_shape=_backward_shape("_backward_" + _name, _shape),
@@ -217,7 +249,7 @@ for _name, _deconv, _shape, _doc in (
         compute=computes(_KERNELS["_backward_" + _name],
                          gpu_compute("_conv_gpu", _name.lower() + "_backward",
                                      _pack_backward(_deconv))),
-        pack_params=_pack_backward(_deconv),
-        differentiable=False,
+        pack_params=_pack_backward(_deconv), resources=(ResourceRequest.TEMP_SPACE,),
+        workspace=_workspace("_backward_" + _name), differentiable=False,
         doc=f"Gradients of {_name}: inputs (out_grad, data, weight), outputs (data_grad, "
             f"weight_grad[, bias_grad])."))

@@ -8,7 +8,11 @@ flatten=True, else seen as (..., in) rows; weight is (num_hidden, in), bias
 Backward convention (MXNet's FullyConnectedGrad): ``_backward_FullyConnected``
 takes (out_grad, data, weight) with the forward's parameters and returns
 (data_grad, weight_grad, bias_grad), bias_grad only without no_bias; each
-output honours its own req."""
+output honours its own req.
+
+The CPU kernels (src/fc_cpu.h) run the GEMM core of src/gemm_cpu.h split
+over the cores, with their packing buffers in the op's workspace
+(TEMP_SPACE), sized by ``_fc_cpu.workspace_bytes``."""
 import math
 import struct
 
@@ -16,6 +20,7 @@ from mx_ops import _fc_cpu
 from mx_ops._nn_common import same_float_types
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_storage.resource import ResourceRequest
 
 _KERNELS = _fc_cpu.kernels()
 _PARAMS = {
@@ -75,6 +80,16 @@ def _pack(params, shapes):
     return struct.pack("=iiqqq", params["no_bias"], 0, m, k, params["num_hidden"])
 
 
+def _workspace(params, shapes):
+    m, k, _ = _rows("FullyConnected", params, shapes[0])
+    return _fc_cpu.workspace_bytes(False, m, k, params["num_hidden"])
+
+
+def _bwd_workspace(params, shapes):
+    m, k, _ = _rows("_backward_FullyConnected", params, shapes[1])
+    return _fc_cpu.workspace_bytes(True, m, k, params["num_hidden"])
+
+
 def _bwd_pack(params, shapes):
     m, k, _ = _rows("_backward_FullyConnected", params, shapes[1])
     return struct.pack("=iiqqq", params["no_bias"], 0, m, k, params["num_hidden"])
@@ -85,7 +100,7 @@ register(OpDef(
     params=_PARAMS, infer_shape=_fc_shape,
     infer_type=same_float_types("FullyConnected", _names, _FC_TYPES),
     compute=computes(_KERNELS["forward"], gpu_compute("_fc_gpu", "forward", _pack)),
-    pack_params=_pack,
+    pack_params=_pack, resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace,
     doc="Applies a linear transformation: out = data . weight^T + bias.  Backward: "
         "_backward_FullyConnected(out_grad, data, weight) -> (data_grad, weight_grad"
         "[, bias_grad])."))
@@ -98,6 +113,7 @@ register(OpDef(
                                 lambda p: ["out_grad", "data", "weight"], _FC_TYPES,
                                 nout=lambda p: 2 if p["no_bias"] else 3),
     compute=computes(_KERNELS["backward"], gpu_compute("_fc_gpu", "backward", _bwd_pack)),
-    pack_params=_bwd_pack, differentiable=False,
+    pack_params=_bwd_pack, resources=(ResourceRequest.TEMP_SPACE,), workspace=_bwd_workspace,
+    differentiable=False,
     doc="Gradient of FullyConnected: inputs (out_grad, data, weight) with the forward's "
         "parameters; outputs (data_grad, weight_grad[, bias_grad without no_bias])."))

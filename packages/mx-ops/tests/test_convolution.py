@@ -342,3 +342,238 @@ def test_integer_dtype_is_an_error():
         invoke("Convolution", [np.zeros((1, 1, 3, 3), np.int32), np.zeros((1, 1, 1, 1),
                                                                            np.int32)],
                kernel=(1, 1), num_filter=1, no_bias=True)
+
+
+# ----------------------------------------------- the CPU kernels' own paths
+# src/conv_cpu.h: the GEMM's instruction sets, 1-3 threads, both splits of
+# the weight grad, float16 in every pass, and the workspace (TEMP_SPACE).
+from mx_engine.base import MXNetError  # noqa: E402
+from mx_ops import _conv_cpu  # noqa: E402
+
+
+@pytest.fixture(params=_conv_cpu.available_isas())
+def isa(request):
+    old = _conv_cpu.set_isa(request.param)
+    yield request.param
+    _conv_cpu.set_isa(old)
+
+
+@pytest.fixture(params=[1, 2, 3])
+def threads(request):
+    old = _conv_cpu.set_max_threads(request.param)
+    yield request.param
+    _conv_cpu.set_max_threads(old)
+
+
+PATH_CASES = [  # big enough to be split over threads (2**17 multiply-adds and up)
+    ((5, 3, 13, 11), 8, dict(kernel=(3, 3), pad=(1, 1))),
+    ((2, 8, 12, 20), 12, dict(kernel=(3, 2), stride=(2, 3), dilate=(2, 1), pad=(2, 0),
+                              num_group=4)),
+    ((1, 6, 40), 10, dict(kernel=(5,), stride=(2,), pad=(3,), num_group=2)),   # 1 sample
+    ((3, 4, 9, 70), 16, dict(kernel=(1, 1))),
+]
+
+
+def _all_grads(x, w, b, kw, nf, dtype):
+    y = ref_conv(x, w, b, **_ref_kw(kw))
+    dy = np.random.default_rng(5).standard_normal(y.shape).astype(dtype)
+    return y, dy, ref_conv_grads(x, w, dy, **_ref_kw(kw))
+
+
+@pytest.mark.parametrize("case", range(len(PATH_CASES)))
+def test_paths_every_isa_and_thread_count(case, isa, threads):
+    shape, nf, kw = PATH_CASES[case]
+    for dtype in (np.float32, np.float64):
+        x, w, b = _arrays(np.random.default_rng(case), shape, nf, kw, dtype)
+        y, dy, want = _all_grads(x, w, b, kw, nf, dtype)
+        np.testing.assert_allclose(invoke("Convolution", [x, w, b], num_filter=nf, **kw), y,
+                                   **_tol(dtype))
+        for g, e in zip(invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw), want):
+            np.testing.assert_allclose(g, e, **_tol(dtype))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3], indirect=True)
+def test_weight_grad_splits(threads):
+    """Sample chunks with partial sums (small weights), and weight column
+    blocks when the partials would pass kConvPartialElems (1M elements)."""
+    rng = np.random.default_rng(8)
+    for shape, nf in (((8, 8, 12, 12), 16), ((3, 160, 4, 4), 256)):   # 256 x 1440: columns
+        kw = dict(kernel=(3, 3), pad=(1, 1), no_bias=True)
+        o, p, shapes = _sizes("Convolution", shape, nf, kw)
+        pl = _conv_cpu.plan("wgrad", o.pack_params(p, shapes), shape, (shape[0], nf) + shape[2:],
+                            threads)
+        assert pl["split_k"] == (threads > 1 and nf == 16 or threads == 2 and nf == 256)
+        x, w, _ = _arrays(rng, shape, nf, kw, np.float64)
+        _, dy, want = _all_grads(x, w, None, kw, nf, np.float64)
+        base = rng.standard_normal(w.shape)
+        out = [np.zeros(x.shape), base.copy()]
+        invoke("_backward_Convolution", [dy, x, w], out=out, req=["null", "add"], num_filter=nf,
+               **kw)
+        np.testing.assert_allclose(out[1], base + want[1], rtol=1e-10, atol=1e-10)
+
+
+def test_plans_feed_every_thread():
+    """Few samples are split further (position chunks, channel blocks), so
+    a team has about four items per thread."""
+    shape, nf, kw = (1, 32, 30, 30), 16, dict(kernel=(3, 3), pad=(1, 1))
+    o, p, shapes = _sizes("Convolution", shape, nf, kw)
+    packed = o.pack_params(p, shapes)
+    for name in ("fwd", "dgrad"):
+        pl = _conv_cpu.plan(name, packed, shape, (1, 16, 30, 30), 2)
+        assert pl["threads"] == 2 and pl["items"] >= 8
+    half = _conv_cpu.plan("fwd", packed, shape, (1, 16, 30, 30), 2, "float16")
+    assert half["chunk"] * 16 <= 1 << 16
+
+
+@pytest.mark.parametrize("case", range(len(PATH_CASES)))
+def test_float16_every_pass(case, isa):
+    """float16 widens in the packers and narrows once: it matches float32
+    on the float16 values, in Convolution, Deconvolution and both backward
+    ops, with req write and add."""
+    shape, nf, kw = PATH_CASES[case]
+    rng = np.random.default_rng(30 + case)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float16)
+    wide = [a.astype(np.float32) for a in (x, w, b)]
+    y = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    np.testing.assert_allclose(y.astype(np.float32),
+                               invoke("Convolution", wide, num_filter=nf, **kw), rtol=2e-2,
+                               atol=2e-2)
+    dy = rng.standard_normal(y.shape).astype(np.float16)
+    dkw = dict(kw, no_bias=False, num_filter=shape[1])        # Deconvolution back to x's channels
+    bd = rng.standard_normal(shape[1]).astype(np.float16)
+    yd = invoke("Deconvolution", [dy, w, bd], **dkw)
+    ogd = rng.standard_normal(yd.shape).astype(np.float16)
+    for op, ins, opkw in (("_backward_Convolution", [dy, x, w], dict(kw, num_filter=nf)),
+                          ("Deconvolution", [dy, w, bd], dkw),
+                          ("_backward_Deconvolution", [ogd, dy, w], dkw)):
+        want = invoke(op, [a.astype(np.float32) for a in ins], **opkw)
+        want = want if isinstance(want, list) else [want]
+        got = invoke(op, ins, **opkw)
+        got = got if isinstance(got, list) else [got]
+        base = [rng.standard_normal(g.shape).astype(np.float16) for g in got]
+        added = [a.copy() for a in base]
+        invoke(op, ins, out=added if len(added) > 1 else added[0], req="add", **opkw)
+        for g, a, bs, e in zip(got, added, base, want):
+            assert g.dtype == np.float16
+            scale = 1 + np.abs(e).max()
+            np.testing.assert_allclose(g.astype(np.float32), e, rtol=2e-2, atol=2e-2 * scale)
+            np.testing.assert_allclose(a.astype(np.float32), bs.astype(np.float32) + e,
+                                       rtol=2e-2, atol=2e-2 * scale)
+
+
+def _sizes(op, shape, nf, kw):
+    o = get(op)
+    p = o.parse_params(dict(kw, num_filter=nf))
+    x = np.zeros(shape, np.float32)
+    shapes = [x.shape, (nf, shape[1] // kw.get("num_group", 1)) + kw["kernel"]]
+    if not p["no_bias"]:
+        shapes.append((nf,))
+    return o, p, shapes
+
+
+def test_workspace_is_small_and_sized_by_the_op():
+    """The workspace holds packing blocks per thread, not a column matrix:
+    here well under the 9x-the-image column buffer of im2col."""
+    shape, nf, kw = (8, 64, 56, 56), 64, dict(kernel=(3, 3), pad=(1, 1))
+    o, p, shapes = _sizes("Convolution", shape, nf, kw)
+    nbytes = o.workspace(p, shapes)
+    col_buffer = 64 * 9 * 56 * 56 * 4
+    assert 0 < nbytes < col_buffer
+    one = _conv_cpu.workspace_bytes("Convolution", o.pack_params(p, shapes), shape,
+                                    (8, 64, 56, 56), threads=1)
+    assert one <= nbytes
+    back = get("_backward_Convolution")
+    assert back.workspace(p, [(8, 64, 56, 56)] + shapes[:2]) > 0
+
+
+@pytest.mark.parametrize("op", ["Convolution", "_backward_Convolution", "Deconvolution",
+                                "_backward_Deconvolution"])
+def test_a_short_workspace_means_fewer_threads_then_a_clear_error(op, monkeypatch):
+    shape, nf, kw = (6, 4, 16, 16), 8, dict(kernel=(3, 3), pad=(1, 1), no_bias=True)
+    rng = np.random.default_rng(12)
+    deconv = "Deconv" in op
+    x, w, _ = _arrays(rng, shape, nf, kw, np.float32, deconv=deconv)
+    fwd = op.replace("_backward_", "")
+    ins = [x, w]
+    if op.startswith("_backward_"):
+        y = invoke(fwd, [x, w], num_filter=nf, **kw)
+        ins = [rng.standard_normal(y.shape).astype(np.float32), x, w]
+    want = invoke(op, ins, num_filter=nf, **kw)
+    opdef = get(op)
+    full = opdef.workspace
+    old = _conv_cpu.set_max_threads(3)
+    try:
+        shapes = [a.shape for a in ins]
+        p = opdef.parse_params(dict(kw, num_filter=nf))
+        # Sized for one thread while three may run: the kernel plans one.
+        one = _one_thread_bytes(op, p, shapes)
+        assert one < full(p, shapes)
+        monkeypatch.setattr(opdef, "workspace", lambda p, s: one)
+        got = invoke(op, ins, num_filter=nf, **kw)
+        for g, e in zip(got if isinstance(got, list) else [got],
+                        want if isinstance(want, list) else [want]):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+        monkeypatch.setattr(opdef, "workspace", lambda p, s: 64)
+        with pytest.raises(MXNetError, match=rf"^{op}: the workspace \(TEMP_SPACE\) holds 64 "
+                                             r"bytes, but this call needs \d+ bytes even on one "
+                                             r"thread"):
+            invoke(op, ins, num_filter=nf, **kw)
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
+def _one_thread_bytes(op, p, shapes):
+    """The op's workspace size for one thread, from the same planner."""
+    old = _conv_cpu.set_max_threads(1)
+    try:
+        return get(op).workspace(p, shapes)
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
+def test_gemm_isa_choice():
+    assert _conv_cpu.isa() in _conv_cpu.available_isas()
+    assert _conv_cpu.available_isas()[0] == "generic"
+    with pytest.raises(ValueError, match="instruction set 'avx1024' is not available here"):
+        _conv_cpu.set_isa("avx1024")
+
+
+def test_concurrent_callers_share_the_team():
+    """Kernels called from several threads at once (engine workers): one
+    job runs on the team, the others on their calling thread; many short
+    jobs in a row exercise the team's hand-over (src/team.h)."""
+    import threading
+    shape, nf, kw = (6, 4, 12, 12), 8, dict(kernel=(3, 3), pad=(1, 1))
+    rng = np.random.default_rng(40)
+    x, w, b = _arrays(rng, shape, nf, kw, np.float32)
+    want = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    dy = rng.standard_normal(want.shape).astype(np.float32)
+    gwant = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw)
+    errors = []
+    old = _conv_cpu.set_max_threads(3)
+    want = invoke("Convolution", [x, w, b], num_filter=nf, **kw)
+    gwant = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **kw)
+
+    def worker():
+        # Each thread's OpenMP max-threads is its own: the same plans (and
+        # so bitwise the same sums) need the same count everywhere.
+        _conv_cpu.set_max_threads(3)
+        try:
+            for _ in range(60):
+                np.testing.assert_array_equal(invoke("Convolution", [x, w, b], num_filter=nf,
+                                                     **kw), want)
+                for g, e in zip(invoke("_backward_Convolution", [dy, x, w], num_filter=nf,
+                                       **kw), gwant):
+                    np.testing.assert_array_equal(g, e)
+        except Exception as exc:            # reported below
+            errors.append(exc)
+    try:
+        threads = [threading.Thread(target=worker) for _ in range(3)]
+        for t in threads:
+            t.start()
+        worker()
+        for t in threads:
+            t.join()
+    finally:
+        _conv_cpu.set_max_threads(old)
+    assert not errors, errors[0]

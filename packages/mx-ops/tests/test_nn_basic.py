@@ -173,3 +173,125 @@ def test_errors_name_op_argument_and_shapes():
     with pytest.raises(ShapeError, match=r"_backward_softmax: argument 'out_data' has shape "
                                          r"\(2, 2\), which differs from 'out_grad' \(2, 3\)"):
         invoke("_backward_softmax", [np.ones((2, 3)), np.ones((2, 2))])
+
+
+# ------------------------------------------- vectorized exp (src/vexp.h)
+from mx_ops import _conv_cpu, _nn_cpu  # noqa: E402
+
+
+@pytest.fixture(params=_nn_cpu.available_isas())
+def isa(request):
+    old = _nn_cpu.set_isa(request.param)
+    yield request.param
+    _nn_cpu.set_isa(old)
+
+
+def _ulps(got, want):
+    """Distance in units in the last place (sign-magnitude bit patterns)."""
+    it = np.int32 if got.dtype == np.float32 else np.int64
+    a, b = got.view(it).astype(np.int64), want.view(it).astype(np.int64)
+    lo = np.iinfo(it).min
+    a = np.where(a < 0, lo - a, a)
+    b = np.where(b < 0, lo - b, b)
+    return np.abs(a - b)
+
+
+SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 1.0, -1.0, 0.5, -0.5]
+
+
+def test_vexp_float32_within_one_ulp_over_the_range(isa):
+    x = np.concatenate([np.linspace(-110, 100, 400_001, dtype=np.float32),
+                        np.array(SPECIAL + [88.72283, 88.722839, 88.72284, -87.33654, -87.4,
+                                            -103.9720, -103.97208, -104.0, -149.0], np.float32)])
+    got = _nn_cpu.exp(x)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.float64)).astype(np.float32)    # correctly rounded here
+        numpy = np.exp(x)
+    ok = ~np.isnan(x)
+    assert _ulps(got[ok], exact[ok]).max() <= 1
+    # NumPy's own float32 exp strays up to a few ulp in the subnormal range:
+    # ours stays within 1 ulp of it where it is exact, and is never further
+    # from it than it is from the exact value, plus 1.
+    assert (_ulps(got[ok], numpy[ok]) <= _ulps(numpy[ok], exact[ok]) + 1).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+    assert got[x == np.inf][0] == np.inf and got[x == -np.inf][0] == 0.0
+    assert got[x == -104.0][0] == 0.0 and 0 < got[x == -103.9720][0] < np.finfo(np.float32).tiny
+
+
+def test_vexp_float64_within_two_ulp_over_the_range(isa):
+    x = np.concatenate([np.linspace(-750, 712, 400_001),
+                        np.array(SPECIAL + [709.782712893383, 709.7827128933841, -708.39641853,
+                                            -720.0, -745.1332191019411, -745.14, -800.0])])
+    got = _nn_cpu.exp(x)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.longdouble)).astype(np.float64)
+    if np.finfo(np.longdouble).nmant <= 52:      # no wider type here: NumPy's exp itself
+        with np.errstate(over="ignore"):
+            exact = np.exp(x)
+    ok = ~np.isnan(x)
+    assert _ulps(got[ok], exact[ok]).max() <= 2
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+    assert got[x == np.inf][0] == np.inf and got[x == -np.inf][0] == 0.0
+    assert got[x == -800.0][0] == 0.0 and got[x == 709.7827128933841][0] == np.inf
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_long_rows_and_lane_blocks(isa, threads, dtype, name):
+    """Rows split across threads: contiguous rows (inner 1) and blocks of
+    neighbouring rows (inner 33, and 600 > 256 lanes: a ragged second
+    block), req write and add, a temperature, forward and backward."""
+    rng = np.random.default_rng(21)
+    log = name == "log_softmax"
+    old = _conv_cpu.set_max_threads(threads)
+    tol = {"float16": 3e-3, "float32": 2e-6, "float64": 1e-13}[dtype]
+    try:
+        for shape, axis, t in [((300, 1025), -1, None), ((5, 301, 33), 1, 0.7),
+                               ((2, 40, 600), 1, None)]:
+            x = (rng.standard_normal(shape) * 5).astype(dtype)
+            params = dict(axis=axis) if t is None else dict(axis=axis, temperature=t)
+            want = _softmax_ref(x.astype(np.float64), axis, t or 1.0, log)
+            got = invoke(name, [x], **params)
+            scale = np.abs(want) + (0 if log else 1e-3)
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol * 4,
+                                       atol=tol * scale.max())
+            base = rng.standard_normal(shape).astype(dtype)
+            out = base.copy()
+            invoke(name, [x], out=out, req="add", **params)
+            np.testing.assert_allclose(out.astype(np.float64),
+                                       base.astype(np.float64) + got.astype(np.float64),
+                                       rtol=tol * 4, atol=tol * 4 * (1 + np.abs(want).max()))
+            og = rng.standard_normal(shape).astype(dtype)
+            yd, ogd = got.astype(np.float64), og.astype(np.float64)
+            if log:
+                wantg = (ogd - np.exp(yd) * ogd.sum(axis, keepdims=True)) / (t or 1.0)
+            else:
+                wantg = yd * (ogd - (ogd * yd).sum(axis, keepdims=True)) / (t or 1.0)
+            dx = invoke(f"_backward_{name}", [og, got], **params)
+            np.testing.assert_allclose(dx.astype(np.float64), wantg, rtol=tol * 8,
+                                       atol=tol * 8 * (1 + np.abs(wantg).max()))
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_masks_infinities_and_nans_like_numpy(isa, dtype):
+    """-inf entries get probability 0 (masking); a row holding +inf, nan or
+    only -inf is nan throughout, as NumPy's exp(x - max) / sum gives."""
+    x = np.array([[0.0, -np.inf, 1.0, -np.inf], [-np.inf] * 4, [0.0, np.inf, 1.0, 2.0],
+                  [0.0, np.nan, 1.0, 2.0], [-200.0, 0.0, -90.0, -1e4]], dtype)
+    # Values below the dtype's normal range are compared absolutely.
+    tol = dict(rtol=3e-3 if dtype == "float16" else 1e-6, atol=float(np.finfo(dtype).tiny))
+    with np.errstate(invalid="ignore"):
+        want = _softmax_ref(x.astype(np.float64), -1, 1.0, False)
+        wantl = _softmax_ref(x.astype(np.float64), -1, 1.0, True)
+    for xx, w, name in ((x, want, "softmax"), (x, wantl, "log_softmax")):
+        got = invoke(name, [xx]).astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(w))
+        ok = ~np.isnan(w)
+        np.testing.assert_allclose(got[ok], w[ok], **tol)
+    xt = np.ascontiguousarray(x.T)                       # the same along axis 0: lane blocks
+    got = invoke("softmax", [xt], axis=0).astype(np.float64).T
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], **tol)

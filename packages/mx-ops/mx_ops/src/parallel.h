@@ -27,6 +27,28 @@ inline void mark_forked_child() { forked_child() = true; }
 [[maybe_unused]] static const int mx_atfork_registered =
     pthread_atfork(nullptr, nullptr, mark_forked_child);
 
+// The most threads a kernel may use (OpenMP's max-threads of the calling
+// thread; 1 without OpenMP).  Workspace sizes are computed from it.
+static inline int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// Sets the calling thread's OpenMP max-threads (tests run kernels on 1..n
+// threads whatever the machine); returns the previous value.
+static inline int set_max_threads(int n) {
+  const int old = max_threads();
+#ifdef _OPENMP
+  if (n >= 1) omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+  return old;
+}
+
 // Threads for `work` element-visits: 1 without OpenMP, below the threshold,
 // inside a parallel region already, or in a forked child; never more than
 // `items` (the units that cannot be split).
