@@ -514,6 +514,24 @@ cdef class NDArray:
         v.context = self.context
         return v
 
+    def _view_as(self, tuple shape, str dtype, size_t offset):
+        """A view of ``shape`` and ``dtype`` at byte ``offset`` of this
+        array's chunk (the executor carves its planned buffers so)."""
+        cdef NDArray v
+        cdef int flag = _FLAG.get(dtype, -1)
+        cdef size_t nbytes = _NP_DTYPES[flag].itemsize if flag >= 0 else 0
+        if flag < 0:
+            raise TypeError(f"NDArray: dtype must be one of {', '.join(DTYPE_NAMES)}, got "
+                            f"{dtype!r}")
+        for s in shape:
+            nbytes *= s
+        if offset + nbytes > self.chunk.h.size:
+            raise ValueError(f"NDArray: a {dtype} view of shape {shape} at byte {offset} "
+                             f"overruns its {self.chunk.h.size}-byte chunk")
+        v = self._view(shape, offset)
+        v.dtype_flag = flag
+        return v
+
     def reshape(self, *shape, reverse=False):
         """A view with another shape of the same size; MXNet's codes apply
         (0 copies a dimension, -1 is inferred, -2, -3 and -4 as in Reshape)."""

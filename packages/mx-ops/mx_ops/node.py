@@ -30,15 +30,20 @@ class Node:
 
     ``control_deps`` lists nodes that must run before this one without
     feeding it (nnvm's control dependencies: a backward node that takes
-    its forward node's shapes or state, as _backward_Custom)."""
-    __slots__ = ("op", "name", "params", "inputs", "control_deps", "_id")
+    its forward node's shapes or state, as _backward_Custom).
 
-    def __init__(self, op, name, params, inputs):
+    ``attrs`` is nnvm's ``attrs.dict``: the string attributes a Symbol
+    carries and -symbol.json stores (the call's arguments as given, and
+    user attributes such as ``__lr_mult__`` or ``__ctx_group__``)."""
+    __slots__ = ("op", "name", "params", "inputs", "control_deps", "attrs", "_id")
+
+    def __init__(self, op, name, params, inputs, attrs=None):
         self.op = op
         self.name = name
         self.params = params
         self.inputs = list(inputs)
         self.control_deps = []
+        self.attrs = {} if attrs is None else attrs
         self._id = next(_ids)
 
     @property
