@@ -244,9 +244,11 @@ class Executor:
                                  f"{arr.shape}, but the symbol needs {want[1]} of shape "
                                  f"{want[0]}")
         for name, arr in grads.items():
-            if reqs.get(name, "null") != "null" and arr.shape != args[name].shape:
-                raise MXNetError(f"bind: the gradient array for '{name}' has shape "
-                                 f"{arr.shape}, the argument {args[name].shape}")
+            if reqs.get(name, "null") != "null" and (arr.shape, arr.dtype) != (
+                    args[name].shape, args[name].dtype):
+                raise MXNetError(f"bind: the gradient array for '{name}' is {arr.dtype} of "
+                                 f"shape {arr.shape}, the argument {args[name].dtype} of "
+                                 f"shape {args[name].shape}")
         return cls(symbol, ctx, bound, [args[n] for n in arg_names],
                    [grads.get(n) if reqs[n] != "null" else None for n in arg_names],
                    [aux[n] for n in aux_names],
@@ -256,6 +258,7 @@ class Executor:
     def simple_bind(cls, symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
         _check_ctx(ctx)
+        shared_storage = _shared_storage(shared_exec)
         arg_names = symbol.list_arguments()
         aux_names = symbol.list_auxiliary_states()
         inputs = set(arg_names) | set(aux_names)
@@ -296,8 +299,7 @@ class Executor:
                  if reqs[n] != "null" else None for n in arg_names]
         aux = [new_array(n, shared_exec.aux_dict if shared_exec is not None else None)
                for n in aux_names]
-        return cls(symbol, ctx, bound, args, grads, aux,
-                   shared_storage=_shared_storage(shared_exec))
+        return cls(symbol, ctx, bound, args, grads, aux, shared_storage=shared_storage)
 
     def _allocate(self, shared_storage):
         b, g = self._bound, self._bound.graph

@@ -98,6 +98,13 @@ def function(op_name):
         params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
         if op.variadic and len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
+        elif not op.variadic:
+            # MXNet's generated signature: the inputs, then the parameters.
+            args, extra = _split_positional(op, args)
+            for key, value in extra.items():
+                if key in kwargs:
+                    raise TypeError(f"{op.name}: argument '{key}' given twice")
+                params[key] = value
         return create(op_name, list(args), sym_kwargs, params, name=name, attr=attr)
 
     symbol_function.__name__ = op_name
@@ -106,6 +113,23 @@ def function(op_name):
     with _lock:
         _functions.setdefault(op_name, symbol_function)
     return _functions[op_name]
+
+
+def _split_positional(op, args):
+    """Positional ``args`` as (symbol inputs, {param: value}): values past
+    the operator's input slots fill its parameters in order."""
+    nin = len(op.arguments)
+    inputs, params = [], {}
+    keys = list(op.params)
+    for i, value in enumerate(args):
+        if i < nin:
+            inputs.append(value)
+        elif i - nin < len(keys):
+            params[keys[i - nin]] = value
+        else:
+            raise TypeError(f"{op.name}: takes at most {nin + len(keys)} positional "
+                            f"arguments, got {len(args)}")
+    return inputs, params
 
 
 def names(namespace=""):

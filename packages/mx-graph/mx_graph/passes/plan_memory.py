@@ -23,16 +23,26 @@ import os
 
 import numpy as np
 
-__all__ = ["plan_memory", "EXTERNAL", "MATCH_RANGE", "inplace_enabled"]
+__all__ = ["plan_memory", "EXTERNAL", "MATCH_RANGE", "inplace_enabled", "sharing_enabled"]
 
 EXTERNAL = -2
 MATCH_RANGE = 16
 
 
+def _flag(name):
+    return os.environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def inplace_enabled():
     """MXNET_EXEC_ENABLE_INPLACE (default on), as MXNet reads it."""
-    return os.environ.get("MXNET_EXEC_ENABLE_INPLACE", "1").strip().lower() not in (
-        "0", "false", "no", "off")
+    return _flag("MXNET_EXEC_ENABLE_INPLACE")
+
+
+def sharing_enabled():
+    """MX_EXEC_ENABLE_SHARING (default on): 0 gives every planned entry its
+    own storage (MXNet has no switch for this; the planner's tests and
+    benchmarks need one)."""
+    return _flag("MX_EXEC_ENABLE_SHARING")
 
 
 def _nbytes(shape, dtype):
@@ -69,14 +79,16 @@ class _Pool:
         bisect.insort(self.free.setdefault(device, []), (self.sizes[sid], sid))
 
 
-def plan_memory(graph, external=(), inplace=None, share=True):
+def plan_memory(graph, external=(), inplace=None, share=None):
     """``graph`` (with "shape" and "dtype", and optionally "device": one
     per node) with a storage plan; entries in ``external`` and every
     variable's entry keep caller-provided memory.  ``inplace`` defaults to
-    MXNET_EXEC_ENABLE_INPLACE; ``share=False`` gives every entry its own
-    storage (the planner's baseline)."""
+    MXNET_EXEC_ENABLE_INPLACE and ``share`` to MX_EXEC_ENABLE_SHARING;
+    ``share=False`` gives every entry its own storage."""
     if inplace is None:
         inplace = inplace_enabled()
+    if share is None:
+        share = sharing_enabled()
     idx = graph.indexed
     shapes, dtypes = graph.attrs["shape"], graph.attrs["dtype"]
     devices = graph.attrs.get("device") or [0] * idx.num_nodes
