@@ -33,17 +33,24 @@ def _softmax_output(params, ins, outs):
         return ins, outs
     softmax_output.geometry(op, params, data)                # checks the data's rank
     if params["multi_output"]:
-        if label != data:
-            allowed = [(data[0], math.prod(data[2:])), data[:1] + data[2:],
-                       data[:1] + (1,) + data[2:]]
-            fit = allowed[0] if label is None else next((a for a in allowed if _fits(a, label)),
-                                                        None)
-            if fit is None:
+        allowed = [(data[0], math.prod(data[2:])), data[:1] + data[2:],
+                   data[:1] + (1,) + data[2:]]
+        if label is None:
+            ins.assign(1, allowed[0], why="class indices for multi_output")
+        else:
+            prob = _fits(data, label)
+            index = {merge_shape(a, label) for a in allowed if _fits(a, label)}
+            if not prob and not index:
                 raise ShapeError(f"{op}: argument 'label' has shape {label}; with "
                                  f"multi_output=True and 'data' {data} it must be "
                                  f"{', '.join(map(str, dict.fromkeys(allowed)))} (class "
                                  f"indices) or {data} (probabilities)")
-            ins.assign(1, fit, why="class indices for multi_output")
+            # Where unknown dimensions leave several readings, nothing is inferred.
+            if prob and not index:
+                ins.assign(1, data, why="probabilities, the shape of 'data'")
+                ins.assign(0, ins[1], why="the shape of the probabilities in 'label'")
+            elif len(index) == 1 and not prob:
+                ins.assign(1, index.pop(), why="class indices for multi_output")
     elif label is not None and len(label) == len(data):
         # Class indices have one axis less: this label holds probabilities.
         ins.assign(1, data, why="probabilities, the shape of 'data'")
@@ -66,6 +73,8 @@ def _regression(op):
             raise ShapeError(f"{op}: argument 'data' must have at least 1 dimension, got "
                              f"shape ()")
         if label is None:
+            if len(data) == 2 and not data[1]:
+                return ins, outs        # (batch,) or (batch, ?): wait for data's size
             ins.assign(1, data[:1] if len(data) == 2 and data[1] == 1 else data,
                        why=f"for 'data' {data}")
         elif label:
