@@ -16,6 +16,9 @@ from mx_ops import elemwise_grad, loss_grad, nn_grad, reduce_grad, shape_grad  #
 from mx_ops import library
 from mx_ops import lrn, operator, simple_op, smooth_l1  # noqa: F401  (the two registration APIs)
 from mx_ops import custom, custom_ops  # noqa: F401  (Python operators: Custom)
+# partial shape and type inference rules of the ops above (MXNet's FInferShape)
+from mx_ops import elemwise_infer, loss_infer, nn_infer, tensor_infer  # noqa: F401
+from mx_ops.partial_infer import infer_shapes, infer_types
 from mx_ops._invoke import invoke
 from mx_ops._params import Param
 from mx_ops.registry import OpDef, get, list_ops, register
@@ -23,7 +26,7 @@ from mx_ops.registry import OpDef, get, list_ops, register
 __version__ = "0.1.0"
 
 __all__ = ["OpDef", "Param", "register", "get", "list_ops", "invoke", "registry", "library",
-           "get_include", "__version__"]
+           "infer_shapes", "infer_types", "get_include", "__version__"]
 
 
 def get_include():

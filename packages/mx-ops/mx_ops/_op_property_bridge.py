@@ -15,7 +15,7 @@ from mx_engine import cpu
 from mx_engine.base import MXNetError
 from mx_ops import _operator, registry
 from mx_ops._op_resources import resources, run_context
-from mx_ops._params import REQUIRED, Param
+from mx_ops._params import REQUIRED, Param, ParamError
 from mx_ops.gradient import set_gradient
 from mx_ops.node import NodeEntry, make_node
 from mx_ops.operator import (NativeOperator, Operator, OperatorProperty, OperatorPropertyError,
@@ -197,6 +197,37 @@ class _Registration:
         prop = self.prop(params)
         nargs = len(self.info(prop).args)
         return self._infer(prop, [tuple(s) for s in shapes[:nargs]], shapes[nargs:])[1]
+
+    def partial_shape(self, params, ins, outs):
+        """The partial inference rule (mx_ops.partial_infer): MXNet's
+        OperatorProperty::InferShape is partial, so the property gets None
+        for the arguments not known yet (and 0 for unknown dimensions), and
+        whatever it returns fills arguments, outputs and aux states.  A
+        property that cannot work without every shape (it raises something
+        other than a shape or parameter error) just infers nothing yet."""
+        prop = self.prop(params)
+        info = self.info(prop)
+        nargs = len(info.args)
+        if all(s is not None and 0 not in s for s in ins[:nargs]):
+            return ins, outs                    # the forward infer_shape takes it from here
+        where = f"{self.name}: {type(prop).__name__}.infer_shape"
+        try:
+            res = prop.infer_shape(list(ins[:nargs]))
+        except (ShapeError, ParamError, OperatorPropertyError):
+            raise
+        except Exception:
+            return ins, outs
+        if not (isinstance(res, (tuple, list)) and len(res) == 3
+                and [len(r) for r in res] == [nargs, len(outs), len(info.aux)]):
+            raise OperatorPropertyError(f"{where} must return (in_shapes, out_shapes, "
+                                        f"aux_shapes) with {nargs}, {len(outs)} and "
+                                        f"{len(info.aux)} entries, got {res!r}")
+        for side, offset, shapes in ((ins, 0, res[0]), (outs, 0, res[1]), (ins, nargs, res[2])):
+            for i, s in enumerate(shapes):
+                if s is not None:
+                    side.assign(offset + i, tuple(int(d) for d in s),
+                                why=f"from {type(prop).__name__}.infer_shape")
+        return ins, outs
 
     def _types(self, prop, arg_types, aux_given=()):
         info = self.info(prop)
@@ -448,7 +479,7 @@ def register(name, prop_class, aliases=(), doc=None):
         outputs=lambda p: reg.info(reg.prop(p)).outs,
         num_visible_outputs=lambda p: reg.info(reg.prop(p)).nvisible,
         params=reg.params, infer_shape=reg.infer_shape, infer_type=reg.infer_type,
-        compute=fwd_compute, pack_params=fwd_pack, inplace=info.fwd_inplace,
+        infer_shape_partial=reg.partial_shape, compute=fwd_compute, pack_params=fwd_pack, inplace=info.fwd_inplace,
         mutate_inputs=naux, aux_states=info.aux, aliases=reg.aliases,
         doc=reg.doc or f"The {name} operator ({prop_class.__name__}).",
         **_resource_attrs(reg.fwd_resources, reg.forward_workspace, reg.forward_draws))

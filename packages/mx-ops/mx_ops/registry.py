@@ -73,6 +73,14 @@ class OpDef:
         Raises ShapeError naming the argument.
     infer_type : callable(params, in_dtypes) -> list of out dtypes
         dtypes are names ('float32', ...).  Raises TypeInferenceError.
+    infer_shape_partial : callable(params, in_shapes, out_shapes), optional
+        MXNet's FInferShape: fills unknown input and output shapes (None,
+        or 0 in a dimension) from the known ones, in both directions
+        (FullyConnected's weight from its data).  See
+        ``mx_ops.partial_infer``, which runs it and whose
+        ``set_infer_shape_partial`` sets it after registration.
+    infer_type_partial : callable(params, in_dtypes, out_dtypes), optional
+        MXNet's FInferType, likewise (``set_infer_type_partial``).
     compute : dict
         Per device kind: 'cpu' -> address of an MXFCompute function (run
         without the GIL), or a Python callable; 'gpu' -> a Python callable
@@ -129,6 +137,7 @@ class OpDef:
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
                  key_var_num_args=None, var_inputs=False, list_input_names=None, attr_parser=None,
                  infer_shape, infer_type, compute, compute_ex=None,
+                 infer_shape_partial=None, infer_type_partial=None,
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
                  differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
                  workspace=None, aliases=(),
@@ -154,6 +163,8 @@ class OpDef:
         self.attr_parser = attr_parser
         self.infer_shape = infer_shape
         self.infer_type = infer_type
+        self.infer_shape_partial = infer_shape_partial
+        self.infer_type_partial = infer_type_partial
         self.compute = dict(compute)
         self.compute_ex = dict(compute_ex or {})
         self.pack_params = pack_params

@@ -71,6 +71,7 @@ from mx_ops._simple_op_kinds import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_NA
                                      UnaryGradFunctionT2, _Function, positional)
 from mx_ops.gradient import set_gradient
 from mx_ops.node import make_node
+from mx_ops.partial_infer import same_shape
 from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
 from mx_storage.resource import ResourceRequest
 
@@ -381,6 +382,9 @@ class SimpleOp:
             self.name, arguments=args, params=params,
             infer_shape=lambda p, s: [self._out_shape(p, s)],
             infer_type=lambda p, t: [self._same_types(self.name, args, t)],
+            # Without a shape function the output has the inputs' one shape:
+            # MXNet's ElemwiseShape, inferred both ways.
+            infer_shape_partial=same_shape() if self._shape_fn is None else None,
             compute={d: self._compute(f, self._draws_fn(lambda p, s: s, self._fwd_sizes))
                      for d, f in self._functions.items()},
             pack_params=self._pack(self._functions.get("cpu")),
