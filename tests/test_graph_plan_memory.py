@@ -23,12 +23,14 @@ def deep_mlp(layers=8, hidden=256):
 
 
 def small_convnet():
+    # Two stages of two conv-BatchNorm-relu blocks, each stage pooled.
     net = mx.sym.Variable("data")
     for i, filters in enumerate((8, 16)):
-        net = mx.sym.Convolution(net, kernel=(3, 3), pad=(1, 1), num_filter=filters,
-                                 name=f"conv{i}")
-        net = mx.sym.BatchNorm(net, name=f"bn{i}")
-        net = mx.sym.Activation(net, act_type="relu", name=f"relu{i}")
+        for j in range(2):
+            net = mx.sym.Convolution(net, kernel=(3, 3), pad=(1, 1), num_filter=filters,
+                                     name=f"conv{i}_{j}")
+            net = mx.sym.BatchNorm(net, name=f"bn{i}_{j}")
+            net = mx.sym.Activation(net, act_type="relu", name=f"relu{i}_{j}")
         net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pool_type="max",
                              name=f"pool{i}")
     net = mx.sym.Flatten(net)

@@ -15,6 +15,7 @@ from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
 from mx_ndarray.prepared import PreparedCall, push_all
 from mx_ops.node import Node, NodeEntry, make_node
+from mx_ops.partial_infer import known as shape_known
 
 from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
@@ -149,6 +150,8 @@ class _BoundGraph:
         idx = graph.indexed
         for attr in ("shape", "dtype"):
             values = graph.attrs[attr]
+            if attr == "shape":   # a shape with 0 dimensions is partly unknown
+                values = [v if shape_known(v) else None for v in values]
             unknown = [idx.nodes[nid].name for nid in idx.input_nodes
                        if values[idx.entry_id(nid, 0)] is None]
             if unknown:

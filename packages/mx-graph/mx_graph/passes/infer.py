@@ -12,7 +12,7 @@ import numpy as np
 
 from mx_engine.base import MXNetError
 from mx_ops.registry import ShapeError, TypeInferenceError
-from mx_ops.shape_inference import infer_shapes, infer_types
+from mx_ops.partial_infer import infer_shapes, infer_types, known as shape_known, merge_shape
 
 __all__ = ["infer_shape", "infer_type", "infer_symbol_shapes", "infer_symbol_types",
            "variable_hints"]
@@ -36,7 +36,13 @@ def _describe_inputs(idx, nid, values):
     return ", ".join(parts)
 
 
-def _sweep(graph, values, rule, what, error_type):
+def _merge_type(a, b):
+    if a is not None and b is not None and a != b:
+        raise ValueError(f"{a} vs {b}")
+    return b if a is None else a
+
+
+def _sweep(graph, values, rule, what, error_type, merge):
     """Runs ``rule`` over every node, forward then backward, until a fixed
     point; ``values`` (per entry) is filled in place."""
     idx = graph.indexed
@@ -59,13 +65,16 @@ def _sweep(graph, values, rule, what, error_type):
                 for eid, old, new in zip(eids, olds, news):
                     if new is None or new == old:
                         continue
-                    if values[eid] is not None and values[eid] != new:
+                    try:
+                        merged = merge(values[eid], new)    # 0 dims are unknown
+                    except ValueError:
                         raise error_type(
                             f"{what}: error in operator '{node.name}' ({node.op.name}): entry "
                             f"'{_entry_label(idx, eid)}' is {values[eid]} but {new} is "
-                            f"inferred; inputs: {_describe_inputs(idx, nid, values)}")
-                    values[eid] = new
-                    changed = True
+                            f"inferred; inputs: {_describe_inputs(idx, nid, values)}") from None
+                    if merged != values[eid]:
+                        values[eid] = merged
+                        changed = True
         if not changed and sweep >= 1:
             break
     return values
@@ -84,9 +93,9 @@ def infer_shape(graph, shapes):
     values = [None] * graph.indexed.num_entries
     for eid, s in shapes.items():
         values[eid] = None if s is None else tuple(int(d) for d in s)
-    _sweep(graph, values, _shape_rule, "InferShape", ShapeError)
+    _sweep(graph, values, _shape_rule, "InferShape", ShapeError, merge_shape)
     return graph.with_attrs(shape=values,
-                            shape_num_unknown=sum(v is None for v in values))
+                            shape_num_unknown=sum(not shape_known(v) for v in values))
 
 
 def infer_type(graph, dtypes):
@@ -95,7 +104,7 @@ def infer_type(graph, dtypes):
     values = [None] * graph.indexed.num_entries
     for eid, t in dtypes.items():
         values[eid] = None if t is None else np.dtype(t).name
-    _sweep(graph, values, infer_types, "InferType", TypeInferenceError)
+    _sweep(graph, values, infer_types, "InferType", TypeInferenceError, _merge_type)
     return graph.with_attrs(dtype=values,
                             dtype_num_unknown=sum(v is None for v in values))
 
@@ -110,7 +119,7 @@ def variable_hints(graph, key):
         attrs = idx.nodes[nid].attrs
         if key == "shape" and "__shape__" in attrs:
             shape = _parse_shape(attrs["__shape__"])
-            if shape is not None and all(d > 0 for d in shape):
+            if shape is not None:
                 out[idx.entry_id(nid, 0)] = shape
         elif key == "dtype" and "__dtype__" in attrs:
             out[idx.entry_id(nid, 0)] = DTYPE_NAMES[int(attrs["__dtype__"])]
@@ -155,8 +164,7 @@ def infer_symbol_shapes(sym, args, kwargs, partial):
     names = _by_name(graph)
     known = variable_hints(graph, "shape")
     for key, shape in _given(sym, args, kwargs, "infer_shape").items():
-        shape = tuple(shape)
-        known[names[key]] = shape if shape and all(d > 0 for d in shape) else None
+        known[names[key]] = tuple(shape)       # zeros: dimensions still unknown
     values = infer_shape(graph, known).attrs["shape"]
     idx = graph.indexed
     arg = [values[names[n]] for n in sym.list_arguments()]
@@ -165,7 +173,7 @@ def infer_symbol_shapes(sym, args, kwargs, partial):
     if partial:
         fix = lambda lst: [() if s is None else s for s in lst]  # noqa: E731
         return fix(arg), fix(out), fix(aux)
-    if any(s is None for s in arg + aux + out):
+    if not all(shape_known(s) for s in arg + aux + out):
         return None, None, None
     return arg, out, aux
 
