@@ -39,6 +39,7 @@ from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tupl
 
 include "_gpu.pxi"
 include "_async_compute.pxi"
+include "_prepared.pxi"
 
 cdef extern from *:
     """
