@@ -98,6 +98,7 @@ cdef class PreparedCall:
     cdef readonly Context context
     cdef int kind               # COMPUTE_*
     cdef bint noop
+    cdef bint ready             # constructed: a half-built call never pushes
     cdef object compute         # the Python compute or compute_ex; None for a kernel
     cdef CallBlock* tmpl        # the block every push copies; holds chunk references
     cdef EngineVar** vars       # reads, then writes: deduplicated
@@ -157,9 +158,9 @@ cdef class PreparedCall:
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
         self.context, self.kind, self.compute = ctx, kind, fn
         self.noop = all(r == "null" for r in self.reqs)
-        if self.noop or kind == COMPUTE_EX:
-            return      # nothing to push, or pushed through _push_ex_call
-        self._prepare(inputs, outputs, in_shapes)
+        if not self.noop and kind != COMPUTE_EX:   # else nothing to push, or _push_ex_call
+            self._prepare(inputs, outputs, in_shapes)
+        self.ready = True
 
     cdef int _prepare(self, list inputs, list outputs, list in_shapes) except -1:
         """The template block, the variable list, the temp space and the
@@ -287,6 +288,8 @@ cdef int _push_prepared(PreparedCall c, bint train) except -1:
     cdef CallBlock* b
     cdef uint64_t* rs
     cdef int i
+    if not c.ready:
+        raise ValueError("PreparedCall: the call was not constructed")
     if c.noop:
         return 0
     if c.kind == COMPUTE_EX:

@@ -369,6 +369,8 @@ def test_bad_construction_names_the_op_and_shapes():
         prepared("relu", [x], [nd.empty((2, 3), ctx=cpu(1))], ["write"])
     with pytest.raises(TypeError, match="push_all: item 1 is a str"):
         push_all([prepared("relu", [x], [nd.empty((2, 3))], ["write"]), "relu"])
+    with pytest.raises(ValueError, match="PreparedCall: the call was not constructed"):
+        PreparedCall.__new__(PreparedCall).push()
 
 
 @pytest.fixture
