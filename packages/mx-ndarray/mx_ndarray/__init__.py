@@ -8,6 +8,7 @@ from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from
                                 from_numpy, full, invoke, ones, to_dlpack_for_read,
                                 to_dlpack_for_write, waitall, zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
+from mx_ndarray.prepared import PreparedCall, push_all
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
 # Operators registered at run time (mx.library.load, mx_ops.operator,
 # mx_ops.simple_op) resolve through the registry: mx.nd.my_gemm.
@@ -19,4 +20,4 @@ __all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "ful
                         "arange", "concatenate", "waitall", "invoke", "from_numpy",
                         "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "save",
                         "load", "load_frombuffer", "NDArrayFormatError", "random",
-                        "__version__"]
+                        "PreparedCall", "push_all", "__version__"]

@@ -197,9 +197,10 @@ cdef object _ex_compute(op, Context ctx):
     return fn
 
 
-cdef int _push_ex_call(op, fn, dict kwargs, list inputs, list outputs, Context ctx) except -1:
+cdef int _push_ex_call(op, fn, dict kwargs, list inputs, list outputs, Context ctx, list reqs,
+                       bint train) except -1:
     """Pushes an NDArray-level call: it reads the inputs and writes the
-    outputs and the mutated inputs."""
+    outputs and the mutated inputs; ``reqs`` names each output's req."""
     cdef _ExCall call = _ExCall.__new__(_ExCall)
     cdef tuple mutated = op.mutated_inputs(kwargs)
     cdef int nin = len(inputs), nout = len(outputs), nm = len(mutated), i
@@ -207,8 +208,8 @@ cdef int _push_ex_call(op, fn, dict kwargs, list inputs, list outputs, Context c
     if vars_ == NULL:
         raise MemoryError(f"{op.name}: cannot allocate the variable list")
     call.fn = fn
-    call.params = dict(kwargs, _is_train=is_training())
-    call.reqs = ["write"] * nout
+    call.params = dict(kwargs, _is_train=train)
+    call.reqs = reqs
     call.name = op.name
     call.arrays = inputs + outputs
     call.nin = nin

@@ -1,11 +1,12 @@
 # GPU operators, copies between devices and foreign device memory.
 # Included by _ndarray.pyx, so CallBlock, chunks and _push_kernel stay C.
 #
-# A GPU call is the same CallBlock as a CPU kernel (chunk references, engine
-# variables, errors naming the op at the next wait), with a Python function
-# in place of the C kernel: GPU computes are CuPy code, so the worker takes
-# the GIL for them.  The function gets the worker's stream and CuPy views of
-# the TBlobs (mx_ndarray._device).
+# A GPU call (_push_python_call) is the same CallBlock as a CPU kernel (chunk
+# references, engine variables, errors naming the op at the next wait), with
+# a Python function in place of the C kernel: GPU computes are CuPy code, so
+# the worker takes the GIL for them (_call_python, as for CPU operators
+# registered in Python).  The function gets the worker's stream and CuPy
+# views of the TBlobs (mx_ndarray._device).
 import functools
 
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
@@ -45,21 +46,6 @@ cdef object _gpu_compute(op, Context ctx):
                          f"cannot run on {ctx}; copy the inputs to the CPU with "
                          f"as_in_context(mx.cpu())")
     return fn
-
-
-cdef int _push_gpu_call(op, compute, dict kwargs, list inputs, list outputs,
-                        Context ctx) except -1:
-    kwargs = dict(kwargs, _is_train=is_training())
-    if random_kind(op) is not None:
-        # The draws are reserved now, in push order, as on the CPU path.
-        kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
-    temp = _temp_space(op, kwargs, inputs, ctx)
-    if temp is not None:
-        # params["_workspace"]: a CuPy uint8 view made on the worker.
-        kwargs["_workspace"] = (temp[0].ptr, temp[2])
-    fn = functools.partial(_device.run_op, compute, kwargs, [1] * len(outputs))  # kWriteTo
-    return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs,
-                        NULL, 0, ctx, op.mutated_inputs(kwargs), temp)
 
 
 cdef NDArray _copy_device(NDArray src, NDArray dst):

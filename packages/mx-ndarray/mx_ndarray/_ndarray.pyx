@@ -27,6 +27,7 @@ import numpy as np
 from mx_engine import current_context
 from mx_engine.base import MXNetError
 from mx_ops import registry
+from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
 from mx_ops._params import DTYPE_NAMES
 from mx_ops._random_state import pack_call, random_kind
 from mx_ops.training import is_training
@@ -38,6 +39,7 @@ from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tupl
 
 include "_gpu.pxi"
 include "_async_compute.pxi"
+include "_prepared.pxi"
 
 cdef extern from *:
     """
@@ -117,6 +119,12 @@ cdef void _chunk_decref(Chunk* c) noexcept nogil:
 # ---------------------------------------------------------------------------
 # Operator calls through the engine
 # ---------------------------------------------------------------------------
+# How an operator computes (_select_compute).
+cdef enum:
+    COMPUTE_NATIVE = 0      # a C kernel (MXFCompute), run without the GIL
+    COMPUTE_PYTHON = 1      # a Python compute (CPU or GPU), run with the GIL
+    COMPUTE_EX = 2          # an NDArray-level compute_ex, on a custom-op thread
+
 # One malloc per call: this header, then the TBlobs, the req flags, the
 # chunk references and the packed parameters.
 cdef struct CallBlock:
@@ -127,6 +135,7 @@ cdef struct CallBlock:
     const char* name
     int nchunks
     Chunk** chunks
+    size_t size             # bytes of the whole allocation
 
 
 cdef int _run_call(RunContextC* rctx, void* arg) noexcept nogil:
@@ -199,22 +208,34 @@ def invoke(op_name, inputs, out=None, **params):
         if (<NDArray>a).context != ctx:
             raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
                              f"the first input on {ctx}; copy it with as_in_context()")
-    ex_fn = _ex_compute(op, ctx) if op.compute_ex else None
-    gpu_fn = (_gpu_compute(op, ctx) if (<Context>ctx).device_typeid == DEV_GPU and ex_fn is None
-              else None)
+    kind, fn = _select_compute(op, ctx)
     shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
     dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
     nvisible = op.visible_output_count(kwargs)
     outputs = _outputs(op, out, shapes, dtypes, ctx, nvisible)
-    if ex_fn is not None:
-        _push_ex_call(op, ex_fn, kwargs, inputs, outputs, ctx)
-    elif gpu_fn is not None:
-        _push_gpu_call(op, gpu_fn, kwargs, inputs, outputs, ctx)
-    elif callable(op.compute_for("cpu")):
-        _push_python_call(op, op.compute_for("cpu"), kwargs, inputs, outputs, ctx)
-    else:
+    if kind == COMPUTE_NATIVE:
         _push_call(op, kwargs, inputs, outputs, ctx)
+    elif kind == COMPUTE_PYTHON:
+        _push_python_call(op, fn, kwargs, inputs, outputs, ctx)
+    else:
+        _push_ex_call(op, fn, kwargs, inputs, outputs, ctx, ["write"] * len(outputs),
+                      is_training())
     return outputs[0] if nvisible == 1 else outputs[:nvisible]
+
+
+cdef tuple _select_compute(op, Context ctx):
+    """(kind, compute) of ``op`` on ``ctx``: an NDArray-level compute_ex
+    first (Custom), then on a GPU its Python GPU compute, on the CPU its
+    native kernel (compute None: the call takes its address) or its Python
+    compute.  Raises, naming the op, where there is none."""
+    if op.compute_ex:
+        return COMPUTE_EX, _ex_compute(op, ctx)
+    if ctx.device_typeid == DEV_GPU:
+        return COMPUTE_PYTHON, _gpu_compute(op, ctx)
+    fn = op.compute_for("cpu")
+    if callable(fn):
+        return COMPUTE_PYTHON, fn
+    return COMPUTE_NATIVE, None
 
 
 cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
@@ -260,19 +281,43 @@ cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) exc
 
 cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
                            Context ctx) except -1:
-    """A CPU operator whose compute is Python (a registered Python op): it
-    runs on the CPU worker with the GIL, on NumPy views of the arrays."""
-    kwargs = dict(kwargs, _is_train=is_training())
+    """A Python compute: a CPU operator registered in Python, or any GPU
+    operator (CuPy code).  It runs on the context's worker with the GIL,
+    on NumPy (CuPy) views of the arrays."""
+    cdef bint train = is_training()
+    kwargs = dict(kwargs, _is_train=train)
+    state = None
     if random_kind(op) is not None:
-        kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
+        # The draws are reserved now, in push order, as for a native kernel.
+        state = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
     temp = _temp_space(op, kwargs, inputs, ctx)
-    if temp is not None:
-        # The compute sees it as params["_workspace"], a uint8 array made on
-        # the worker over the block the call holds.
-        kwargs["_workspace"] = (temp[0].ptr, temp[2])
-    fn = functools.partial(_run_host_op, compute, kwargs, ["write"] * len(outputs))
+    fn = _python_fn(compute, _python_params(kwargs, train, state, temp),
+                    ["write"] * len(outputs), ctx)
     return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs, NULL, 0,
                         ctx, op.mutated_inputs(kwargs), temp)
+
+
+cdef dict _python_params(dict kwargs, bint train, object state, tuple temp):
+    """What a Python compute gets as ``params``: the op's parameters plus
+    '_is_train', '_random_state' (a random op's reserved (seed, offset))
+    and '_workspace' (pointer, bytes of the temp-space block the call
+    holds; the runner wraps it as a uint8 array on the worker)."""
+    params = dict(kwargs, _is_train=train)
+    if state is not None:
+        params["_random_state"] = state
+    if temp is not None:
+        params["_workspace"] = (temp[0].ptr, temp[2])
+    return params
+
+
+cdef object _python_fn(compute, dict params, list reqs, Context ctx):
+    """The function a worker calls for a Python compute (see _call_python):
+    ``compute`` on NumPy views on the CPU, on CuPy views on the worker's
+    stream on a GPU; ``reqs`` are names ('write', ...)."""
+    if ctx.device_typeid == DEV_GPU:
+        return functools.partial(_device.run_op, compute, params,
+                                 [_REQ_FLAGS[r] for r in reqs])
+    return functools.partial(_run_host_op, compute, params, reqs)
 
 
 def _run_host_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
@@ -294,27 +339,26 @@ cdef object _host_array(size_t ptr, tuple shape, str dtype):
     return np.asarray(<char[:n]><char*>ptr).view(dt).reshape(shape)
 
 
-cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
-                      list outputs, const char* params, size_t params_size,
-                      Context ctx, tuple mutated=(), tuple temp=None,
-                      bint train=False) except -1:
-    """Pushes kernel `fn` (or Python function `pyfn`) on the arrays' memory
-    with FnProperty `prop`: the arrays are already checked.  The inputs at
-    indices `mutated` are written too; `temp` is (temp-space block, its
-    engine Var, bytes the call uses) for an operator with a workspace."""
+cdef CallBlock* _new_call(MXFCompute fn, const char* name, list inputs, list outputs,
+                          const char* params, size_t params_size, const int32_t* reqs,
+                          Chunk* extra) except NULL:
+    """One allocation holding a call of kernel `fn` on the arrays (already
+    checked): the header, a TBlob per input then output, the req flags
+    (`reqs`, one per output, or kWriteTo for all where NULL), a reference
+    to each array's chunk (and to `extra`, a chunk the call must keep
+    alive, where not NULL) and a copy of the parameters.  _free_call frees
+    it and drops the references."""
     cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
-    cdef int nvars = n + len(mutated) + (0 if temp is None else 1)
+    cdef int nchunks = n + (extra != NULL)
     # The req flags are padded to 8 bytes so that the chunk pointers and the
     # parameter block after them are 8-byte aligned (tblob.h promises it).
     cdef size_t req_size = (nout * sizeof(int32_t) + 7) & ~<size_t>7
     cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + req_size
-                        + n * sizeof(Chunk*) + params_size)
+                        + nchunks * sizeof(Chunk*) + params_size)
     cdef char* mem = <char*>calloc(1, size)
     cdef CallBlock* b = <CallBlock*>mem
     cdef MXTBlob* blobs
     cdef int32_t* req
-    cdef EngineVar* few_vars[32]
-    cdef EngineVar** vars_ = few_vars
     cdef NDArray a
     if mem == NULL:
         raise MemoryError(f"{name.decode()}: cannot allocate the call block")
@@ -328,17 +372,50 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
     except BaseException:
         free(mem)
         raise
-    if nvars > 32:       # a long Concat or split: the engine copies the list
-        vars_ = <EngineVar**>malloc(nvars * sizeof(EngineVar*))
-        if vars_ == NULL:
-            free(mem)
-            raise MemoryError(f"{name.decode()}: cannot allocate the variable list")
     for i in range(n):
         a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
         _chunk_incref(a.chunk)
         b.chunks[i] = a.chunk
-        vars_[i] = a.chunk.var
-    b.nchunks = n
+    if extra != NULL:
+        _chunk_incref(extra)
+        b.chunks[n] = extra
+    b.nchunks = nchunks
+    b.size = size
+    for i in range(nout):
+        req[i] = 1 if reqs == NULL else reqs[i]    # kWriteTo by default
+    if params_size:
+        memcpy(<char*>(b.chunks + nchunks), params, params_size)
+        b.call.params = <char*>(b.chunks + nchunks)
+    b.call.nin = nin
+    b.call.nout = nout
+    b.call.inputs = blobs
+    b.call.outputs = blobs + nin
+    b.call.req = req
+    b.fn = fn
+    b.name = name
+    return b
+
+
+cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
+                      list outputs, const char* params, size_t params_size,
+                      Context ctx, tuple mutated=(), tuple temp=None,
+                      bint train=False) except -1:
+    """Pushes kernel `fn` (or Python function `pyfn`) on the arrays' memory
+    with FnProperty `prop`: the arrays are already checked.  The inputs at
+    indices `mutated` are written too; `temp` is (temp-space block, its
+    engine Var, bytes the call uses) for an operator with a workspace."""
+    cdef int nin = len(inputs), n = nin + len(outputs), i
+    cdef int nvars = n + len(mutated) + (0 if temp is None else 1)
+    cdef EngineVar* few_vars[32]
+    cdef EngineVar** vars_ = few_vars
+    cdef CallBlock* b = _new_call(fn, name, inputs, outputs, params, params_size, NULL, NULL)
+    if nvars > 32:       # a long Concat or split: the engine copies the list
+        vars_ = <EngineVar**>malloc(nvars * sizeof(EngineVar*))
+        if vars_ == NULL:
+            _free_call(b)
+            raise MemoryError(f"{name.decode()}: cannot allocate the variable list")
+    for i in range(n):
+        vars_[i] = b.chunks[i].var
     # Mutated inputs and the workspace are written: the engine merges a
     # variable listed as both read and written into a write.
     for i in range(len(mutated)):
@@ -350,18 +427,6 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
         Py_INCREF(temp[0])
         b.keep = <PyObject*>temp[0]
     b.call.is_train = train
-    for i in range(nout):
-        req[i] = 1    # kWriteTo
-    if params_size:
-        memcpy(<char*>(b.chunks + n), params, params_size)
-        b.call.params = <char*>(b.chunks + n)
-    b.call.nin = nin
-    b.call.nout = nout
-    b.call.inputs = blobs
-    b.call.outputs = blobs + nin
-    b.call.req = req
-    b.fn = fn
-    b.name = name
     if pyfn is not None:
         Py_INCREF(pyfn)
         b.pyfn = <PyObject*>pyfn

@@ -1,21 +1,15 @@
-"""TEMPORARY shim, replaced by wip-prepared (the real PreparedCall) before this session ends."""
-from mx_ndarray._ndarray import invoke
-from mx_ops import registry
-from mx_ops.training import train_mode, predict_mode
+"""Prepared operator calls: the push layer a bound executor calls.
 
+A graph executor (mx-graph) allocates its arrays and decides each node's
+reqs once, at bind time, then runs the same nodes on every pass.  A
+:class:`PreparedCall` checks one node's operator, arrays and reqs and packs
+everything that does not change between passes; ``push(is_train)`` pushes
+it to the engine and returns at once, and :func:`push_all` pushes a list of
+them in one C loop::
 
-class PreparedCall:
-    def __init__(self, op, params, inputs, outputs, reqs):
-        self.op = registry.get(op) if isinstance(op, str) else op
-        self.params = {k: v for k, v in params.items() if not k.startswith("_")}
-        self.inputs, self.outputs, self.reqs = inputs, outputs, reqs
+    call = PreparedCall("FullyConnected", params, [x, w, b], [y], ["write"])
+    push_all(forward_calls, is_train=True)
+"""
+from mx_ndarray._ndarray import PreparedCall, push_all
 
-    def push(self, is_train):
-        n = self.op.visible_output_count(self.params)
-        with (train_mode() if is_train else predict_mode()):
-            invoke(self.op.name, self.inputs, out=self.outputs[:n] if n > 1 else self.outputs[0], **self.params)
-
-
-def push_all(calls, is_train):
-    for c in calls:
-        c.push(is_train)
+__all__ = ["PreparedCall", "push_all"]

@@ -15,7 +15,7 @@ import struct
 from mx_storage import resource
 from mx_storage.resource import ResourceRequest
 
-__all__ = ["random_kind", "pack_call"]
+__all__ = ["random_kind", "pack_call", "random_draws", "with_state", "state_offset"]
 
 _RANDOM_KINDS = (ResourceRequest.RANDOM, ResourceRequest.PARALLEL_RANDOM)
 _STATE = struct.Struct("=QQ")     # MXRandomState
@@ -37,9 +37,27 @@ def pack_call(op, kwargs, in_shapes, ctx):
     kind = random_kind(op)
     if kind is None:
         return packed, None
+    state = resource.request(ctx, kind).reserve(random_draws(op, kwargs, in_shapes))
+    return with_state(packed, state), state
+
+
+def random_draws(op, kwargs, in_shapes):
+    """How many counter values one call of random operator ``op`` consumes."""
     if op.random_draws is None:
         raise TypeError(f"{op.name}: requests a random resource but registers no "
                         f"'random_draws'")
-    state = resource.request(ctx, kind).reserve(op.random_draws(kwargs, in_shapes))
-    pad = -len(packed) % 8
-    return packed + b"\0" * pad + _STATE.pack(*state), state
+    return int(op.random_draws(kwargs, in_shapes))
+
+
+def with_state(packed, state):
+    """``packed`` with MXRandomState ``(seed, offset)`` appended at the
+    first 8-byte-aligned position (``state_offset(len(packed))``)."""
+    return packed + b"\0" * (state_offset(len(packed)) - len(packed)) + _STATE.pack(*state)
+
+
+def state_offset(params_size):
+    """Where the MXRandomState starts after a parameter block of
+    ``params_size`` bytes (tblob.h's MX_RANDOM_STATE_AT): invokers that
+    pack a call's parameters once (a bound executor's prepared calls)
+    write each push's reservation there."""
+    return (params_size + 7) & ~7
