@@ -8,7 +8,7 @@ from mx_engine import Context, MXNetError, cpu, cpu_pinned, current_context, gpu
 import sys as _sys
 
 from mx import (attribute, base, context, engine, library, name, nd, operator, profiler,
-                random, symbol)
+                random, symbol, viz)
 from mx.attribute import AttrScope
 from mx_graph.executor import Executor
 
