@@ -70,10 +70,11 @@ def test_summary_absolute_positions_match_mxnet(net, capsys):
     assert got == expected["summary_narrow"]
 
 
-def test_summary_from_data_shape_alone(capsys):
-    # The MLP's weights' shapes follow from the data's.
-    symbol, data_shapes = NETS["mlp"](mx)
-    assert _summary(capsys, symbol, shape=data_shapes) == _expected("mlp")["summary"]
+@pytest.mark.parametrize("net", sorted(NETS))
+def test_summary_from_data_shape_alone(net, capsys):
+    # Every weight's shape follows from the data's (partial inference).
+    symbol, data_shapes = NETS[net](mx)
+    assert _summary(capsys, symbol, shape=data_shapes) == _expected(net)["summary"]
 
 
 def test_summary_parameter_totals(capsys):
