@@ -13,7 +13,7 @@ import threading
 from mx_ops import registry
 from mx_ops.node import Node, NodeEntry
 
-from mx_graph import attribute, name as _name
+from mx_graph import attribute, input_var_attrs, name as _name
 from mx_graph.symbol import Symbol, attr_string
 
 __all__ = ["create", "function", "fluent", "names"]
@@ -75,6 +75,7 @@ def create(op_name, args, sym_kwargs, params, name=None, attr=None):
                 inputs.append(NodeEntry(Node(None, f"{node_name}_{arg}", {}, (),
                                              dict(attrs)), 0))
     node = Node(op, node_name, parsed, inputs, attrs)
+    input_var_attrs.apply(node)
     nvisible = op.visible_output_count(parsed)
     return Symbol([NodeEntry(node, i) for i in range(nvisible)])
 

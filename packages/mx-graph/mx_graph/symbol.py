@@ -90,8 +90,12 @@ class Symbol:
         return [_entry_name(e) for e in self._outputs]
 
     def get_internals(self):
-        """Every output of every node, in topological order."""
-        return Symbol([e for n in self._nodes() for e in n.outputs()])
+        """Every variable and every visible output of every node, in
+        topological order (nnvm's GetInternals: BatchNorm's hidden mean
+        and var are not listed)."""
+        return Symbol([NodeEntry(n, i) for n in self._nodes()
+                       for i in range(1 if n.is_variable
+                                      else n.op.visible_output_count(n.params))])
 
     def get_children(self):
         """The inputs of this symbol's node, or None for a variable."""
@@ -189,17 +193,18 @@ class Symbol:
         """The node's attributes (``recursive``: of every node, keyed
         ``<node>$<key>`` as MXNet does)."""
         if recursive:
-            return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.attrs.items()}
+            return {f"{n.name}${k}": v for n in self._nodes()
+                    for k, v in _listed(n.attrs).items()}
         if len(self._outputs) != 1:
             return {}
-        return dict(self._outputs[0].node.attrs)
+        return _listed(self._outputs[0].node.attrs)
 
     def attr_dict(self):
         """``{node name: {key: value}}`` for every node with attributes."""
         out = {}
         for n in self._nodes():
             if n.attrs:
-                out.setdefault(n.name, {}).update(n.attrs)
+                out.setdefault(n.name, {}).update(_listed(n.attrs))
         return out
 
     def _set_attr(self, **kwargs):
@@ -236,7 +241,7 @@ class Symbol:
 
     def save(self, fname):
         """Writes ``tojson()`` to ``fname``."""
-        with open(fname, "w") as f:
+        with open(fname, "w", encoding="utf-8") as f:   # as MXNet writes it
             f.write(self.tojson())
 
     def debug_str(self):
@@ -310,10 +315,13 @@ class Symbol:
         return _arith(self, other, "_Power", "_PowerScalar")
 
     def __rpow__(self, other):
-        return _arith(self, other, None, "_RPowerScalar")
+        # MXNet 1.x calls _rpower_scalar here (so the node is named
+        # _rpower_scalar0) but _RPowerScalar in mx.sym.pow.
+        return _arith(self, other, None, "_rpower_scalar")
 
     def __neg__(self):
-        return _apply("negative", [self])
+        # MXNet 1.x: self * -1.0, a _mul_scalar node.
+        return self.__mul__(-1.0)
 
     def __eq__(self, other):
         return _arith(self, other, "_equal", "_equal_scalar")
@@ -348,6 +356,17 @@ class Symbol:
         if fn is None:
             raise AttributeError(f"'Symbol' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _listed(attrs):
+    """A node's attributes as MXNet lists them: a hidden key shows under
+    both spellings (``__lr_mult__`` and ``lr_mult``)."""
+    out = dict(attrs)
+    for key in attribute.HIDDEN_KEYS:
+        value = attrs.get(f"__{key}__")
+        if value is not None:
+            out.setdefault(key, value)
+    return out
 
 
 def _entry_name(entry):
@@ -393,8 +412,15 @@ def _arith(lhs, rhs, array_op, scalar_op):
             raise TypeError(f"Symbol: unsupported operand types for {scalar_op}")
         return _apply(array_op, [lhs, rhs])
     if isinstance(rhs, (int, float, np.number, bool)):
-        return _apply(scalar_op, [lhs], scalar=float(rhs))
+        # The scalar as given: MXNet stores str(2) = "2", str(0.5) = "0.5".
+        return _apply(scalar_op, [lhs], scalar=_scalar(rhs))
     return NotImplemented
+
+
+def _scalar(value):
+    """A scalar operand as MXNet's front end passes it (bools as numbers,
+    which is what the operator parses)."""
+    return float(value) if isinstance(value, (bool, np.bool_)) else value
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
@@ -447,7 +473,7 @@ def load_json(json_str):
 
 def load(fname):
     """The Symbol in the -symbol.json file ``fname``."""
-    with open(fname) as f:
+    with open(fname, encoding="utf-8") as f:
         text = f.read()
     from mx_graph import json_format
     return json_format.loads(text, source=fname)
@@ -458,7 +484,7 @@ def pow(base, exp):
     if isinstance(base, Symbol):
         return base ** exp
     if isinstance(exp, Symbol):
-        return exp.__rpow__(base)
+        return _apply("_RPowerScalar", [exp], scalar=_scalar(base))
     return base ** exp
 
 
@@ -476,9 +502,9 @@ def _minmax(left, right, array_op, scalar_op):
     if isinstance(left, Symbol) and isinstance(right, Symbol):
         return _apply(array_op, [left, right])
     if isinstance(left, Symbol):
-        return _apply(scalar_op, [left], scalar=float(right))
+        return _apply(scalar_op, [left], scalar=_scalar(right))
     if isinstance(right, Symbol):
-        return _apply(scalar_op, [right], scalar=float(left))
+        return _apply(scalar_op, [right], scalar=_scalar(left))
     raise TypeError(f"{array_op}: at least one argument must be a Symbol")
 
 
