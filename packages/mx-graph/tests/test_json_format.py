@@ -83,10 +83,7 @@ def test_loaded_file_infers_mxnet_shapes(name):
     m = meta(name)
     sym = mx.sym.load(str(DATA / f"{name}-symbol.json"))
     args, outs, aux = sym.infer_shape(**{k: tuple(v) for k, v in m["shapes"].items()})
-    if args is None:
-        pytest.skip("infer_shape cannot determine this net's weight shapes yet: "
-                    "mx_ops.shape_inference is still the shim that fills only FullyConnected "
-                    "and SoftmaxOutput label shapes backwards")
+    assert args is not None, f"{name}: infer_shape left some shapes unknown"
     assert [list(s) for s in args] == m["arg_shapes"]
     assert [list(s) for s in outs] == m["out_shapes"]
     assert [list(s) for s in aux] == m["aux_shapes"]
