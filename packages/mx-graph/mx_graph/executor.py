@@ -7,19 +7,27 @@ array out of them and prepares one engine call per node.  forward() and
 backward() only push those calls (mx_ndarray.PreparedCall): each node's
 kernel goes to the engine with its read and write variables, so
 independent branches run in parallel while Python returns at once.
+
+With group2ctx (model parallelism) PlaceDevice puts each node on its
+group's device and a ``_CrossDeviceCopy`` on every edge between two
+devices; the executor allocates every array on its node's device, runs
+the copies as NDArray copies between the kernel calls (copy_call), and
+bind checks that the arrays it is given are where the plan needs them.
 """
 import numpy as np
 
 from mx_engine import Context
 from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
-from mx_ndarray.prepared import PreparedCall, push_all
+from mx_ndarray.prepared import PreparedCall
 from mx_ops.node import Node, NodeEntry, make_node
 from mx_ops.partial_infer import known as shape_known
 
+from mx_graph.copy_call import CopyCall, Steps
 from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
 from mx_graph.passes.infer import infer_shape, infer_type, variable_hints
+from mx_graph.passes.place_device import COPY_OP, place_device
 from mx_graph.passes.plan_memory import EXTERNAL, plan_memory
 
 __all__ = ["Executor"]
@@ -92,17 +100,22 @@ class _BoundGraph:
         out_dtypes = [fshapes[1][e] for e in idx.outputs]
         xs = [variables[n] for n in self.arg_names if grad_reqs[n] != "null"]
         self.grad_reqs = grad_reqs
+        self.group2ctx = group2ctx
         self.head_grads = []
         grad_entries = {}
+        forward_of = {}       # backward node id -> its forward node (for placement)
         if xs:
             self.head_grads = [NodeEntry(Node(None, f"{name}_head_grad", {}, ()), 0)
                                for name in self.output_names]
-            grads, _ = gradient(fwd, xs, self.head_grads)
-            grad_entries = self._exclusive(fwd, xs, grads)
+            # An output's head gradient lives where the output is computed.
+            for y, h in zip(fwd.outputs, self.head_grads):
+                forward_of[h.node._id] = y.node
+            grads, _ = gradient(fwd, xs, self.head_grads, forward_of)
+            grad_entries = self._exclusive(fwd, xs, grads, forward_of)
         self.grad_entries = grad_entries       # arg name -> entry written to its grad
+        nfwd = len(fwd.outputs)
         outputs = list(fwd.outputs) + list(grad_entries.values())
-        graph = Graph(outputs)
-        self.num_forward_nodes = len(idx.nodes)
+        graph = Graph(outputs, {"forward_node": forward_of})
         full_shapes, full_dtypes = dict(), dict()
         gidx = graph.indexed
         for name, e in variables.items():
@@ -119,10 +132,16 @@ class _BoundGraph:
         graph = infer_type(graph, full_dtypes)
         self._check_known(graph)
         if group2ctx:
-            from mx_graph.passes.place_device import place_device
-            graph = place_device(graph, default_ctx, group2ctx)
-        external = set(gidx.outputs)
-        self.graph = plan_memory(graph, external=external)
+            # A gradient ends on its variable's device, where its array is.
+            colocate = {nfwd + k: variables[name].node for k, name in enumerate(grad_entries)}
+            graph = place_device(graph, default_ctx, group2ctx, colocate_outputs=colocate)
+            # Copies replace the nodes that read them: the outputs are new entries.
+            self.grad_entries = dict(zip(grad_entries, graph.outputs[nfwd:]))
+        gidx = graph.indexed
+        # The nodes the forward outputs need come first in the topological
+        # order (MXNet's num_forward_nodes); the rest is the backward pass.
+        self.num_forward_nodes = max(gidx.node_id(e.node) for e in graph.outputs[:nfwd]) + 1
+        self.graph = plan_memory(graph, external=set(gidx.outputs))
 
     def _infer(self, graph, shapes, dtypes):
         idx = graph.indexed
@@ -164,11 +183,12 @@ class _BoundGraph:
                 raise MXNetError(f"bind: cannot infer the {attr} of output {e.index} of "
                                  f"'{e.node.name}' ({e.node.op.name})")
 
-    def _exclusive(self, fwd, xs, grads):
+    def _exclusive(self, fwd, xs, grads, forward_of):
         """Arg name -> an entry that only its gradient array receives: a
         gradient that is a variable, a forward value, shared by two
         arguments or read by another node gets a ``_copy`` node, so that
-        the grad array can be written (or added to) directly."""
+        the grad array can be written (or added to) directly.  The nodes
+        made here belong to their argument (``forward_of``)."""
         fwd_ids = {n._id for n in fwd.indexed.nodes}
         probe = Graph(list(fwd.outputs) + [g for g in grads if g is not None])
         readers = probe.indexed.entry_refcounts()
@@ -180,11 +200,13 @@ class _BoundGraph:
                 if self.grad_reqs[name] == "add":
                     continue          # nothing flows here: the array keeps its value
                 g = NodeEntry(make_node("zeros_like", [x], name=f"{name}_zero_grad"), 0)
+                forward_of[g.node._id] = x.node
             else:
                 key = (g.node._id, g.index)
                 if (g.node.is_variable or g.node._id in fwd_ids or key in seen
                         or readers[pidx.entry_id(g)] > 1):
                     g = NodeEntry(make_node("_copy", [g], name=f"{name}_grad_copy"), 0)
+                    forward_of[g.node._id] = x.node
                 seen.add(key)
             out[name] = g
         return out
@@ -252,6 +274,18 @@ class Executor:
                 raise MXNetError(f"bind: the gradient array for '{name}' is {arr.dtype} of "
                                  f"shape {arr.shape}, the argument {args[name].dtype} of "
                                  f"shape {args[name].shape}")
+        for what, named in (("array", list(args.items()) + list(aux.items())),
+                            ("gradient array", [(n, a) for n, a in grads.items()
+                                                if reqs.get(n, "null") != "null"])):
+            for name, arr in named:
+                want = _node_ctx(g, idx.node_id(bound.variables[name].node), ctx)
+                if arr.context != want:
+                    why = ("where group2ctx places it (its own ctx_group, or that of the "
+                           "nodes reading it)" if group2ctx else
+                           "the bind context: without group2ctx every array must be there")
+                    raise MXNetError(f"bind: the {what} for '{name}' is on {arr.context}, but "
+                                     f"the executor needs it on {want}, {why}; copy it "
+                                     f"with as_in_context({want})")
         return cls(symbol, ctx, bound, [args[n] for n in arg_names],
                    [grads.get(n) if reqs[n] != "null" else None for n in arg_names],
                    [aux[n] for n in aux_names],
@@ -317,8 +351,9 @@ class Executor:
         self._head_grad_arrays = [None] * len(b.output_names)
         for i in b.needed_head_grads:
             eid = idx.entry_id(b.head_grads[i])
+            where = _node_ctx(g, idx.node_id(b.head_grads[i].node), self._ctx)
             arrays[eid] = self._head_grad_arrays[i] = empty(
-                shapes[eid], ctx=self._ctx, dtype=dtypes[eid])
+                shapes[eid], ctx=where, dtype=dtypes[eid])
         grads = dict(zip(b.arg_names, self.grad_arrays))
         for name, e in b.grad_entries.items():
             arrays[idx.entry_id(e)] = grads[name]
@@ -354,7 +389,7 @@ class Executor:
         idx = g.indexed
         inplace = g.attrs["inplace_entries"]
         grad_req_of = {idx.entry_id(e): b.grad_reqs[name] for name, e in b.grad_entries.items()}
-        self._forward_calls, self._backward_calls = [], []
+        self._forward_calls, self._backward_calls = Steps(), Steps()
         self._call_nodes = []
         for nid, node in enumerate(idx.nodes):
             if node.is_variable:
@@ -368,9 +403,13 @@ class Executor:
                     reqs.append("inplace")
                 else:
                     reqs.append("write")
-            call = PreparedCall(node.op, node.params,
-                                [self._arrays[e] for e in idx.inputs[nid]],
-                                [self._arrays[e] for e in range(row, end)], reqs)
+            if node.op.name == COPY_OP:
+                call = CopyCall(node.name, self._arrays[idx.inputs[nid][0]],
+                                self._arrays[row], reqs[0])
+            else:
+                call = PreparedCall(node.op, node.params,
+                                    [self._arrays[e] for e in idx.inputs[nid]],
+                                    [self._arrays[e] for e in range(row, end)], reqs)
             backward = nid >= b.num_forward_nodes
             (self._backward_calls if backward else self._forward_calls).append(call)
             self._call_nodes.append((backward, node, row, end, call))
@@ -429,7 +468,7 @@ class Executor:
 
     def _run(self, backward, is_train):
         if self._monitor is None:
-            push_all(self._backward_calls if backward else self._forward_calls, is_train)
+            (self._backward_calls if backward else self._forward_calls).push(is_train)
             return
         for is_bwd, node, row, end, call in self._call_nodes:
             if is_bwd != backward:
@@ -541,7 +580,7 @@ class Executor:
         aux = remap(b.aux_names, self.aux_arrays, aux_shapes)
         shapes = {n: a.shape for n, a in zip(b.arg_names + b.aux_names, args + aux)}
         dtypes = {n: a.dtype for n, a in zip(b.arg_names + b.aux_names, args + aux)}
-        bound = _BoundGraph(self._symbol, b.grad_reqs, shapes, dtypes, None, self._ctx)
+        bound = _BoundGraph(self._symbol, b.grad_reqs, shapes, dtypes, b.group2ctx, self._ctx)
         return Executor(self._symbol, self._ctx, bound, args, grads, aux,
                         shared_storage=self._storage)
 

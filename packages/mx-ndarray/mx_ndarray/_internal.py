@@ -7,18 +7,19 @@ from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-r
 
 _NULL = object()    # 'not given': the registry's default applies
 
-__all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_GreaterScalar', '_Hypot',
- '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum', '_MaximumScalar',
- '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod', '_ModScalar', '_Mul',
- '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power', '_PowerScalar',
- '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add', '_arange',
- '_backward_Activation', '_backward_BatchNorm', '_backward_Cast', '_backward_Concat',
- '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
- '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
- '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
+__all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar',
+ '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum',
+ '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod',
+ '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power',
+ '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add',
+ '_arange', '_backward_Activation', '_backward_BatchNorm', '_backward_Cast',
+ '_backward_Concat', '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution',
+ '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected',
+ '_backward_L2Normalization', '_backward_LRN', '_backward_LeakyReLU',
+ '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
+ '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pooling',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
  '_backward_slice', '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
  '_backward_take', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
@@ -32,6 +33,24 @@ __all__ = ['_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar', '_Greate
  '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
  '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
  '_slice_assign_scalar', '_sub', '_zeros']
+
+
+def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
+    """
+    Copies 'data' to the device of the node that reads it (inserted by graph placement between two devices; within one device it is a plain copy).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_CrossDeviceCopy', [data], out=out, **kwargs)
 
 
 def _Div(lhs=None, rhs=None, out=None, name=None, **kwargs):

@@ -11,6 +11,8 @@ from mx_ops import (activation, assign, batch_norm, convolution, dot, dropout, e
                     random, reduce, registry, select, shape)
 # after elemwise: the loss operators reuse its copy and sigmoid computes
 from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
+# after elemwise and gradient: the device copy reuses _copy's compute
+from mx_ops import cross_device_copy  # noqa: F401
 # gradients of the ops above
 from mx_ops import elemwise_grad, loss_grad, nn_grad, reduce_grad, shape_grad  # noqa: F401
 from mx_ops import library

@@ -132,6 +132,8 @@ CASES += [
                                        (3 * fdata((37, 5), "float64", 1)).astype(t)],
      {"scalar": 2.0}, FLOATS),
 ]
+# The device copy graph placement inserts: within one GPU, _copy's compute.
+CASES += [("_CrossDeviceCopy", lambda t: [data((5, 7), t)], {}, ALL)]
 
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
@@ -213,7 +215,7 @@ def test_gpu_computes_registered_where_cupy_is():
                  "_broadcast_reduce_like", "_backward_Cast", "_backward_Concat",
                  "_backward_slice", "_backward_slice_axis", "_backward_take",
                  "_backward_gather_nd", "_backward_gamma", "_backward_gammaln", "smooth_l1",
-                 "_backward_smooth_l1"):
+                 "_backward_smooth_l1", "_CrossDeviceCopy"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 

@@ -30,15 +30,18 @@ def sum_entries(entries, name):
     return NodeEntry(make_node("add_n", entries, name=f"{name}_sum"), 0)
 
 
-def gradient(graph, xs, ys_grads):
+def gradient(graph, xs, ys_grads, forward_of=None):
     """The gradients of ``graph``'s outputs (ys) with respect to entries
     ``xs``, with ``ys_grads`` (one entry per y, or None for a y whose
     gradient is not fed) as the head gradients.
 
     Returns ``(grads, num_forward_nodes)``: one entry per x, or None where no
-    path leads from x to a y that receives a gradient."""
+    path leads from x to a y that receives a gradient.  A dict
+    ``forward_of`` is filled with {id of each node created here: the
+    forward Node it belongs to}."""
     ys = graph.outputs
     forward = topological_order(ys)
+    claim = _claimer(forward, ys_grads, forward_of)
     # Nodes that depend on some x: the only ones worth differentiating.
     on_path = set()
     x_nodes = {e.node._id for e in xs}
@@ -62,7 +65,9 @@ def gradient(graph, xs, ys_grads):
                     "zeros_like", [NodeEntry(node, i)], name=f"{node.name}_zero_grad{i}"), 0))
             else:
                 out_grads.append(sum_entries(g, f"{node.name}_out{i}_grad"))
-        for e, g in zip(node.inputs, _gradient.grad_entries(node, out_grads)):
+        in_grads = _gradient.grad_entries(node, out_grads)
+        claim(out_grads + list(in_grads), node)
+        for e, g in zip(node.inputs, in_grads):
             if g is None or e.node._id not in on_path:
                 continue
             pending.setdefault((e.node._id, e.index), []).append(g)
@@ -70,12 +75,38 @@ def gradient(graph, xs, ys_grads):
     for x in xs:
         g = pending.get((x.node._id, x.index))
         grads.append(None if g is None else sum_entries(g, f"{x.node.name}_grad"))
+        claim(grads[-1:], x.node)
     return grads, len(forward)
+
+
+def _claimer(forward, ys_grads, forward_of):
+    """``claim(entries, owner)``: records ``owner`` for the nodes behind
+    ``entries`` that no one owns yet, walking up to the forward graph, the
+    head gradients and the nodes already claimed."""
+    if forward_of is None:
+        return lambda entries, owner: None
+    stop = {n._id for n in forward}
+    stop.update(e.node._id for e in ys_grads if e is not None)
+
+    def claim(entries, owner):
+        stack = [e.node for e in entries if e is not None]
+        while stack:
+            n = stack.pop()
+            if n.is_variable or n._id in stop or n._id in forward_of:
+                continue
+            forward_of[n._id] = owner
+            stack.extend(e.node for e in n.inputs)
+            stack.extend(n.control_deps)
+    return claim
 
 
 def gradient_graph(graph, xs, ys_grads):
     """A Graph whose outputs are ``graph``'s outputs then one gradient per
-    x (None entries dropped), and the gradients as returned by gradient."""
-    grads, nforward = gradient(graph, xs, ys_grads)
+    x (None entries dropped), and the gradients as returned by gradient.
+    The graph's "forward_node" attribute maps the id of each node the pass
+    created to its forward Node (see ``gradient``)."""
+    forward_of = dict(graph.attrs.get("forward_node", {}))
+    grads, nforward = gradient(graph, xs, ys_grads, forward_of)
     outputs = list(graph.outputs) + [g for g in grads if g is not None]
-    return Graph(outputs, dict(graph.attrs, num_forward_nodes=nforward)), grads
+    return Graph(outputs, dict(graph.attrs, num_forward_nodes=nforward,
+                               forward_node=forward_of)), grads

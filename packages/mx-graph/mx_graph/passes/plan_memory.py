@@ -104,13 +104,19 @@ def plan_memory(graph, external=(), inplace=None, share=None):
     inplace_entries = set()
     naive = 0
 
-    def drop(eid, device):
+    # The device of each entry's producer: a storage returns to the pool
+    # of the device it is on, also when its last reader (a copy to another
+    # device) runs elsewhere.
+    entry_dev = [devices[nid] for nid, node in enumerate(idx.nodes)
+                 for _ in range(node.num_outputs)]
+
+    def drop(eid):
         sid = storage[eid]
         if sid < 0:
             return
         live[sid] -= 1
         if live[sid] == 0:
-            pool.release(sid, device)
+            pool.release(sid, entry_dev[eid])
 
     for nid, node in enumerate(idx.nodes):
         if node.is_variable:
@@ -126,7 +132,7 @@ def plan_memory(graph, external=(), inplace=None, share=None):
                 e_in, e_out = idx.inputs[nid][i_in], row + i_out
                 if (e_in in taken or e_out in external or storage[e_out] != EXTERNAL
                         or storage[e_in] < 0 or refs[e_in] != 1
-                        or devices[idx.node_id(idx.entry(e_in).node)] != dev
+                        or entry_dev[e_in] != dev
                         or _nbytes(shapes[e_in], dtypes[e_in])
                         != _nbytes(shapes[e_out], dtypes[e_out])):
                     continue
@@ -143,10 +149,10 @@ def plan_memory(graph, external=(), inplace=None, share=None):
         for eid in idx.inputs[nid]:
             refs[eid] -= 1
             if refs[eid] == 0:
-                drop(eid, dev)
+                drop(eid)
         for eid in range(row, end):
             if refs[eid] == 0:               # an output nobody reads
-                drop(eid, dev)
+                drop(eid)
     return graph.with_attrs(storage_id=storage, storage_bytes=list(pool.sizes),
                             inplace_entries=inplace_entries,
                             planned_bytes=sum(pool.sizes), naive_bytes=naive)
