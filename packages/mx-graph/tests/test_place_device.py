@@ -332,7 +332,12 @@ def test_auxiliary_states_live_on_their_groups_device():
         for name, arr in e.aux_dict.items():
             arr[:] = values[1][name]
         e.forward(is_train=True)
+        e.backward()
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), ref.outputs[0].asnumpy(), rtol=1e-6)
+    for name in net.list_arguments():
+        np.testing.assert_allclose(ex.grad_dict[name].asnumpy(), ref.grad_dict[name].asnumpy(),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+    assert np.abs(ex.grad_dict["batchnorm0_beta"].asnumpy()).max() > 1e-4   # fix_gamma: gamma gets 0
     for name in net.list_auxiliary_states():       # the moving statistics, updated in place
         np.testing.assert_allclose(ex.aux_dict[name].asnumpy(), ref.aux_dict[name].asnumpy(),
                                    rtol=1e-6, err_msg=name)
