@@ -10,29 +10,9 @@ control dependencies first) and every output entry of every node densely:
 entry id = ``node_row_ptr[node id] + output index``, so per-entry
 attributes are plain lists.
 """
-from mx_ops.node import NodeEntry
+from mx_ops.node import NodeEntry, topological_order
 
 __all__ = ["Graph", "IndexedGraph", "topological_order"]
-
-
-def topological_order(heads):
-    """Nodes reachable from entries ``heads``, every node after its inputs
-    and control dependencies; among independent nodes the order of first
-    reach from the heads (nnvm's DFSVisit post-order)."""
-    order, seen = [], set()
-    stack = [(e.node, False) for e in reversed(heads)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if node._id in seen:
-            continue
-        seen.add(node._id)
-        stack.append((node, True))
-        stack.extend((n, False) for n in reversed(node.control_deps) if n._id not in seen)
-        stack.extend((e.node, False) for e in reversed(node.inputs) if e.node._id not in seen)
-    return order
 
 
 class IndexedGraph:

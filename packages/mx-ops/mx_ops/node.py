@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from mx_ops import registry
 
-__all__ = ["Node", "NodeEntry", "variable", "make_node", "evaluate"]
+__all__ = ["Node", "NodeEntry", "variable", "make_node", "evaluate", "topological_order"]
 
 _ids = itertools.count()
 
@@ -77,7 +77,10 @@ def make_node(op_name, inputs, name=None, **params):
     return Node(op, name or f"{op.name}{next(_ids)}", parsed, inputs)
 
 
-def _topological(heads):
+def topological_order(heads):
+    """Nodes reachable from entries ``heads``, every node after its inputs
+    and control dependencies; among independent nodes the order of first
+    reach from the heads (nnvm's DFSVisit post-order)."""
     order, seen, stack = [], set(), [(e.node, False) for e in reversed(heads)]
     while stack:
         node, done = stack.pop()
@@ -99,7 +102,7 @@ def evaluate(heads, feed):
     to its array."""
     from mx_ops._invoke import invoke
     values = {}
-    for node in _topological(list(heads)):
+    for node in topological_order(list(heads)):
         if node.is_variable:
             value = feed.get(node, feed.get(node.name))
             if value is None:
