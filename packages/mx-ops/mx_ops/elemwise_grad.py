@@ -1,5 +1,5 @@
 """Gradients of the elementwise operators (unary, scalar, same-shape and
-broadcasting binary, add_n), transpose, dot, batch_dot, argmax
+broadcasting binary, add_n, _grad_add), transpose, dot, batch_dot, argmax
 and argmin, built from existing operators: d(exp x) = g * exp x reuses exp's output, d(a - b)
 = (g, -g), a broadcast op's gradients are summed down to each operand's
 shape (_collapse_sum_like), and only gamma and gammaln use dedicated
@@ -241,3 +241,6 @@ def _add_n_maker(node, ograds):
 
 
 set_gradient("add_n", _add_n_maker)
+# MXNet registers no gradient for _grad_add; elemwise_add's (g, g) is the
+# correct one and lets a gradient graph be differentiated again.
+set_gradient("_grad_add", _binary_maker("add", ELEMWISE))

@@ -1,4 +1,4 @@
-"""add_n (ElementWiseSum): forward against NumPy
+"""add_n (ElementWiseSum), _grad_add and make_loss: forward against NumPy
 for 1..40 inputs and every dtype, every req (in place: the output is input
 0's memory), large arrays (split across threads, streamed stores),
 gradients against finite differences, errors; add_n through mx.nd on the
@@ -55,6 +55,13 @@ def test_registration_follows_mxnet():
     assert params == {"num_args": 3}
     assert op.input_names(params) == ["arg0", "arg1", "arg2"]
     assert op.inplace == ((0, 0),) and op.differentiable and op.gradient is not None
+    grad_add = get("_grad_add")
+    assert grad_add.aliases == () and grad_add.input_names({}) == ["lhs", "rhs"]
+    assert grad_add.inplace == ((0, 0), (1, 0))
+    assert grad_add.compute == get("elemwise_add").compute
+    make_loss = get("make_loss")
+    assert make_loss is not get("MakeLoss") and make_loss.params == {}
+    assert make_loss.output_names({}) == ["loss"] and make_loss.inplace == ((0, 0),)
 
 
 # --- forward --------------------------------------------------------------------------
@@ -201,6 +208,41 @@ def test_add_n_gradient_nodes_are_identities():
         assert g.node.op is get("_copy") and g.node.inputs == [og]
 
 
+def test_grad_add_forward_gradient_and_errors(nn):
+    a, b = data((3, 4), "float32", 0), data((3, 4), "float32", 1)
+    nn.check_reqs("_grad_add", [a, b], [a.astype(np.float64) + b], {}, "float32")
+    np.testing.assert_array_equal(invoke("_grad_add", [a, b]), a + b)
+    want = a + b
+    invoke("_grad_add", [a, b], out=b, req="inplace")
+    np.testing.assert_array_equal(b, want)
+    check_numeric_gradient("_grad_add", [data((2, 3), "float64", 2),
+                                         data((2, 3), "float64", 3)], rtol=1e-7, atol=1e-9)
+    with pytest.raises(ShapeError, match=r"_grad_add: argument 'rhs' has shape \(4, 3\)"):
+        invoke("_grad_add", [a, np.zeros((4, 3), np.float32)])
+    with pytest.raises(TypeInferenceError, match="_grad_add: argument 'rhs' has dtype"):
+        invoke("_grad_add", [a, np.zeros((3, 4))])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "uint8"])
+def test_make_loss_forward_and_gradient(dtype):
+    x = data((3, 4), dtype, 0)
+    np.testing.assert_array_equal(invoke("make_loss", [x]), x)
+    out = data((3, 4), dtype, 1)
+    want = (out + x).astype(dtype)
+    invoke("make_loss", [x], out=out, req="add")
+    np.testing.assert_array_equal(out, want)
+    got = invoke("make_loss", [x], out=x, req="inplace")
+    assert got is x
+    # the gradient of 'data' is 1 whatever out_grad is (MXNet's ones_like)
+    g = symbolic_gradient("make_loss", [x.astype(np.float64)], [np.full((3, 4), 5.0)])
+    np.testing.assert_array_equal(g[0], np.ones((3, 4)))
+
+
+def test_make_loss_takes_no_parameters():
+    with pytest.raises(ParamError, match="make_loss: unknown argument 'grad_scale'"):
+        invoke("make_loss", [np.zeros(2)], grad_scale=2.0)
+
+
 # --- through mx.nd and the engine --------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 32, 33, 40])
 def test_nd_add_n_on_the_engine(n):
@@ -215,6 +257,14 @@ def test_nd_add_n_on_the_engine(n):
     # the output is an input: the engine orders the write after the reads
     nd.add_n(*arrays, out=arrays[0])
     np.testing.assert_array_equal(arrays[0].asnumpy(), reference(xs))
+
+
+def test_nd_grad_add_and_make_loss():
+    nd = pytest.importorskip("mx_ndarray")
+    a, b = data((2, 3), "float32", 0), data((2, 3), "float32", 1)
+    np.testing.assert_array_equal(nd._internal._grad_add(nd.array(a), nd.array(b)).asnumpy(),
+                                  a + b)
+    np.testing.assert_array_equal(nd.make_loss(nd.array(a)).asnumpy(), a)
 
 
 # --- GPU twin ---------------------------------------------------------------------------

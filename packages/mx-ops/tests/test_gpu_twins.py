@@ -125,11 +125,13 @@ CASES = [
     ("_backward_gammaln", lambda t: [fdata((3, 4), t), fdata((3, 4), t, 1) * 2 + 3], {},
      FLOATS),
 ]
-# add_n (one launch over a device array of input pointers).
+# add_n (one launch over a device array of input pointers), _grad_add, make_loss.
 CASES += [
     ("add_n", lambda t: [data((3, 4), t, k) for k in range(3)], {}, ALL),
     ("add_n", lambda t: [data((37,), t, k) for k in range(40)], {}, ALL),
     ("add_n", lambda t: [data((2, 5), t)], {}, ALL),
+    ("_grad_add", lambda t: [data((4, 5), t), data((4, 5), t, 1)], {}, ALL),
+    ("make_loss", lambda t: [data((4, 5), t)], {}, ALL),
 ]
 # smooth_l1, the SimpleOp example: both branches (|x| around 1 / sigma^2).
 CASES += [
@@ -220,7 +222,7 @@ def test_gpu_computes_registered_where_cupy_is():
                  "_broadcast_reduce_like", "_backward_Cast", "_backward_Concat",
                  "_backward_slice", "_backward_slice_axis", "_backward_take",
                  "_backward_gather_nd", "_backward_gamma", "_backward_gammaln", "smooth_l1",
-                 "_backward_smooth_l1", "add_n"):
+                 "_backward_smooth_l1", "add_n", "_grad_add", "make_loss"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 
