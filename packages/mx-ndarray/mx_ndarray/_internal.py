@@ -23,10 +23,10 @@ __all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEq
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
  '_backward_slice', '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
  '_backward_take', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_greater',
- '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
- '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
+ '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
@@ -2161,6 +2161,26 @@ def _full(shape=_NULL, ctx=_NULL, dtype=_NULL, value=_NULL, out=None, name=None,
     if value is not _NULL:
         kwargs['value'] = value
     return _invoke('_full', [], out=out, **kwargs)
+
+
+def _grad_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
+    """
+    lhs + rhs, elementwise (elemwise_add), for summing gradients.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Input.
+    rhs : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('_grad_add', [lhs, rhs], out=out, **kwargs)
 
 
 def _greater(lhs=None, rhs=None, out=None, name=None, **kwargs):

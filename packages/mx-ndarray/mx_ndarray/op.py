@@ -8,27 +8,27 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-reg
 _NULL = object()    # 'not given': the registry's default applies
 
 __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
- 'Deconvolution', 'Dropout', 'Embedding', 'Flatten', 'FullyConnected', 'L2Normalization',
- 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
+ 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
+ 'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
- 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
+ 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
  'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
  'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
- 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'prod',
- 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'slice',
- 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt', 'square', 'stop_gradient',
- 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform', 'where',
- 'zeros_like']
+ 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis',
+ 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
+ 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
+ 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt',
+ 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt', 'square',
+ 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform',
+ 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -379,6 +379,28 @@ def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=Non
     if cudnn_off is not _NULL:
         kwargs['cudnn_off'] = cudnn_off
     return _invoke('Dropout', [data], out=out, **kwargs)
+
+
+def ElementWiseSum(*args, out=None, name=None, **kwargs):
+    """
+    Adds all input arguments element-wise: add_n(a1, a2, ..., an) = a1 + a2 + ... + an, summed left to right in one pass (float16 in float32); every input has one shape and dtype.  More efficient than n - 1 calls of elemwise_add.
+
+    Parameters
+    ----------
+    args : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    num_args : int, in [1, inf]
+        Number of inputs to be summed.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: ElementWiseSum.
+    """
+    return _invoke('ElementWiseSum', [*args], out=out, **kwargs)
 
 
 def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
@@ -1010,6 +1032,28 @@ def adam_update(weight=None, grad=None, mean=None, var=None, lr=_NULL, beta1=_NU
     if lazy_update is not _NULL:
         kwargs['lazy_update'] = lazy_update
     return _invoke('adam_update', [weight, grad, mean, var], out=out, **kwargs)
+
+
+def add_n(*args, out=None, name=None, **kwargs):
+    """
+    Adds all input arguments element-wise: add_n(a1, a2, ..., an) = a1 + a2 + ... + an, summed left to right in one pass (float16 in float32); every input has one shape and dtype.  More efficient than n - 1 calls of elemwise_add.
+
+    Parameters
+    ----------
+    args : NDArray[]
+        The inputs, given positionally; 'num_args' is filled from their number.
+    num_args : int, in [1, inf]
+        Number of inputs to be summed.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: ElementWiseSum.
+    """
+    return _invoke('add_n', [*args], out=out, **kwargs)
 
 
 def arccos(data=None, out=None, name=None, **kwargs):
@@ -2342,6 +2386,24 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, *
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _invoke('log_softmax', [data], out=out, **kwargs)
+
+
+def make_loss(data=None, out=None, name=None, **kwargs):
+    """
+    Makes its input a loss (deprecated: use MakeLoss): the forward is the identity, and the gradient of 'data' is 1 everywhere, ignoring out_grad.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input.
+    out : NDArray, optional
+        The output array.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('make_loss', [data], out=out, **kwargs)
 
 
 def max(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):

@@ -7,8 +7,8 @@ NumPy (or CuPy) arrays; NDArray runs the same kernels through the engine.
 import os
 
 from mx_ops import (activation, assign, batch_norm, convolution, dot, dropout, elemwise,
-                    fully_connected, index, init, join, like, nd_index, optimizer, pooling,
-                    random, reduce, registry, select, shape)
+                    elemwise_sum, fully_connected, index, init, join, like, nd_index,
+                    optimizer, pooling, random, reduce, registry, select, shape)
 # after elemwise: the loss operators reuse its copy and sigmoid computes
 from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
 # after elemwise and gradient: the device copy reuses _copy's compute

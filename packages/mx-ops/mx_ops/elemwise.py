@@ -154,6 +154,14 @@ for _kernel, (_elem, _bcast) in BINARY.items():
                    aliases=_bcast[1:],
                    doc=f"{_kernel}(lhs, rhs) with NumPy broadcasting."))
 
+# MXNet's _grad_add: elemwise_add under a name of its own, which gradient
+# passes use to sum gradients, so that a memory planner may turn those sums
+# into add-to writes without touching the forward pass's adds.
+register(OpDef("_grad_add", arguments=("lhs", "rhs"), infer_shape=_elemwise_shape("_grad_add"),
+               infer_type=_same_dtype("_grad_add"), compute=_compute("binary", "add"),
+               inplace=((0, 0), (1, 0)),
+               doc="lhs + rhs, elementwise (elemwise_add), for summing gradients."))
+
 
 # --- scalar -------------------------------------------------------------------
 _SCALAR = {"scalar": Param("float", 1.0, doc="The scalar operand.")}

@@ -1,6 +1,6 @@
 """Gradients of the elementwise operators (unary, scalar, same-shape and
-broadcasting binary), transpose, dot, batch_dot, argmax and argmin, built
-from existing operators: d(exp x) = g * exp x reuses exp's output, d(a - b)
+broadcasting binary, add_n, _grad_add), transpose, dot, batch_dot, argmax
+and argmin, built from existing operators: d(exp x) = g * exp x reuses exp's output, d(a - b)
 = (g, -g), a broadcast op's gradients are summed down to each operand's
 shape (_collapse_sum_like), and only gamma and gammaln use dedicated
 backward kernels (digamma).  Comparisons, logical ops, argmax and argmin
@@ -231,3 +231,16 @@ set_gradient("dot", _dot_maker("dot"))
 set_gradient("batch_dot", _dot_maker("batch_dot"))
 for _name in ("argmax", "argmin"):
     set_gradient(_name, _zero_maker)
+
+
+def _add_n_maker(node, ograds):
+    """MXNet's ElementWiseSumGrad: each input gets the output gradient
+    through an identity node of its own, so that every input's gradient is
+    a distinct entry (a memory planner may then write each in place)."""
+    return [apply("_copy", ograds[0]) for _ in node.inputs]
+
+
+set_gradient("add_n", _add_n_maker)
+# MXNet registers no gradient for _grad_add; elemwise_add's (g, g) is the
+# correct one and lets a gradient graph be differentiated again.
+set_gradient("_grad_add", _binary_maker("add", ELEMWISE))

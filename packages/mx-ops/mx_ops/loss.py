@@ -1,5 +1,6 @@
-"""The regression outputs, MakeLoss and BlockGrad (alias stop_gradient), with
-MXNet 1.x's names, parameters and gradients.
+"""The regression outputs, MakeLoss (and MXNet's older make_loss) and
+BlockGrad (alias stop_gradient), with MXNet 1.x's names, parameters and
+gradients.
 
 Forwards reuse the elementwise kernels (identity, or sigmoid for
 LogisticRegressionOutput), CPU and GPU alike.  The backwards are gradients
@@ -16,6 +17,8 @@ of the losses these operators stand for, so out_grad is never read:
   last: 1 for a 1-D loss) and with 'valid' by the number of elements greater
   than valid_thresh (at least 1).  ``_backward_MakeLoss(data) ->
   data_grad``: data gives the shape, and with 'valid' the count.
+- make_loss: MakeLoss with its defaults under its own registration; the
+  gradient is a ones_like node (loss_grad.py).
 - BlockGrad: the gradient is zero (a zeros_like node, see loss_grad.py).
 """
 import math
@@ -145,6 +148,17 @@ register(OpDef(
     pack_params=_make_loss_pack, differentiable=False,
     doc="Gradient of MakeLoss from its input 'data' (its shape, and with "
         "normalization='valid' the count of elements above valid_thresh): data_grad."))
+
+
+# MXNet 1.x's make_loss, a registration of its own (deprecated there for
+# MakeLoss): the identity with output 'loss' and no parameters, whose
+# gradient is ones_like(data) (loss_grad.py): MakeLoss with its defaults.
+register(OpDef(
+    "make_loss", arguments=("data",), outputs=("loss",),
+    infer_shape=lambda p, s: [tuple(s[0])], infer_type=lambda p, t: [t[0]],
+    compute=_unary_compute("_copy"), inplace=((0, 0),),
+    doc="Makes its input a loss (deprecated: use MakeLoss): the forward is the identity, "
+        "and the gradient of 'data' is 1 everywhere, ignoring out_grad."))
 
 
 # --- BlockGrad ------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Gradients of the output (loss) operators, Embedding, UpSampling and
 L2Normalization.  Each maps to its ``_backward_<op>`` node reading what
 MXNet's backward declares it reads, except BlockGrad, whose gradient is a
-zeros_like node (MXNet's MakeZeroGradNodes).
+zeros_like node (MXNet's MakeZeroGradNodes), and make_loss, whose gradient
+is a ones_like node (as MXNet 1.x gives it).
 
 The loss operators' gradients are those of their losses, so they do not
 agree with finite differences of the forward output: tests compare them
@@ -30,6 +31,7 @@ set_gradient("SoftmaxOutput", _backward(
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     set_gradient(_name, _backward(_name, lambda n, g: [n.inputs[1], _out(n)]))
 set_gradient("MakeLoss", _backward("MakeLoss", lambda n, g: [n.inputs[0]]))
+set_gradient("make_loss", lambda node, ograds: [apply("ones_like", node.inputs[0])])
 set_gradient("BlockGrad", lambda node, ograds: [apply("zeros_like", node.inputs[0])])
 set_gradient("Embedding", _backward("Embedding", lambda n, g: [g[0], n.inputs[0]]))
 # with one input out_grad tells the input's shape; with several the inputs do

@@ -117,4 +117,4 @@ def test_every_gpu_module_is_checked():
             "_dot_gpu", "_join_gpu", "_index_gpu", "_assign_gpu", "_act_gpu", "_softmax_gpu",
             "_pool_gpu", "_blas_gpu", "_fc_gpu", "_conv_gpu", "_loss_gpu", "_layer_gpu",
             "_batch_norm_gpu", "_dropout_gpu", "_optimizer_gpu",
-            "_smooth_l1_gpu"} <= set(_GPU_MODULES)
+            "_smooth_l1_gpu", "_elemwise_sum_gpu"} <= set(_GPU_MODULES)

@@ -1,6 +1,7 @@
-"""GPU twins of the shape, init, select, dot, join, index and assign ops against their CPU
-kernels: the same invoke on NumPy and on CuPy arrays, for several dtypes,
-shapes and every req.  Skipped without CuPy and a CUDA device."""
+"""GPU twins of the shape, init, select, dot, join, index, assign and sum
+ops against their CPU kernels: the same invoke on NumPy and on CuPy arrays,
+for several dtypes, shapes and every req.  Skipped without CuPy and a CUDA
+device."""
 import numpy as np
 import pytest
 
@@ -124,6 +125,14 @@ CASES = [
     ("_backward_gammaln", lambda t: [fdata((3, 4), t), fdata((3, 4), t, 1) * 2 + 3], {},
      FLOATS),
 ]
+# add_n (one launch over a device array of input pointers), _grad_add, make_loss.
+CASES += [
+    ("add_n", lambda t: [data((3, 4), t, k) for k in range(3)], {}, ALL),
+    ("add_n", lambda t: [data((37,), t, k) for k in range(40)], {}, ALL),
+    ("add_n", lambda t: [data((2, 5), t)], {}, ALL),
+    ("_grad_add", lambda t: [data((4, 5), t), data((4, 5), t, 1)], {}, ALL),
+    ("make_loss", lambda t: [data((4, 5), t)], {}, ALL),
+]
 # smooth_l1, the SimpleOp example: both branches (|x| around 1 / sigma^2).
 CASES += [
     ("smooth_l1", lambda t: [(3 * fdata((37, 5), "float64")).astype(t)], {"scalar": 1.5},
@@ -215,7 +224,8 @@ def test_gpu_computes_registered_where_cupy_is():
                  "_broadcast_reduce_like", "_backward_Cast", "_backward_Concat",
                  "_backward_slice", "_backward_slice_axis", "_backward_take",
                  "_backward_gather_nd", "_backward_gamma", "_backward_gammaln", "smooth_l1",
-                 "_backward_smooth_l1", "_CrossDeviceCopy"):
+                 "_backward_smooth_l1", "_CrossDeviceCopy", "add_n", "_grad_add",
+                 "make_loss"):
         assert ("gpu" in registry.get(name).compute) == have, name
 
 

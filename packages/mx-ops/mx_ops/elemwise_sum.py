@@ -1,0 +1,39 @@
+"""Registration of add_n (alias ElementWiseSum): the elementwise sum of
+``num_args`` arrays of one shape and dtype, as MXNet 1.x registers it
+(src/operator/tensor/elemwise_sum.cc).  The gradient pass sums the several
+gradient contributions of one entry with it.  Its gradient (each input gets
+the output gradient) is in mx_ops.elemwise_grad."""
+from mx_ops import _elemwise_sum_cpu
+from mx_ops._params import Param
+from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                             register)
+
+_KERNELS = _elemwise_sum_cpu.kernels()
+
+
+def _sum_shape(params, shapes):
+    first = tuple(shapes[0])
+    for i, s in enumerate(shapes[1:], 1):
+        if tuple(s) != first:
+            raise ShapeError(f"add_n: argument 'arg{i}' has shape {tuple(s)}, which differs "
+                             f"from 'arg0' {first}; every input must have one shape")
+    return [first]
+
+
+def _sum_type(params, dtypes):
+    for i, d in enumerate(dtypes[1:], 1):
+        if d != dtypes[0]:
+            raise TypeInferenceError(f"add_n: argument 'arg{i}' has dtype {d}, which differs "
+                                     f"from 'arg0' {dtypes[0]}")
+    return [dtypes[0]]
+
+
+register(OpDef(
+    "add_n", arguments=("args",), key_var_num_args="num_args",
+    params={"num_args": Param("int", low=1, doc="Number of inputs to be summed.")},
+    infer_shape=_sum_shape, infer_type=_sum_type,
+    compute=computes(_KERNELS["add_n"], gpu_compute("_elemwise_sum_gpu", "add_n")),
+    inplace=((0, 0),), aliases=("ElementWiseSum",),
+    doc="Adds all input arguments element-wise: add_n(a1, a2, ..., an) = a1 + a2 + ... + an, "
+        "summed left to right in one pass (float16 in float32); every input has one shape "
+        "and dtype.  More efficient than n - 1 calls of elemwise_add."))
