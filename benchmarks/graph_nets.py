@@ -129,10 +129,13 @@ def simple_bind(mx, net, symbol=None):
     shapes = {"data": (cfg["batch"],) + cfg["data"], cfg["label"]: (cfg["batch"],)}
     try:
         return symbol.simple_bind(ctx=mx.cpu(), **shapes), "simple_bind", shapes
-    except mx.base.MXNetError:
+    except mx.base.MXNetError as first:
         shapes.update(PARAM_SHAPES[net])
-        return (symbol.simple_bind(ctx=mx.cpu(), **shapes),
-                "simple_bind with the parameter shapes given", shapes)
+        try:
+            ex = symbol.simple_bind(ctx=mx.cpu(), **shapes)
+        except mx.base.MXNetError as second:
+            raise second from first      # not (only) inference: show both errors
+        return ex, "simple_bind with the parameter shapes given", shapes
 
 
 def bind_arrays(mx, net, inputs, symbol):
