@@ -150,3 +150,13 @@ class TorchWorker:
     def close(self):
         self._proc.stdin.close()
         self._proc.wait(timeout=60)
+
+
+def start_trainer(threads, python=TORCH_PYTHON):
+    """PyTorch's training loops of benchmarks/graph_nets.py in a
+    benchmarks/net_worker.py subprocess on ``threads`` threads, or None
+    (with the reason printed) when PyTorch's interpreter is missing."""
+    from benchmarks.net_worker import NetWorker
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)          # PyTorch's own choice of kernels
+    return NetWorker.start("torch", python, threads, env=env)

@@ -105,3 +105,20 @@ def test_compare_nn_quick(tmp_path):
     out = _run_script("benchmarks/compare_nn.py", "--quick", cwd=tmp_path)
     for case in ("FullyConnected 64x4096 -> 4096", "Pooling max", "softmax (256, 4096)"):
         assert case in out
+
+
+def test_compare_graph_quick(tmp_path):
+    # References switched off: ours alone, and the missing ones only reported.
+    out = _run_script("benchmarks/compare_graph.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "mxnet: no interpreter" in out and "torch: no interpreter" in out
+    for case in ("example MLP, batch 100", "LeNet, batch 64 1x28x28"):
+        assert case in out
+
+
+def test_reference_worker_without_its_framework(monkeypatch, capsys):
+    # An interpreter without MXNet: the worker reports it and is left out.
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks.mxnet_worker import MXNetWorker
+    assert MXNetWorker.start(1, sys.executable) is None
+    assert "mxnet:" in capsys.readouterr().out
