@@ -666,6 +666,7 @@ cdef class NDArray:
         """``a[key] = value`` for basic keys: a scalar fills the region, an
         array (NDArray, NumPy or nested lists) is broadcast to it and
         converted to this array's dtype, as NumPy does."""
+        cdef NDArray region, src
         if has_index_arrays(key):
             self._scatter_rows(key, value)
             return
@@ -679,6 +680,14 @@ cdef class NDArray:
                 invoke("_slice_assign_scalar", [self], out=self, scalar=float(value),
                        begin=idx.begin, end=idx.end, step=idx.step)
             return
+        if isinstance(value, NDArray):
+            src = <NDArray>value
+            if (idx.contiguous and src.chunk == region.chunk and src.offset == region.offset
+                    and src.dtype_flag == region.dtype_flag
+                    and (src.shape == region.shape or src.shape == idx.shape)):
+                # The region assigned to itself: `w[:] -= g` has already
+                # written w in place (__isub__ on the view): nothing to copy.
+                return
         value = self._assignable(value, idx.shape)
         if 0 in idx.shape:
             return

@@ -224,3 +224,24 @@ def test_index_array_tuples_gather_and_scatter_like_numpy():
     with pytest.raises(Exception, match="gather_nd: argument 'indices' holds an index out of "
                                         "range"):
         bad.asnumpy()
+
+
+def test_self_assignment_pushes_no_copy():
+    """`w[:] -= g` writes w in place through the view; the assignment that
+    Python then makes (`w[:] = view`) must not push a copy of w onto itself."""
+    from mx_engine import profiler
+    w = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    g = nd.ones((2, 3))
+    nd.waitall()
+    profiler.set_config(profile_all=True)
+    profiler.aggregate(reset=True)
+    profiler.set_state("run")
+    try:
+        w[:] -= 0.5 * g
+        w[1] = w[1]
+        nd.waitall()
+    finally:
+        profiler.set_state("stop")
+    stats = profiler.aggregate(reset=True)
+    assert "_copy" not in stats
+    np.testing.assert_array_equal(w.asnumpy(), np.arange(6).reshape(2, 3) - 0.5)
