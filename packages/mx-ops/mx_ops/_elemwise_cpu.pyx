@@ -1,6 +1,7 @@
 """The elementwise CPU kernels (src/elemwise_cpu.h), as addresses of their
 compute functions for the registry: unary, binary (same shapes or
-broadcasting) and scalar (array op scalar, and scalar op array)."""
+broadcasting) and scalar (array op scalar, and scalar op array).  tanh and
+sigmoid run src/vexp.h's per-instruction-set copies (``isa``, ``set_isa``)."""
 from mx_ops._types cimport MXFCompute
 
 cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
@@ -13,6 +14,9 @@ cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
     const NamedKernel kRScalarKernels[]
     const NamedKernel kBackwardKernels[]
     const NamedKernel kFloatOnlyUnary[]
+
+
+include "_isa.pxi"
 
 
 cdef dict _table(const NamedKernel* table):

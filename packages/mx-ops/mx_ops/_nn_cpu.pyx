@@ -3,8 +3,9 @@ Pooling, forward and backward (src/activation_cpu.h, src/leaky_relu_cpu.h,
 src/softmax_cpu.h, src/pool_cpu.h), as addresses.  LeakyReLU's forward
 draws rrelu's training slopes from mx_storage's Philox stream
 (fill_uniform_f32), handed to the C++ code as a function pointer.  Also the
-vectorized exp of src/vexp.h for tests (``exp``) and the instruction set its
-copies run (``isa``, ``set_isa``)."""
+vectorized exp, tanh and sigmoid of src/vexp.h for tests (``exp``, ``tanh``,
+``sigmoid``) and the instruction set their copies run (``isa``,
+``set_isa``)."""
 from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np
@@ -28,6 +29,8 @@ cdef extern from "softmax_cpu.h" namespace "mxop" nogil:
 
 cdef extern from "vexp.h" namespace "mxop" nogil:
     void vexp[A](const A* x, A* y, int64_t n)
+    void vtanh[A](const A* x, A* y, int64_t n)
+    void vsigmoid[A](const A* x, A* y, int64_t n)
 
 cdef extern from "pool_cpu.h" namespace "mxop" nogil:
     int pool_forward(MXOpCall* c)
@@ -53,9 +56,11 @@ def kernels():
             "pool_backward": <size_t><MXFCompute>pool_backward}
 
 
-def exp(x):
-    """exp of a float32 or float64 array by the kernels' vectorized exp
-    (src/vexp.h), into a new array: for tests against NumPy."""
+ctypedef void (*VecF)(const float*, float*, int64_t) noexcept nogil
+ctypedef void (*VecD)(const double*, double*, int64_t) noexcept nogil
+
+
+cdef _vector(str name, x, VecF ff, VecD fd):
     a = np.ascontiguousarray(x)
     out = np.empty_like(a)
     cdef float[::1] af, of
@@ -66,11 +71,28 @@ def exp(x):
     if a.dtype == np.float32:
         af, of = a.reshape(-1), out.reshape(-1)
         with nogil:
-            vexp[float](&af[0], &of[0], n)
+            ff(&af[0], &of[0], n)
     elif a.dtype == np.float64:
         ad, od = a.reshape(-1), out.reshape(-1)
         with nogil:
-            vexp[double](&ad[0], &od[0], n)
+            fd(&ad[0], &od[0], n)
     else:
-        raise TypeError(f"exp: float32 or float64 arrays only, got {a.dtype}")
+        raise TypeError(f"{name}: float32 or float64 arrays only, got {a.dtype}")
     return out
+
+
+def exp(x):
+    """exp of a float32 or float64 array by the kernels' vectorized exp
+    (src/vexp.h), into a new array: for tests against NumPy."""
+    return _vector("exp", x, vexp[float], vexp[double])
+
+
+def tanh(x):
+    """tanh of a float32 or float64 array by src/vexp.h's vtanh (for tests)."""
+    return _vector("tanh", x, vtanh[float], vtanh[double])
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) of a float32 or float64 array by src/vexp.h's
+    vsigmoid (for tests)."""
+    return _vector("sigmoid", x, vsigmoid[float], vsigmoid[double])

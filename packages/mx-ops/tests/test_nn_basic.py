@@ -235,6 +235,103 @@ def test_vexp_float64_within_two_ulp_over_the_range(isa):
     assert got[x == -800.0][0] == 0.0 and got[x == 709.7827128933841][0] == np.inf
 
 
+# ------------------------------------- vectorized tanh and sigmoid (src/vexp.h)
+def _float32_sweep():
+    """Every 1021st float32 bit pattern (both signs, zero to inf: subnormals,
+    the polynomial / exp switch of tanh at 0.625, the saturation of both),
+    plus specials and the switch's neighbours; nan left out."""
+    x = np.arange(0, 2**32, 1021, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    edges = np.array([0.625, 9.0, 44.0, 88.8, 103.0, 104.0, 1e-45, 1.1754942e-38], np.float32)
+    near = np.concatenate([np.nextafter(edges, np.float32(0)), edges,
+                           np.nextafter(edges, np.float32(np.inf))])
+    x = np.concatenate([x, near, -near, np.array(SPECIAL, np.float32)])
+    return x[~np.isnan(x)]
+
+
+def _float64_sweep():
+    tiny = np.geomspace(1e-308, 40.0, 200_001)
+    return np.concatenate([np.linspace(-40, 40, 400_001), tiny, -tiny,
+                           np.nextafter(0.625, [0.0, 1.0]), [-0.625, 0.625, 19.1, 355.0, 710.0],
+                           np.array(SPECIAL)[~np.isnan(SPECIAL)]])
+
+
+def _sigmoid_exact(x):
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.mark.parametrize("name,ref,ulp32,ulp64", [("tanh", np.tanh, 2, 2),
+                                                  ("sigmoid", _sigmoid_exact, 3, 3)])
+def test_vtanh_vsigmoid_within_a_few_ulp_over_the_range(isa, name, ref, ulp32, ulp64):
+    """Against the float64 (float32) / long double (float64) result, rounded."""
+    f = getattr(_nn_cpu, name)
+    x = _float32_sweep()
+    with np.errstate(over="ignore"):
+        exact = ref(x.astype(np.float64)).astype(np.float32)
+    assert _ulps(f(x), exact).max() <= ulp32
+    x = _float64_sweep()
+    with np.errstate(over="ignore"):
+        exact = ref(x.astype(np.longdouble)).astype(np.float64)
+    if np.finfo(np.longdouble).nmant <= 52:      # no wider type here: NumPy's float64 itself
+        with np.errstate(over="ignore"):
+            exact = ref(x)
+    assert _ulps(f(x), exact).max() <= ulp64
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vtanh_vsigmoid_specials(isa, dtype):
+    info = np.finfo(dtype)
+    sub = np.array([info.smallest_subnormal, -info.smallest_subnormal, info.tiny / 3], dtype)
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e4, -1e4], dtype)
+    t, s = _nn_cpu.tanh(x), _nn_cpu.sigmoid(x)
+    assert np.isnan(t[0]) and np.isnan(s[0])
+    np.testing.assert_array_equal(t[1:], [1, -1, 0, 0, 1, -1])
+    assert not np.signbit(t[3]) and np.signbit(t[4])                # tanh(-0.0) is -0.0
+    np.testing.assert_array_equal(s[1:], [1, 0, 0.5, 0.5, 1, 0])
+    np.testing.assert_array_equal(_nn_cpu.tanh(sub), sub)           # tanh(x) = x this close to 0
+    np.testing.assert_array_equal(_nn_cpu.sigmoid(sub), [0.5, 0.5, 0.5])
+    # Far below 0, sigmoid(x) = exp(x), down to the subnormals (not 1 / inf = 0).
+    lo = np.array([-80.0, -95.0, -700.0 if dtype == "float64" else -100.0], dtype)
+    got = _nn_cpu.sigmoid(lo)
+    assert (got > 0).all()
+    assert _ulps(got, np.exp(lo.astype(np.longdouble)).astype(dtype)).max() <= 3
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["Activation", "unary"])
+@pytest.mark.parametrize("act", ["tanh", "sigmoid"])
+def test_vector_tanh_sigmoid_ops_large_arrays_every_req(isa, threads, dtype, op, act):
+    """Activation and the unary tanh / sigmoid ops on arrays split across
+    threads with a ragged last chunk (the float16 and req 'add' paths go
+    through a buffer), each instruction set, req write, inplace and add."""
+    from mx_ops import _elemwise_cpu
+    old_e = _elemwise_cpu.set_isa(isa)
+    old_t = _conv_cpu.set_max_threads(threads)
+    try:
+        rng = np.random.default_rng(3)
+        x = (rng.standard_normal(300_007) * 4).astype(dtype)
+        x[:4] = [0.0, -0.0, 30.0, -30.0]
+        want = ACT[act](x.astype(np.float64))
+        tol = {"float16": 1e-3, "float32": 3e-7, "float64": 1e-15}[dtype]
+        call = ((lambda **kw: invoke("Activation", [x], act_type=act, **kw)) if op == "Activation"
+                else (lambda **kw: invoke(act, [x], **kw)))
+        np.testing.assert_allclose(call().astype(np.float64), want, rtol=tol, atol=tol)
+        base = rng.standard_normal(x.shape).astype(dtype)
+        out = base.copy()
+        call(out=out, req="add")
+        np.testing.assert_allclose(out.astype(np.float64), base.astype(np.float64) + want,
+                                   rtol=2 * tol, atol=8 * tol)
+        y = x.copy()
+        if op == "Activation":
+            invoke("Activation", [y], out=y, req="inplace", act_type=act)
+        else:
+            invoke(act, [y], out=y, req="inplace")
+        np.testing.assert_array_equal(y, call())
+    finally:
+        _conv_cpu.set_max_threads(old_t)
+        _elemwise_cpu.set_isa(old_e)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])

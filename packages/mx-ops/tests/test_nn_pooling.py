@@ -117,3 +117,27 @@ def test_errors_name_argument_and_shapes():
         invoke("_backward_Pooling", [np.ones((1, 2, 3, 3), np.float32), x,
                                      np.ones((1, 2, 2, 2), np.float32)], kernel=(2, 2),
                stride=(2, 2))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(8, 40, 24, 24), (2, 3, 7, 9)])
+def test_max_2x2_stride_2_with_ties(nn, threads, dtype, shape):
+    """The exact-tiling 2x2/2 max path (src/pool_cpu.h pool_max_2x2_*; 7x9
+    falls back to the general loop) against the reference: small integers
+    make ties common, where the first window position (row-major) takes the
+    gradient; planes split over threads, every req."""
+    from mx_ops import _conv_cpu
+    old = _conv_cpu.set_max_threads(threads)
+    try:
+        rng = np.random.default_rng(11)
+        x = rng.integers(-3, 3, shape).astype(dtype)
+        params = dict(kernel=(2, 2), stride=(2, 2), pool_type="max")
+        x64 = x.astype(np.float64)
+        nn.check_reqs("Pooling", [x], [_ref(x64, (2, 2), (2, 2), (0, 0), "max")], params, dtype)
+        y = invoke("Pooling", [x], **params)
+        og = rng.standard_normal(y.shape).astype(dtype)
+        dx = _ref(x64, (2, 2), (2, 2), (0, 0), "max", og=og.astype(np.float64))
+        nn.check_reqs("_backward_Pooling", [og, x, y], [dx], params, dtype)
+    finally:
+        _conv_cpu.set_max_threads(old)

@@ -17,6 +17,8 @@
 
 #include "nn_common.h"
 #include "parallel.h"
+#include "vexp.h"
+#include "vunary.h"
 
 namespace mxop {
 
@@ -59,11 +61,21 @@ static inline A act_grad(A y, A s) {
     return y > A(0) ? A(kSeluLambda) : A(y + A(kSeluLambda * kSeluAlpha));
 }
 
+// sigmoid and tanh run vexp.h's vector functions (a scalar std::tanh per
+// element made tanh 60 times slower than NumPy's); act_fwd keeps the
+// scalar forms for the others.
 template <int ACT, bool ADD, typename T>
 static void act_fwd_loop(const T *x, T *y, int64_t n, double slope) {
   typedef typename NnAcc<T>::type A;
   parallel_for(n, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) nn_store<ADD>(y, i, act_fwd<ACT, A>(A(x[i]), A(slope)));
+    if constexpr (ACT == kTanh) {
+      vunary_store<ADD>(x + b, y + b, e - b, [](const A *i, A *o, int64_t m) { vtanh(i, o, m); });
+    } else if constexpr (ACT == kSigmoid) {
+      vunary_store<ADD>(x + b, y + b, e - b,
+                        [](const A *i, A *o, int64_t m) { vsigmoid(i, o, m); });
+    } else {
+      for (int64_t i = b; i < e; ++i) nn_store<ADD>(y, i, act_fwd<ACT, A>(A(x[i]), A(slope)));
+    }
   });
 }
 

@@ -1,7 +1,7 @@
-// One instruction set's copy of the vectorized exp (see vexp.h, which
-// includes this file once per instruction set inside `#pragma GCC target`
-// regions, with MX_VEXP_NS naming the namespace).  No include guard on
-// purpose.
+// One instruction set's copy of the vectorized exp, tanh and sigmoid (see
+// vexp.h, which includes this file once per instruction set inside
+// // `#pragma GCC target` regions, with MX_VEXP_NS naming the namespace).  No
+// include guard on purpose.
 //
 // Every function is branch-free over its elements, so `#pragma omp simd`
 // loops vectorize (the regions set no-trapping-math: GCC will not
@@ -65,6 +65,70 @@ static inline double exp1(double x) {
   v = __builtin_isgreater(x, hi) ? __builtin_inf() : v;
   v = __builtin_isless(x, lo) ? 0.0 : v;
   return __builtin_isunordered(x, x) ? x : v;
+}
+
+// tanh(x) in float (Cephes' tanhf): below |x| = 0.625 its odd polynomial
+// x + x^3 P(x^2), which keeps the small results exact; above,
+// 1 - 2 / (exp(2|x|) + 1), which goes to 1 without overflow trouble (exp1
+// gives inf past 88.7: 2 / inf is 0).  Both sides are computed and one is
+// selected, so the loop stays branch-free; x's sign is put on the result
+// (tanh is odd, and the polynomial turns -0.0 into +0.0).  nan stays nan
+// (exp1 passes it through), +-inf give +-1.  Within 2 ulp of the correctly
+// rounded tanh (tests/test_nn_basic.py sweeps the float range).
+static inline float tanh1(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float z = x * x;
+  float p = -5.70498872745E-3f;
+  p = p * z + 2.06390887954E-2f;
+  p = p * z - 5.37397155531E-2f;
+  p = p * z + 1.33314422036E-1f;
+  p = p * z - 3.33332819422E-1f;
+  const float small = p * z * x + x;
+  const float large = 1.0f - 2.0f / (exp1(ax + ax) + 1.0f);
+  return __builtin_copysignf(__builtin_isless(ax, 0.625f) ? small : large, x);
+}
+
+// tanh(x) in double (Cephes' tanh): x + x^3 P(x^2)/Q(x^2) below |x| = 0.625,
+// 1 - 2 / (exp(2|x|) + 1) above, as for float; within 2 ulp.
+static inline double tanh1(double x) {
+  const double ax = __builtin_fabs(x);
+  const double z = x * x;
+  const double p = (-9.64399179425052238628E-1 * z - 9.92877231001918586564E1) * z -
+                   1.61468768441708447952E3;
+  const double q = ((z + 1.12811678491632931402E2) * z + 2.23548839060100448583E3) * z +
+                   4.84406305325125486048E3;
+  const double small = x + x * z * (p / q);
+  const double large = 1.0 - 2.0 / (exp1(ax + ax) + 1.0);
+  return __builtin_copysign(__builtin_isless(ax, 0.625) ? small : large, x);
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)), from e = exp(-|x|) <= 1, which never
+// overflows: 1 / (1 + e) for x >= 0 and e / (1 + e) below, so that large
+// negative x give exp(x)'s tiny (down to subnormal) results instead of the
+// 0 that 1 / (1 + inf) rounds to.  nan stays nan; +-inf give 1 and 0.
+// Within 3 ulp (float) of the correctly rounded value.
+static inline float abs1(float x) { return __builtin_fabsf(x); }
+static inline double abs1(double x) { return __builtin_fabs(x); }
+
+template <typename A>
+static inline A sigmoid1(A x) {
+  const A e = exp1(-abs1(x));
+  const A r = A(1) / (A(1) + e);
+  return __builtin_isless(x, A(0)) ? e * r : r;
+}
+
+// y[i] = tanh(x[i]) (y may be x).
+template <typename A>
+static void tanh_n(const A *x, A *y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = tanh1(x[i]);
+}
+
+// y[i] = sigmoid(x[i]) (y may be x).
+template <typename A>
+static void sigmoid_n(const A *x, A *y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = sigmoid1(x[i]);
 }
 
 // y[i] = exp(x[i]) (y may be x).
