@@ -100,7 +100,7 @@ def test_headers_ship_with_mx_ops():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gemm_through_mx_nd_matches_numpy(loaded, dtype):
     a, b = _gemm_inputs(dtype)
-    c = mx.nd.my_gemm(mx.nd.array(a), mx.nd.array(b))
+    c = mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype))
     assert isinstance(c, mx.nd.NDArray) and c.dtype == np.dtype(dtype) and c.shape == (3, 5)
     np.testing.assert_allclose(c.asnumpy(), a @ b, rtol=1e-5 if dtype == "float32" else 1e-12)
     np.testing.assert_allclose(mx_ops.invoke("my_gemm", [a, b]), a @ b,
@@ -132,7 +132,7 @@ def test_gemm_honours_every_req(loaded):
     mx_ops.invoke("my_gemm", [a, b], out=out, req="inplace")
     np.testing.assert_allclose(out, a @ b, rtol=1e-5)
     into = mx.nd.zeros((3, 5))
-    mx.nd.my_gemm(mx.nd.array(a), mx.nd.array(b), out=into)
+    mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype), out=into)
     np.testing.assert_allclose(into.asnumpy(), a @ b, rtol=1e-5)
 
 
@@ -142,7 +142,7 @@ def test_gemm_backward_by_finite_differences(loaded):
     # The backward op itself, through the engine: dA = dC B^T, dB = A^T dC.
     dc = np.random.default_rng(1).standard_normal((3, 2))
     da, db = mx.nd._internal._backward_my_gemm(
-        mx.nd.array(dc), mx.nd.array(a), mx.nd.array(b), mx.nd.array(a @ b))
+        mx.nd.array(dc, dtype=dc.dtype), mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype), mx.nd.array(a @ b, dtype=a.dtype))
     np.testing.assert_allclose(da.asnumpy(), dc @ b.T, rtol=1e-12)
     np.testing.assert_allclose(db.asnumpy(), a.T @ dc, rtol=1e-12)
 
@@ -152,13 +152,13 @@ def test_gemm_bad_calls_name_the_library_and_the_operator(loaded):
     lib = loaded["gemm"]
     with pytest.raises(ShapeError, match=f"my_gemm \\(library '{lib}'\\).*A has 4 columns "
                                          f"but B has 3 rows"):
-        mx.nd.my_gemm(mx.nd.array(a), mx.nd.array(a))
+        mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype), mx.nd.array(a, dtype=a.dtype))
     with pytest.raises(TypeInferenceError, match="my_gemm .*two float32 or two float64"):
         mx.nd.my_gemm(mx.nd.array(a, dtype="int32"), mx.nd.array(b, dtype="int32"))
     with pytest.raises(ParamError, match="my_gemm .*alpha='2'.*takes no attributes"):
-        mx.nd.my_gemm(mx.nd.array(a), mx.nd.array(b), alpha=2)
+        mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype), alpha=2)
     with pytest.raises(ParamError, match="my_gemm: takes 2 input"):
-        mx.nd.my_gemm(mx.nd.array(a))
+        mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype))
 
 
 def test_two_libraries_keep_their_own_operators(loaded):
@@ -176,17 +176,17 @@ def test_two_libraries_keep_their_own_operators(loaded):
 def test_stateful_state_persists_across_calls(loaded):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for k in (1, 2, 3):
-        y = mx.nd.my_counter_scale(mx.nd.array(x), step=0.5)
+        y = mx.nd.my_counter_scale(mx.nd.array(x, dtype=x.dtype), step=0.5)
         np.testing.assert_allclose(y.asnumpy(), x * 0.5 * k)
     # Other attributes or another shape: another state, counting from 1.
-    np.testing.assert_allclose(mx.nd.my_counter_scale(mx.nd.array(x), step=2).asnumpy(), x * 2)
+    np.testing.assert_allclose(mx.nd.my_counter_scale(mx.nd.array(x, dtype=x.dtype), step=2).asnumpy(), x * 2)
     x4 = np.ones((4,), np.float32)
     np.testing.assert_allclose(mx_ops.invoke("my_counter_scale", [x4], step=0.5), x4 * 0.5)
     # The backward uses the state of its forward (same attributes and input
     # shape): the factor of the latest call, 3 * 0.5.
     dy = np.full((2, 3), 2.0, np.float32)
     dx = mx.nd._internal._backward_my_counter_scale(
-        mx.nd.array(dy), mx.nd.array(x), mx.nd.array(x), step=0.5)
+        mx.nd.array(dy, dtype=dy.dtype), mx.nd.array(x, dtype=x.dtype), mx.nd.array(x, dtype=x.dtype), step=0.5)
     np.testing.assert_allclose(dx.asnumpy(), dy * 1.5)
     assert registry.get("my_counter_scale").gradient is not None
 
@@ -277,7 +277,7 @@ def test_loading_a_library_twice(loaded, tmp_path):
 # ---------------------------------------------------------------------------
 def _engine_still_works():
     a, b = _gemm_inputs("float32")
-    np.testing.assert_allclose(mx.nd.my_gemm(mx.nd.array(a), mx.nd.array(b)).asnumpy(), a @ b,
+    np.testing.assert_allclose(mx.nd.my_gemm(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)).asnumpy(), a @ b,
                                rtol=1e-5)
     np.testing.assert_array_equal((mx.nd.ones((2,)) + 1).asnumpy(), [2, 2])
 
@@ -393,11 +393,11 @@ def relu_lib(tmp_path_factory):
 
 def test_gpu_example_loads_and_runs_on_the_cpu(relu_lib):
     x = np.array([[-1.0, 2.0], [3.0, -4.0]], np.float32)
-    np.testing.assert_array_equal(mx.nd.my_relu(mx.nd.array(x)).asnumpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(mx.nd.my_relu(mx.nd.array(x, dtype=x.dtype)).asnumpy(), np.maximum(x, 0))
     op = registry.get("my_relu")
     assert set(op.compute) == {"cpu", "gpu"} and op.library == relu_lib
     dy = np.array([[5.0, 6.0], [7.0, 8.0]], np.float32)
-    dx = mx.nd._internal._backward_my_relu(mx.nd.array(dy), mx.nd.array(x),
+    dx = mx.nd._internal._backward_my_relu(mx.nd.array(dy, dtype=dy.dtype), mx.nd.array(x, dtype=x.dtype),
                                            mx.nd.array(np.maximum(x, 0)))
     np.testing.assert_array_equal(dx.asnumpy(), np.where(x > 0, dy, 0))
 
@@ -408,11 +408,11 @@ def test_gpu_example_on_the_gpu_matches_the_cpu(relu_lib):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 33)).astype(np.float32)
     dy = rng.standard_normal((64, 33)).astype(np.float32)
-    gx = mx.nd.array(x, ctx=mx.gpu(0))
+    gx = mx.nd.array(x, ctx=mx.gpu(0), dtype=x.dtype)
     y = mx.nd.my_relu(gx)
     assert y.context == mx.gpu(0)
     np.testing.assert_array_equal(y.asnumpy(), np.maximum(x, 0))
-    dx = mx.nd._internal._backward_my_relu(mx.nd.array(dy, ctx=mx.gpu(0)), gx, y)
+    dx = mx.nd._internal._backward_my_relu(mx.nd.array(dy, ctx=mx.gpu(0), dtype=dy.dtype), gx, y)
     np.testing.assert_array_equal(dx.asnumpy(), np.where(x > 0, dy, 0))
     # mx_ops.invoke on CuPy arrays, req 'add' included.
     out = cupy.ones((64, 33), np.float32)

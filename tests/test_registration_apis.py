@@ -70,7 +70,7 @@ def test_runtime_registered_operator_is_reached_through_mx_nd(unregister):
     register_op_property("t_scale", ScaleProp)
     unregister.append("t_scale")
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    a = mx.nd.array(x)
+    a = mx.nd.array(x, dtype=x.dtype)
     np.testing.assert_allclose(mx.nd.t_scale(a, k=2.0).asnumpy(), 2 * x)
     np.testing.assert_allclose(mx.nd.t_scale(data=a, k=0.5).asnumpy(), 0.5 * x)
     np.testing.assert_allclose(mx_ndarray.t_scale(a, 3.0).asnumpy(), 3 * x)  # k positionally
@@ -99,8 +99,8 @@ def test_runtime_simple_op_is_reached_through_mx_nd(unregister):
      .set_gradient("cpu", UnaryGradFunctionT2(cube_grad)))
     unregister.append("t_cube")
     x = np.linspace(-1, 1, 5).astype(np.float32)
-    np.testing.assert_allclose(mx.nd.t_cube(mx.nd.array(x)).asnumpy(), x ** 3, rtol=1e-6)
-    g = mx.nd._internal._backward_t_cube(mx.nd.ones((5,)), mx.nd.array(x))
+    np.testing.assert_allclose(mx.nd.t_cube(mx.nd.array(x, dtype=x.dtype)).asnumpy(), x ** 3, rtol=1e-6)
+    g = mx.nd._internal._backward_t_cube(mx.nd.ones((5,)), mx.nd.array(x, dtype=x.dtype))
     np.testing.assert_allclose(g.asnumpy(), 3 * x ** 2, rtol=1e-6)
 
 
@@ -108,17 +108,17 @@ def test_runtime_simple_op_is_reached_through_mx_nd(unregister):
 def test_lrn_and_smooth_l1_are_generated_functions():
     assert "LRN" in mx_ndarray.op.__all__ and "smooth_l1" in mx_ndarray.op.__all__
     x = np.random.default_rng(0).uniform(-2, 2, (2, 4, 3, 3)).astype(np.float32)
-    y = mx.nd.LRN(mx.nd.array(x), nsize=3, alpha=0.5)            # the visible output only
+    y = mx.nd.LRN(mx.nd.array(x, dtype=x.dtype), nsize=3, alpha=0.5)            # the visible output only
     want = mx_ops.invoke("LRN", [x], nsize=3, alpha=0.5)[0]
     np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-6)
     # the native backward on the engine, with a temp-space workspace
     out, norm = mx_ops.invoke("LRN", [x], nsize=3, alpha=0.5)
     g = np.ones_like(x)
     want = mx_ops.invoke("_backward_LRN", [g, x, out, norm], nsize=3, alpha=0.5)
-    got = mx.nd._internal._backward_LRN(mx.nd.array(g), mx.nd.array(x), mx.nd.array(out),
-                                        mx.nd.array(norm), nsize=3, alpha=0.5)
+    got = mx.nd._internal._backward_LRN(mx.nd.array(g, dtype=g.dtype), mx.nd.array(x, dtype=x.dtype), mx.nd.array(out, dtype=out.dtype),
+                                        mx.nd.array(norm, dtype=norm.dtype), nsize=3, alpha=0.5)
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
-    s = mx.nd.smooth_l1(mx.nd.array(x), scalar=2.0)
+    s = mx.nd.smooth_l1(mx.nd.array(x, dtype=x.dtype), scalar=2.0)
     np.testing.assert_allclose(s.asnumpy(), mx_ops.invoke("smooth_l1", [x], scalar=2.0))
     assert "Smooth L1" in mx.nd.smooth_l1.__doc__
 
@@ -159,7 +159,7 @@ def test_hidden_output_and_aux_state_through_the_engine(unregister):
     total = mx.nd.zeros((3,), dtype="float64")
     before = total * 1                   # pushed first: reads 0
     with training.train_mode():
-        outs = [mx.nd.invoke("_t_center", [mx.nd.array(x), total]) for _ in range(2)]
+        outs = [mx.nd.invoke("_t_center", [mx.nd.array(x, dtype=x.dtype), total]) for _ in range(2)]
     after = total * 1
     np.testing.assert_allclose(outs[1].asnumpy(), x - x.mean(0))     # visible output only
     np.testing.assert_array_equal(before.asnumpy(), 0)
@@ -195,7 +195,7 @@ def test_temp_space_and_random_through_the_engine(unregister):
     state = resource.request(mx.cpu(), ResourceRequest.RANDOM)
     seed, offset = state.seed, state.offset
     x = np.full((3, 4), 2, np.float32)
-    y = mx.nd.invoke("_t_noisy", [mx.nd.array(x)]).asnumpy()
+    y = mx.nd.invoke("_t_noisy", [mx.nd.array(x, dtype=x.dtype)]).asnumpy()
     want = 2 + _philox.uniform(seed, offset, 12, 0.0, 1.0, dtype="float32").reshape(3, 4)
     np.testing.assert_array_equal(y, want)          # draws reserved when pushed
 
@@ -251,7 +251,7 @@ def test_native_simple_op_through_the_engine(unregister, native_axpy):
     unregister.append("t_axpy")
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
-    y = mx.nd.t_axpy(mx.nd.array(a), mx.nd.array(b), scalar=0.5)
+    y = mx.nd.t_axpy(mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype), scalar=0.5)
     np.testing.assert_allclose(y.asnumpy(), a - 0.5 * b)
     ga, gb = mx.nd._internal._backward_t_axpy(mx.nd.ones((3, 4), dtype="float64"), scalar=2.0)
     np.testing.assert_allclose(ga.asnumpy(), 1)
@@ -268,7 +268,7 @@ def test_python_operator_and_smooth_l1_on_a_gpu_ndarray(unregister):
     register_op_property("_t_gscale", type("G", (ScaleProp,), {"devices": ("cpu", "gpu")}))
     unregister.append("_t_gscale")
     x = np.linspace(-3, 3, 10)
-    a = mx.nd.array(x, ctx=mx.gpu(0))
+    a = mx.nd.array(x, ctx=mx.gpu(0), dtype=x.dtype)
     np.testing.assert_allclose(mx.nd.invoke("_t_gscale", [a], k=3.0).asnumpy(), 3 * x)
     np.testing.assert_allclose(mx.nd.smooth_l1(a, scalar=1.5).asnumpy(),
                                mx_ops.invoke("smooth_l1", [x], scalar=1.5))

@@ -306,7 +306,7 @@ def _read_dense_tail(r, index, shape, ctx):
                                  f"{index} with shape {shape}")
     if not dtype.isnative:
         host = host.astype(dtype.newbyteorder("="))
-    return array(host, ctx=ctx)
+    return array(host, ctx=ctx, dtype=host.dtype)
 
 
 def _read_record(r, index, ctx):

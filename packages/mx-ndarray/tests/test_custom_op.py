@@ -134,18 +134,18 @@ def _sigmoid(x):
 # --- results --------------------------------------------------------------------------------
 def test_forward_and_backward_against_numpy(ops):
     x = np.linspace(-3, 3, 12).reshape(3, 4).astype(np.float32)
-    y = nd.Custom(nd.array(x), op_type="t_sigmoid")
+    y = nd.Custom(nd.array(x, dtype=x.dtype), op_type="t_sigmoid")
     np.testing.assert_allclose(y.asnumpy(), _sigmoid(x), rtol=1e-6)
     # _backward_Custom takes out_grad, in_data, out_data (the default deps).
     dy = np.arange(12, dtype=np.float32).reshape(3, 4)
-    dx = _internal._backward_Custom(nd.array(dy), nd.array(x), y, op_type="t_sigmoid")
+    dx = _internal._backward_Custom(nd.array(dy, dtype=dy.dtype), nd.array(x, dtype=x.dtype), y, op_type="t_sigmoid")
     np.testing.assert_allclose(dx.asnumpy(), dy * _sigmoid(x) * (1 - _sigmoid(x)), rtol=1e-5)
 
 
 def test_keyword_arguments_reach_the_prop_as_strings_and_outputs_are_a_list(ops):
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     b = np.ones((2, 3)) * 0.5
-    prod, total = nd.Custom(nd.array(a), nd.array(b), op_type="t_muladd", scale=3)
+    prod, total = nd.Custom(nd.array(a, dtype=a.dtype), nd.array(b, dtype=b.dtype), op_type="t_muladd", scale=3)
     np.testing.assert_allclose(prod.asnumpy(), a * b)
     np.testing.assert_allclose(total.asnumpy(), a + 3 * b)
     assert prod.dtype == np.float64
@@ -306,14 +306,14 @@ class OuterProp(custom.CustomOpProp):
 def test_forward_may_push_operators_and_wait_on_them(ops, reg):
     reg("t_inspect")(InspectProp)
     x = np.arange(5, dtype=np.float32)
-    np.testing.assert_allclose(nd.Custom(nd.array(x) + 1, op_type="t_inspect").asnumpy(),
+    np.testing.assert_allclose(nd.Custom(nd.array(x, dtype=x.dtype) + 1, op_type="t_inspect").asnumpy(),
                                3 * (x + 1))
 
 
 def test_chains_and_nesting(ops, reg):
     reg("t_outer")(OuterProp)
     x = np.linspace(-1, 1, 7).astype(np.float32)
-    y = nd.array(x)
+    y = nd.array(x, dtype=x.dtype)
     for _ in range(5):
         y = nd.Custom(y, op_type="t_sigmoid")
     want = x
@@ -321,7 +321,7 @@ def test_chains_and_nesting(ops, reg):
         want = _sigmoid(want)
     np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-5)
     for wait in (0, 1):
-        z = nd.Custom(nd.Custom(nd.array(x), op_type="t_outer", wait=wait), op_type="t_outer",
+        z = nd.Custom(nd.Custom(nd.array(x, dtype=x.dtype), op_type="t_outer", wait=wait), op_type="t_outer",
                       wait=wait)
         np.testing.assert_allclose(z.asnumpy(), _sigmoid(_sigmoid(x) + 1) + 1, rtol=1e-5)
 

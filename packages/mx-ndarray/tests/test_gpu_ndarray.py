@@ -24,7 +24,7 @@ def data(shape, dtype, seed=0):
 
 
 def both(x):
-    return nd.array(x, ctx=cpu(0)), nd.array(x, ctx=gpu(0))
+    return nd.array(x, ctx=cpu(0), dtype=x.dtype), nd.array(x, ctx=gpu(0), dtype=x.dtype)
 
 
 def same(g, c, tol=1e-5):
@@ -38,7 +38,7 @@ def same(g, c, tol=1e-5):
 @pytest.mark.parametrize("dtype", ALL)
 def test_creation_and_round_trip(dtype):
     x = data((3, 4), dtype)
-    g = nd.array(x, ctx=gpu(0))
+    g = nd.array(x, ctx=gpu(0), dtype=x.dtype)
     assert g.context == gpu(0) and g.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(g.asnumpy(), x)
     np.testing.assert_array_equal(nd.zeros((2, 3), ctx=gpu(0), dtype=dtype).asnumpy(),
@@ -52,7 +52,7 @@ def test_creation_and_round_trip(dtype):
 
 def test_the_source_may_change_once_array_returns():
     x = np.arange(6, dtype=np.float32)
-    g = nd.array(x, ctx=gpu(0))
+    g = nd.array(x, ctx=gpu(0), dtype=x.dtype)
     x[:] = -1                       # the pushed copy reads a private copy
     np.testing.assert_array_equal(g.asnumpy(), np.arange(6))
 
@@ -106,7 +106,7 @@ def test_out_argument_and_setitem():
 def test_setitem_from_an_overlapping_view_of_itself():
     # Without a copy of the value first this is a race on the device.
     want = np.arange(12, dtype=np.float32).reshape(3, 4)
-    g = nd.array(want, ctx=gpu(0))
+    g = nd.array(want, ctx=gpu(0), dtype=want.dtype)
     g[0, 1:] = g[0, :3]
     want[0, 1:] = want[0, :3].copy()
     g[:, 1:3] = g[:, 0:2]
@@ -116,7 +116,7 @@ def test_setitem_from_an_overlapping_view_of_itself():
 
 def test_copies_between_contexts():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    h = nd.array(x)
+    h = nd.array(x, dtype=x.dtype)
     g = h.copyto(gpu(0))
     assert g.context == gpu(0)
     back = g.as_in_context(cpu(0))
@@ -139,7 +139,7 @@ def test_peer_copy_between_gpus():
     if cupy.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("needs two CUDA devices")
     x = np.arange(10, dtype=np.float64)
-    g1 = nd.array(x, ctx=gpu(0)).copyto(gpu(1))
+    g1 = nd.array(x, ctx=gpu(0), dtype=x.dtype).copyto(gpu(1))
     assert g1.context == gpu(1)
     np.testing.assert_array_equal(g1.asnumpy(), x)
     np.testing.assert_array_equal((g1 * 2).as_in_context(gpu(0)).asnumpy(), x * 2)
@@ -228,7 +228,7 @@ def test_rrelu_draws_the_gpu_contexts_stream():
     context's RANDOM resource at push time and draws the CPU's Philox
     formula from it; the call returns the visible output only."""
     x = np.random.default_rng(2).standard_normal((64, 33)).astype(np.float32)
-    a = nd.array(x, ctx=gpu(0))
+    a = nd.array(x, ctx=gpu(0), dtype=x.dtype)
     r = resource.request(gpu(0), ResourceRequest.RANDOM)
     seed, offset = r.seed, r.offset
     with training.train_mode():

@@ -18,7 +18,10 @@ RNG = np.random.default_rng(3)
 
 def test_creation_and_dtype_defaults():
     assert nd.array([[1, 2], [3, 4]]).dtype == np.float32            # lists: float32
-    assert nd.array(np.arange(3, dtype=np.int64)).dtype == np.int64  # arrays keep theirs
+    # NumPy arrays too, as MXNet 1.9.1 makes them (mx_real_t); NDArrays keep theirs.
+    assert nd.array(np.arange(3, dtype=np.int64)).dtype == np.float32
+    assert nd.array(np.arange(3.0)).dtype == np.float32
+    assert nd.array(nd.array([1, 2], dtype="int64")).dtype == np.int64
     assert nd.array([1, 2], dtype="float64").dtype == np.float64
     np.testing.assert_array_equal(nd.zeros((2, 3)).asnumpy(), np.zeros((2, 3), np.float32))
     np.testing.assert_array_equal(nd.ones(4, dtype="int32").asnumpy(), np.ones(4, np.int32))

@@ -45,8 +45,8 @@ def expect(req, before, result):
 @pytest.mark.parametrize("req", REQS)
 def test_elemwise_add_every_req(req):
     a, b, o = arr(3, 4), arr(3, 4), arr(3, 4)
-    out = nd.array(o)
-    call = prepared("elemwise_add", [nd.array(a), nd.array(b)], [out], [req])
+    out = nd.array(o, dtype=o.dtype)
+    call = prepared("elemwise_add", [nd.array(a, dtype=a.dtype), nd.array(b, dtype=b.dtype)], [out], [req])
     assert call.compute_kind == "native" and call.reqs == (req,)
     call.push()
     np.testing.assert_allclose(out.asnumpy(), expect(req, o, a + b), rtol=1e-6)
@@ -66,8 +66,8 @@ def test_mxnet_req_ints_are_accepted():
 @pytest.mark.parametrize("req", REQS)
 def test_fully_connected_every_req(req):
     x, w, b, o = arr(4, 6), arr(5, 6), arr(5), arr(4, 5)
-    out = nd.array(o)
-    args = [nd.array(v) for v in (x, w, b)]
+    out = nd.array(o, dtype=o.dtype)
+    args = [nd.array(v, dtype=v.dtype) for v in (x, w, b)]
     prepared("FullyConnected", args, [out], [req], num_hidden=5).push()
     ref = nd.FullyConnected(*args, num_hidden=5).asnumpy()
     np.testing.assert_allclose(out.asnumpy(), expect(req, o, ref), rtol=1e-5, atol=1e-6)
@@ -76,8 +76,8 @@ def test_fully_connected_every_req(req):
 @pytest.mark.parametrize("req", REQS)
 def test_convolution_with_temp_space_every_req(req):
     x, w, b, o = arr(2, 3, 9, 9), arr(4, 3, 3, 3), arr(4), arr(2, 4, 7, 7)
-    out = nd.array(o)
-    args = [nd.array(v) for v in (x, w, b)]
+    out = nd.array(o, dtype=o.dtype)
+    args = [nd.array(v, dtype=v.dtype) for v in (x, w, b)]
     call = prepared("Convolution", args, [out], [req], kernel=(3, 3), num_filter=4)
     call.push()
     ref = nd.Convolution(*args, kernel=(3, 3), num_filter=4).asnumpy()
@@ -85,7 +85,7 @@ def test_convolution_with_temp_space_every_req(req):
 
 
 def test_convolution_keeps_its_workspace_when_the_temp_space_moves():
-    args = [nd.array(v) for v in (arr(2, 3, 9, 9), arr(4, 3, 3, 3), arr(4))]
+    args = [nd.array(v, dtype=v.dtype) for v in (arr(2, 3, 9, 9), arr(4, 3, 3, 3), arr(4))]
     out = nd.empty((2, 4, 7, 7))
     call = prepared("Convolution", args, [out], ["write"], kernel=(3, 3), num_filter=4)
     ref = nd.Convolution(*args, kernel=(3, 3), num_filter=4).asnumpy()
@@ -103,8 +103,8 @@ def test_convolution_keeps_its_workspace_when_the_temp_space_moves():
 @pytest.mark.parametrize("req", REQS)
 def test_softmax_every_req(req):
     x, o = arr(3, 7), arr(3, 7)
-    out = nd.array(o)
-    prepared("softmax", [nd.array(x)], [out], [req], axis=-1).push()
+    out = nd.array(o, dtype=o.dtype)
+    prepared("softmax", [nd.array(x, dtype=x.dtype)], [out], [req], axis=-1).push()
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(out.asnumpy(), expect(req, o, e / e.sum(-1, keepdims=True)),
                                rtol=1e-5, atol=1e-6)
@@ -118,7 +118,7 @@ def _bn_inputs():
 
 def test_batch_norm_updates_its_aux_states_on_every_push():
     host = _bn_inputs()
-    mine, theirs = [nd.array(v) for v in host], [nd.array(v) for v in host]
+    mine, theirs = [nd.array(v, dtype=v.dtype) for v in host], [nd.array(v, dtype=v.dtype) for v in host]
     y, mean, var = nd.empty((4, 3, 5)), nd.empty((3,)), nd.empty((3,))
     call = prepared("BatchNorm", mine, [y, mean, var], ["write"] * 3, fix_gamma=False,
                     momentum=0.9)
@@ -146,7 +146,7 @@ def test_batch_norm_updates_its_aux_states_on_every_push():
 def test_add_accumulates_across_pushes():
     x, w = arr(2, 3), arr(4, 3)
     grad = nd.zeros((2, 4))
-    call = prepared("FullyConnected", [nd.array(x), nd.array(w)], [grad], ["add"],
+    call = prepared("FullyConnected", [nd.array(x, dtype=x.dtype), nd.array(w, dtype=w.dtype)], [grad], ["add"],
                     num_hidden=4, no_bias=True)
     call.push()
     call.push()
@@ -157,12 +157,12 @@ def test_add_accumulates_across_pushes():
 
 def test_inplace_outputs_are_the_input_memory():
     x = arr(6)
-    a = nd.array(x)
+    a = nd.array(x, dtype=x.dtype)
     relu = prepared("relu", [a], [a], ["inplace"])           # the very array
     neg = prepared("negative", [a], [a[0:6]], ["inplace"])    # a view of its chunk
     push_all([neg, relu, neg])
     np.testing.assert_allclose(a.asnumpy(), -np.maximum(-x, 0))
-    lhs, rhs = nd.array(x), nd.array(2 * x)
+    lhs, rhs = nd.array(x, dtype=x.dtype), nd.array(2 * x)
     add = prepared("elemwise_add", [lhs, rhs], [lhs], ["inplace"])
     for _ in range(3):
         add.push()
@@ -175,7 +175,7 @@ def test_outputs_are_views_into_one_shared_chunk():
     a, b = pool[0:12].reshape(3, 4), pool[12:24].reshape(3, 4)
     halves = pool[24:30].reshape(3, 2), pool[30:36].reshape(3, 2)
     x = arr(3, 4)
-    calls = [prepared("_mul_scalar", [nd.array(x)], [a], ["write"], scalar=2.0),
+    calls = [prepared("_mul_scalar", [nd.array(x, dtype=x.dtype)], [a], ["write"], scalar=2.0),
              prepared("relu", [a], [b], ["write"]),
              prepared("SliceChannel", [b], list(halves), ["write", "add"], num_outputs=2,
                       axis=1)]
@@ -241,7 +241,7 @@ def python_op():
 def test_python_compute_gets_reqs_train_flag_random_state_and_workspace(python_op):
     x = arr(4)
     o1, o2 = nd.zeros((4,)) + 5, nd.zeros((4,)) + 5
-    call = prepared("_test_prepared_py", [nd.array(x)], [o1, o2], ["null", "add"])
+    call = prepared("_test_prepared_py", [nd.array(x, dtype=x.dtype)], [o1, o2], ["null", "add"])
     assert call.compute_kind == "python"
     call.push(is_train=False)
     call.push(is_train=True)
@@ -272,12 +272,12 @@ def custom_scale():
 def test_custom_compute_ex_honours_reqs_and_train(custom_scale):
     x = arr(2, 3)
     out = nd.zeros((2, 3)) + 1
-    call = PreparedCall("Custom", {"op_type": "prepared_scale"}, [nd.array(x)], [out], ["add"])
+    call = PreparedCall("Custom", {"op_type": "prepared_scale"}, [nd.array(x, dtype=x.dtype)], [out], ["add"])
     assert call.compute_kind == "ex"
     call.push(is_train=False)
     call.push(is_train=True)
     np.testing.assert_allclose(out.asnumpy(), 1 + 2 * x + 3 * x, rtol=1e-6)
-    PreparedCall("Custom", {"op_type": "prepared_scale"}, [nd.array(x)], [out],
+    PreparedCall("Custom", {"op_type": "prepared_scale"}, [nd.array(x, dtype=x.dtype)], [out],
                  ["write"]).push()
     np.testing.assert_allclose(out.asnumpy(), 2 * x, rtol=1e-6)
 
@@ -287,7 +287,7 @@ def test_push_all_runs_a_chain_of_50_ops_in_order():
     # Two ping-pong buffers: every op overwrites what the one before last
     # read, so a reordering shows in the result.
     x = arr(8, 8)
-    bufs = [nd.array(x), nd.empty((8, 8))]
+    bufs = [nd.array(x, dtype=x.dtype), nd.empty((8, 8))]
     calls, want = [], x.copy()
     for i in range(50):
         src, dst = bufs[i % 2], bufs[(i + 1) % 2]

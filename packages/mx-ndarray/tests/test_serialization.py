@@ -72,7 +72,7 @@ def assert_same(loaded, expected):
 def test_round_trip_every_dtype_and_shape(tmp_path, dtype, shape):
     values = ref.reference_values(dtype, shape)
     path = tmp_path / "a.params"
-    nd.save(str(path), [nd.array(values)])
+    nd.save(str(path), [nd.array(values, dtype=values.dtype)])
     (out,) = nd.load(str(path))
     assert_same(out, values)
     assert out.context == cpu(0)
@@ -85,17 +85,17 @@ def test_list_dict_and_single_forms(tmp_path):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.array([1, 2], dtype=np.int64)
     path = tmp_path / "x.params"
-    nd.save(path, {"w": nd.array(a), "b\u00e4": nd.array(b)})      # os.PathLike works too
+    nd.save(path, {"w": nd.array(a, dtype=a.dtype), "b\u00e4": nd.array(b, dtype=b.dtype)})      # os.PathLike works too
     out = nd.load(path)
     assert isinstance(out, dict) and list(out) == ["w", "b\u00e4"]   # order kept
     assert_same(out["w"], a)
     assert_same(out["b\u00e4"], b)
-    nd.save(str(path), [nd.array(a), nd.array(b)])
+    nd.save(str(path), [nd.array(a, dtype=a.dtype), nd.array(b, dtype=b.dtype)])
     out = nd.load(str(path))
     assert isinstance(out, list) and len(out) == 2
     assert_same(out[0], a)
     assert_same(out[1], b)
-    nd.save(str(path), nd.array(b))                               # one NDArray: a list of one
+    nd.save(str(path), nd.array(b, dtype=b.dtype))                               # one NDArray: a list of one
     (out,) = nd.load(str(path))
     assert_same(out, b)
 
@@ -134,7 +134,7 @@ def test_save_matches_hand_built_layout(tmp_path):
                 + struct.pack("<Q", 2)               # number of names
                 + struct.pack("<Q", 1) + b"w" + struct.pack("<Q", 4) + b"bias")
     assert len(expected) == 16 + 8 + 64 + 48 + 8 + 9 + 12
-    assert saved_bytes(tmp_path, {"w": nd.array(w), "bias": nd.array(b)}) == expected
+    assert saved_bytes(tmp_path, {"w": nd.array(w, dtype=w.dtype), "bias": nd.array(b, dtype=b.dtype)}) == expected
     out = nd.load_frombuffer(expected)
     assert list(out) == ["w", "bias"]
     assert_same(out["w"], w)
@@ -152,17 +152,17 @@ def test_zero_dim_arrays_are_written_as_v3(tmp_path):
     s = np.array(2.5, dtype=np.float32)
     v = np.array([1, 2], dtype=np.int32)
     expected = header(2) + record(s, V3) + record(v, V3) + names()
-    assert saved_bytes(tmp_path, [nd.array(s), nd.array(v)]) == expected
+    assert saved_bytes(tmp_path, [nd.array(s, dtype=s.dtype), nd.array(v, dtype=v.dtype)]) == expected
     out = nd.load_frombuffer(expected)
     assert_same(out[0], s)
     assert_same(out[1], v)
     # forced either way
-    assert saved_bytes(tmp_path, [nd.array(v)], np_shape=True) == header(1) + record(v, V3) \
+    assert saved_bytes(tmp_path, [nd.array(v, dtype=v.dtype)], np_shape=True) == header(1) + record(v, V3) \
         + names()
-    assert saved_bytes(tmp_path, [nd.array(v)], np_shape=False) == header(1) + record(v) \
+    assert saved_bytes(tmp_path, [nd.array(v, dtype=v.dtype)], np_shape=False) == header(1) + record(v) \
         + names()
     with pytest.raises(ValueError, match="save: array 'x' has ndim 0.*np_shape=True"):
-        nd.save(str(tmp_path / "no.params"), {"x": nd.array(s)}, np_shape=False)
+        nd.save(str(tmp_path / "no.params"), {"x": nd.array(s, dtype=s.dtype)}, np_shape=False)
     assert not (tmp_path / "no.params").exists()
 
 
@@ -359,8 +359,8 @@ def expected_contents(fname):
 
 def as_ndarrays(contents):
     if isinstance(contents, dict):
-        return {k: nd.array(v) for k, v in contents.items()}
-    return [nd.array(v) for v in contents]
+        return {k: nd.array(v, dtype=v.dtype) for k, v in contents.items()}
+    return [nd.array(v, dtype=v.dtype) for v in contents]
 
 
 @pytest.mark.parametrize("fname", sorted(ref.SPEC))

@@ -249,7 +249,7 @@ def test_make_loss_takes_no_parameters():
 def test_nd_add_n_on_the_engine(n):
     nd = pytest.importorskip("mx_ndarray")
     xs = inputs(n, (5, 6), "float32")
-    arrays = [nd.array(x) for x in xs]
+    arrays = [nd.array(x, dtype=x.dtype) for x in xs]
     np.testing.assert_array_equal(nd.add_n(*arrays).asnumpy(), reference(xs))
     np.testing.assert_array_equal(nd.ElementWiseSum(*arrays).asnumpy(), reference(xs))
     out = nd.array(data((5, 6), "float32", 99))
@@ -263,9 +263,9 @@ def test_nd_add_n_on_the_engine(n):
 def test_nd_grad_add_and_make_loss():
     nd = pytest.importorskip("mx_ndarray")
     a, b = data((2, 3), "float32", 0), data((2, 3), "float32", 1)
-    np.testing.assert_array_equal(nd._internal._grad_add(nd.array(a), nd.array(b)).asnumpy(),
+    np.testing.assert_array_equal(nd._internal._grad_add(nd.array(a, dtype=a.dtype), nd.array(b, dtype=b.dtype)).asnumpy(),
                                   a + b)
-    np.testing.assert_array_equal(nd.make_loss(nd.array(a)).asnumpy(), a)
+    np.testing.assert_array_equal(nd.make_loss(nd.array(a, dtype=a.dtype)).asnumpy(), a)
 
 
 # --- GPU twin ---------------------------------------------------------------------------
