@@ -21,13 +21,17 @@ def _gather_compute(pack):
     return computes(_GATHER, gpu_compute("_shape_gpu", "gather", pack))
 
 
-def reshape_shape(src, target, reverse=False, op="Reshape"):
+def reshape_shape(src, target, reverse=False, op="Reshape", partial=False):
     """MXNet's Reshape rule: the output shape for input shape ``src``.
 
     In ``target`` 0 copies an input dimension, -1 is inferred, -2 copies all
     remaining input dimensions, -3 merges two input dimensions and -4 splits
     one into the two values that follow it (one of which may be -1).  With
     ``reverse`` the codes are matched from the right.
+
+    With ``partial`` a 0 in ``src`` is an unknown dimension (MXNet's
+    InferReshapeShape in a graph pass): it stays unknown where it is copied,
+    merged or split, -1 stays unknown, and the sizes are not checked.
     """
     src, target = tuple(src), tuple(target)
     if reverse:
@@ -69,11 +73,14 @@ def reshape_shape(src, target, reverse=False, op="Reshape"):
             if j + 2 >= len(target):
                 raise ShapeError(f"{op}: -4 in target shape {target} needs two values after it")
             d0, d1, dim = target[j + 1], target[j + 2], src[i]
+            if partial and d0 == -1 and d1 == -1:
+                raise ShapeError(f"{op}: -4 in target shape {target} splits into two -1")
+            unknown = partial and dim == 0
             if d0 == -1:
-                d0 = dim // d1 if d1 else 0
+                d0 = dim // d1 if d1 and not unknown else 0
             if d1 == -1:
-                d1 = dim // d0 if d0 else 0
-            if d0 * d1 != dim:
+                d1 = dim // d0 if d0 and not unknown else 0
+            if not (unknown or partial and 0 in (d0, d1)) and d0 * d1 != dim:
                 raise ShapeError(f"{op}: -4 splits dimension {dim} of input {tuple(src)} into "
                                  f"{target[j + 1]} x {target[j + 2]}, which does not fit")
             out += [d0, d1]
@@ -83,6 +90,10 @@ def reshape_shape(src, target, reverse=False, op="Reshape"):
             raise ShapeError(f"{op}: target shape {target} holds {t}; sizes are > 0 or one of "
                              f"the codes 0, -1, -2, -3, -4")
         j += 1
+    if partial and 0 in src:
+        if infer is not None:
+            out[infer] = 0
+        return tuple(out[::-1] if reverse else out)
     if infer is not None:
         rest = math.prod(out)
         if rest == 0 or size % rest:

@@ -90,76 +90,12 @@ def _flatten(params, ins, outs):
     return ins, outs
 
 
-def _reshape_codes(src, target, reverse):
-    """MXNet's InferReshapeShape on a partly known input: its unknown
-    dimensions stay unknown where they are copied or merged, and -1 stays
-    unknown (the input's size is not known)."""
-    op = "Reshape"
-    src, target = tuple(src), tuple(target)
-    if reverse:
-        if -4 in target:
-            raise ShapeError(f"{op}: argument 'shape' may not use -4 with reverse=True")
-        src, target = src[::-1], target[::-1]
-    out, i, j, infer = [], 0, 0, False
-
-    def need(k):
-        if i + k > len(src):
-            raise ShapeError(f"{op}: target shape {tuple(target)} uses more dimensions than "
-                             f"the input {tuple(src)} has")
-
-    while j < len(target):
-        t = target[j]
-        if t > 0:
-            out.append(t)
-            i += 1
-        elif t == 0:
-            need(1)
-            out.append(src[i])
-            i += 1
-        elif t == -1:
-            if infer:
-                raise ShapeError(f"{op}: target shape {target} has more than one -1")
-            infer = True
-            out.append(0)
-            i += 1
-        elif t == -2:
-            out.extend(src[i:])
-            i = len(src)
-        elif t == -3:
-            need(2)
-            out.append(src[i] * src[i + 1])
-            i += 2
-        elif t == -4:
-            need(1)
-            if j + 2 >= len(target):
-                raise ShapeError(f"{op}: -4 in target shape {target} needs two values after it")
-            dim, d0, d1 = src[i], target[j + 1], target[j + 2]
-            if d0 == -1 and d1 == -1:
-                raise ShapeError(f"{op}: -4 in target shape {target} splits into two -1")
-            if d0 == -1:
-                d0 = dim // d1 if dim and d1 else 0
-            if d1 == -1:
-                d1 = dim // d0 if dim and d0 else 0
-            if dim and d0 and d1 and d0 * d1 != dim:
-                raise ShapeError(f"{op}: -4 splits dimension {dim} of input {tuple(src)} into "
-                                 f"{target[j + 1]} x {target[j + 2]}, which does not fit")
-            out += [d0, d1]
-            i += 1
-            j += 2
-        else:
-            raise ShapeError(f"{op}: target shape {target} holds {t}; sizes are > 0 or one of "
-                             f"the codes 0, -1, -2, -3, -4")
-        j += 1
-    return tuple(out[::-1] if reverse else out)
-
-
 def _reshape(params, ins, outs):
     """ReshapeShape: the output from the data; then the data's one unknown
     dimension from a known output, the sizes being equal."""
     src, target = ins[0], params["shape"]
     if src is not None and target:
-        out = (shape.reshape_shape(src, target, params["reverse"]) if known(src)
-               else _reshape_codes(src, target, params["reverse"]))
+        out = shape.reshape_shape(src, target, params["reverse"], partial=True)
         outs.assign(0, out, why=f"'data' {src} reshaped to {tuple(target)}")
     src, out = ins[0], outs[0]
     if src is not None and known(out) and src.count(0) == 1:
