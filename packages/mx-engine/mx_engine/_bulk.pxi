@@ -22,6 +22,34 @@ cdef int _check_live_vars(OprBlock* blk, str api) except -1:
     return 0
 
 
+cdef int _bulk_reserve(BulkState* b, int nvars) except -1:
+    """Room for one more function and its `nvars` variables.  Sizes start at
+    16, never 0: realloc(p, 0) may return NULL, which is not a failure (a
+    first function without variables used to abort the process here)."""
+    cdef FnEntry* entries
+    cdef EngineVar** vs
+    cdef int cap
+    if b.n == b.cap:
+        cap = b.cap * 2 if b.cap else 16
+        entries = <FnEntry*>realloc(b.entries, cap * sizeof(FnEntry))
+        if entries == NULL:
+            raise MemoryError(f"bulk: cannot grow the batch to {cap} functions")
+        b.entries = entries
+        b.cap = cap
+    if b.nreads + b.nwrites + nvars > b.vars_cap:
+        cap = max(16, 2 * (b.nreads + b.nwrites + nvars))
+        vs = <EngineVar**>realloc(b.reads, cap * sizeof(EngineVar*))
+        if vs == NULL:
+            raise MemoryError(f"bulk: cannot grow the batch to {cap} variables")
+        b.reads = vs
+        vs = <EngineVar**>realloc(b.writes, cap * sizeof(EngineVar*))
+        if vs == NULL:
+            raise MemoryError(f"bulk: cannot grow the batch to {cap} variables")
+        b.writes = vs
+        b.vars_cap = cap
+    return 0
+
+
 cdef int _bulk_append(OprBlock* blk) except -1:
     """Moves a checked block into this thread's batch (consumes `blk`)."""
     cdef BulkState* b = <BulkState*>mx_get_bulk()
@@ -29,15 +57,11 @@ cdef int _bulk_append(OprBlock* blk) except -1:
     cdef EngineVar* v
     if b.n > 0 and (b.dev_type != blk.dev_type or b.dev_id != blk.dev_id):
         _flush_bulk()
-    if b.n == b.cap:
-        b.cap = b.cap * 2 if b.cap else 16
-        b.entries = <FnEntry*>realloc(b.entries, b.cap * sizeof(FnEntry))
-    if b.nreads + b.nwrites + blk.nvars > b.vars_cap:
-        b.vars_cap = 2 * (b.nreads + b.nwrites + blk.nvars)
-        b.reads = <EngineVar**>realloc(b.reads, b.vars_cap * sizeof(EngineVar*))
-        b.writes = <EngineVar**>realloc(b.writes, b.vars_cap * sizeof(EngineVar*))
-    if b.entries == NULL or b.reads == NULL or b.writes == NULL:
-        abort()
+    try:
+        _bulk_reserve(b, blk.nvars)
+    except BaseException:
+        _free_unpushed(blk)
+        raise
     b.dev_type = blk.dev_type
     b.dev_id = blk.dev_id
     b.entries[b.n] = blk.fn

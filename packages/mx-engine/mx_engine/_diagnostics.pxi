@@ -11,11 +11,13 @@ cdef struct PendingUse:
     int ahead                # uses queued before this one
     int running_reads
     const char* writer       # the function now writing the variable, if any
+    bint owns_writer         # `writer` is a copy, freed after reporting
     uint64_t writer_seq
 
 
 cdef struct PendingFn:
     const char* name
+    bint owns_name           # `name` is a copy, freed after reporting
     const char* site
     uint64_t seq
     int state
@@ -38,11 +40,12 @@ def pending(int limit=1000):
     cdef OprBlock* blk
     cdef VarUse* q
     cdef int i, n = 0
+    cdef size_t k
     cdef int64_t now = mx_now_ns()
     g_lock.lock()
     blk = g_live_head
     while blk != NULL and n < limit:
-        pf.name = blk.fn.name
+        pf.name = _copy_name(&blk.fn, &pf.owns_name)
         pf.site = blk.fn.site
         pf.seq = blk.seq
         pf.state = blk.state
@@ -58,9 +61,10 @@ def pending(int limit=1000):
             pu.queued = blk.uses[i].queued
             pu.running_reads = blk.uses[i].var.running_reads
             pu.writer = NULL
+            pu.owns_writer = False
             pu.writer_seq = 0
             if blk.uses[i].var.running_write != NULL:
-                pu.writer = blk.uses[i].var.running_write.fn.name
+                pu.writer = _copy_name(&blk.uses[i].var.running_write.fn, &pu.owns_writer)
                 pu.writer_seq = blk.uses[i].var.running_write.seq
             pu.ahead = 0
             if pu.queued:
@@ -73,6 +77,21 @@ def pending(int limit=1000):
         n += 1
         blk = blk.live_next
     g_lock.unlock()
+    try:
+        return _pending_report(fns, uses, now)
+    finally:
+        for k in range(fns.size()):
+            if fns[k].owns_name:
+                free(<void*>fns[k].name)
+        for k in range(uses.size()):
+            if uses[k].owns_writer:
+                free(<void*>uses[k].writer)
+
+
+cdef list _pending_report(vector[PendingFn]& fns, vector[PendingUse]& uses, int64_t now):
+    cdef PendingFn pf
+    cdef PendingUse pu
+    cdef int i
     states = {BLOCK_WAITING: "waiting", BLOCK_READY: "ready", BLOCK_RUNNING: "running"}
     out = []
     for pf in fns:
@@ -95,7 +114,7 @@ def pending(int limit=1000):
         (<Context>ctx).device_typeid = pf.dev_type
         (<Context>ctx).device_id = pf.dev_id
         out.append({
-            "seq": pf.seq, "name": pf.name.decode(),
+            "seq": pf.seq, "name": pf.name.decode() if pf.name != NULL else "?",
             "site": pf.site.decode() if pf.site != NULL else None,
             "state": states[pf.state], "ctx": ctx,
             "age_s": (now - pf.push_ns) / 1e9,
@@ -114,13 +133,23 @@ def _profiler_enable(bint on):
 def _profiler_take(bint reset):
     """Recorded events as (name, start_ns, end_ns, tid, dev_type, dev_id)."""
     cdef vector[TraceEvent] events
+    cdef size_t i
     g_lock.lock()
     events = g_events
     if reset:
-        g_events.clear()
+        g_events.clear()            # the names events own are now ours
+    else:
+        for i in range(events.size()):
+            if events[i].owns_name:  # ours to read after unlocking
+                events[i].name = strdup(events[i].name)
     g_lock.unlock()
-    return [(ev.name.decode() if ev.name != NULL else "?", ev.start_ns, ev.end_ns,
-             ev.tid, ev.dev_type, ev.dev_id) for ev in events]
+    try:
+        return [(ev.name.decode() if ev.name != NULL else "?", ev.start_ns, ev.end_ns,
+                 ev.tid, ev.dev_type, ev.dev_id) for ev in events]
+    finally:
+        for i in range(events.size()):
+            if events[i].owns_name:
+                free(<void*>events[i].name)
 
 
 def _thread_name_table():

@@ -53,8 +53,9 @@ cdef struct FnEntry:
     void* arg
     FreeFn free_arg
     PyObject* pyfn          # owned reference; taken back under the GIL
-    const char* name        # interned, lives for the process
+    const char* name        # interned (lives for the process), or owned
     const char* site        # interned "file:line" of the push, or NULL
+    bint owns_name          # `name` is malloc'd and freed with the entry
 
 # An error travelling on variables.  Reference counts are guarded by the
 # engine lock; the Python objects are dropped only under the GIL.
@@ -66,6 +67,8 @@ cdef struct ErrorRecord:
     char* message           # native failure message (malloc'd)
     const char* fn_name
     const char* site
+    bint owns_name          # fn_name is a malloc'd copy
+    bint cleared            # raised once: no longer carried by any variable
     ErrorRecord* prev       # the engine's list of pending errors, oldest first
     ErrorRecord* next
     bint in_list
@@ -106,6 +109,7 @@ cdef struct OprBlock:
     int state
     bint needs_gil          # runs Python code
     bint run_by_pusher      # the pushing thread runs it (NaiveEngine, async prop)
+    bint active             # counted in g_active: ready, or its function runs
     bint done               # FN_WAIT: reached
     bint abandoned          # FN_WAIT: its waiter was interrupted; free when reached
     bint* completed         # set under the lock when the block completes

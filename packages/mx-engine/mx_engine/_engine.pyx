@@ -75,6 +75,7 @@ cdef enum PoolKind:
 
 cdef struct TraceEvent:
     const char* name
+    bint owns_name          # a copy of a function's own name, freed with the event
     int64_t start_ns
     int64_t end_ns
     int tid
@@ -88,6 +89,12 @@ cdef int g_mode = MODE_STOPPED
 cdef bint g_pooled = False             # ThreadedEnginePooled pool layout
 cdef int64_t g_inflight = 0            # pushed functions not yet completed
 cdef int64_t g_max_inflight = 1 << 16
+# Functions ready to run or running on a thread (an async function that has
+# handed its completion to someone else is no longer counted): the work that
+# will finish without anybody's help.  Backpressure waits only while this is
+# non-zero, so a thread the in-flight work waits for (a custom-op callback,
+# a thread that completes an async function) is never stopped for good.
+cdef int64_t g_active = 0
 cdef uint64_t g_seq = 0
 cdef uint64_t g_var_ids = 0
 cdef OprBlock* g_live_head = NULL      # every block in flight, oldest first

@@ -5,14 +5,21 @@
 # ---------------------------------------------------------------------------
 # Errors travelling on variables
 # ---------------------------------------------------------------------------
+cdef void _free_record(ErrorRecord* e) noexcept nogil:
+    """Frees a record's C parts (its Python objects are already dropped)."""
+    if e.owns_name:
+        free(<void*>e.fn_name)
+    free(e.message)
+    free(e)
+
+
 cdef void _err_release(ErrorRecord* e) noexcept nogil:
     global g_graveyard
     e.refs -= 1
     if e.refs > 0:
         return
     if e.exc == NULL and e.tb == NULL:
-        free(e.message)
-        free(e)
+        _free_record(e)
     else:
         e.next = g_graveyard
         g_graveyard = e
@@ -45,9 +52,44 @@ cdef void _var_clear_error(EngineVar* v) noexcept nogil:
     _err_release(e)
 
 
+cdef void _clear_everywhere(ErrorRecord* e) noexcept nogil:
+    """Once an error has been raised, no variable carries it any more: the
+    variables that hold it now drop it, and functions that meet it later (a
+    block dispatched before the wait) run instead of passing it on.  MXNet
+    1.9 does the same by resetting the exception pointer its variables
+    share."""
+    cdef EngineVar* v = g_err_vars
+    cdef EngineVar* nxt
+    e.cleared = True
+    while v != NULL:
+        nxt = v.err_next
+        if v.error == e:
+            _var_clear_error(v)
+        v = nxt
+
+
+cdef void _clear_all_errors() noexcept nogil:
+    """wait_for_all(): every pending error is cleared (marked first, since
+    clearing the last variable of a record may free it)."""
+    cdef ErrorRecord* e = g_err_head
+    while e != NULL:
+        e.cleared = True
+        e = e.next
+    while g_err_vars != NULL:
+        _var_clear_error(g_err_vars)
+
+
+cdef inline bint _skips(OprBlock* blk) noexcept nogil:
+    """Whether a block's function is skipped: an input failed and that error
+    has not been raised yet.  (`cleared` only ever turns on; reading it
+    without the lock at worst runs a function a wait cleared a moment ago,
+    as MXNet would.)"""
+    return blk.error != NULL and not blk.error.cleared
+
+
 cdef void _var_set_error(EngineVar* v, ErrorRecord* e) noexcept nogil:
     global g_err_vars, g_err_head, g_err_tail
-    if v.error == e:
+    if v.error == e or e.cleared:
         return
     if v.error != NULL:
         _var_clear_error(v)
@@ -76,7 +118,7 @@ cdef ErrorRecord* _first_error(OprBlock* blk) noexcept nogil:
     cdef ErrorRecord* e
     for i in range(blk.nvars):
         e = blk.uses[i].var.error
-        if e != NULL:
+        if e != NULL and not e.cleared:
             e.refs += 1
             return e
     return NULL
@@ -90,7 +132,7 @@ cdef ErrorRecord* _new_record(FnEntry* f) noexcept nogil:
     if e == NULL:
         abort()
     e.refs = 1
-    e.fn_name = f.name
+    e.fn_name = _copy_name(f, &e.owns_name)
     e.site = f.site
     return e
 
@@ -154,6 +196,5 @@ cdef void _drain_graveyard():
         nxt = e.next
         Py_XDECREF(e.exc)
         Py_XDECREF(e.tb)
-        free(e.message)
-        free(e)
+        _free_record(e)
         e = nxt

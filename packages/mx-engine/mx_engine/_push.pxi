@@ -146,15 +146,49 @@ cdef const char* _push_site() except? NULL:
     return slot.site
 
 
-cdef const char* _name_of(fn, name) except NULL:
-    if name is not None:
-        if not isinstance(name, str):
-            raise TypeError(f"argument 'name' must be a str, got {type(name).__name__}")
-        return intern_name(name)
-    n = getattr(fn, "__qualname__", None)
-    if not isinstance(n, str):
-        n = type(fn).__name__
-    return intern_name(n)
+cdef int _set_name(FnEntry* f, fn, name) except -1:
+    """Names a Python function's entry: ``name``, else ``fn``'s qualname.
+
+    Qualnames and names the process interned already (operator names) are
+    shared.  Any other explicit name is copied into the entry and freed with
+    it: names made per push (a step counter in each) must not pile up for
+    the life of the process.
+    """
+    cdef bytes b
+    if name is None:
+        n = getattr(fn, "__qualname__", None)
+        if not isinstance(n, str):
+            n = type(fn).__name__
+        f.name = intern_name(n)
+        return 0
+    if not isinstance(name, str):
+        raise TypeError(f"argument 'name' must be a str, got {type(name).__name__}")
+    b = _interned.get(name)
+    if b is not None:
+        f.name = PyBytes_AS_STRING(b)
+        return 0
+    b = name.encode("utf-8", "replace")
+    f.name = strdup(PyBytes_AS_STRING(b))
+    if f.name == NULL:
+        raise MemoryError("mx_engine: cannot copy a function name")
+    f.owns_name = True
+    return 0
+
+
+cdef inline void _free_entry_name(FnEntry* f) noexcept nogil:
+    if f.owns_name:
+        free(<void*>f.name)
+        f.name = NULL
+        f.owns_name = False
+
+
+cdef inline const char* _copy_name(FnEntry* f, bint* owned) noexcept nogil:
+    """The entry's name for something that may outlive it (an error, a
+    profiler event): the shared string, or a copy the caller frees."""
+    owned[0] = f.owns_name
+    if f.owns_name:
+        return strdup(f.name)
+    return f.name
 
 
 cdef Context _check_ctx(ctx, str api):
@@ -243,8 +277,7 @@ cdef OprBlock* _block_from_python(tuple reads, tuple writes) except NULL:
 
 cdef void _free_unpushed(OprBlock* blk):
     _discard_entry(&blk.fn)
-    free(blk.bulk)
-    free(blk)
+    _free_block(blk)
 
 
 cdef uint64_t _deleted_var_id(OprBlock* blk) noexcept nogil:
@@ -258,15 +291,18 @@ cdef uint64_t _deleted_var_id(OprBlock* blk) noexcept nogil:
 
 
 cdef int _wait_for_room() except -1:
-    """Backpressure: a pushing thread waits while too much is in flight.
-    Workers never wait here, so functions that push cannot deadlock."""
+    """Backpressure: a pushing thread waits while too much is in flight and
+    some of it is running or ready to run, so the wait ends by itself.  When
+    everything in flight waits on async functions (a custom-op callback, a
+    helper thread completing a push_async), this thread may be the one they
+    wait for: it goes on.  Workers never wait here."""
     global g_waiters
     if g_inflight < g_max_inflight or g_mode != MODE_THREADED or mx_get_worker_id() > 0:
         return 0
     with nogil:
         g_lock.lock()
         g_waiters += 1
-        while g_inflight >= g_max_inflight:
+        while g_inflight >= g_max_inflight and g_active > 0:
             mx_cv_wait(g_wait_cv, g_lock)
         g_waiters -= 1
         g_lock.unlock()
@@ -377,13 +413,18 @@ cdef int _push_python(fn, bint is_async, ctx, const_vars, mutate_vars, int prop,
     _check_prop(prop, api)
     cdef tuple reads = _as_var_tuple(const_vars, api, "const_vars")
     cdef tuple writes = _as_var_tuple(mutate_vars, api, "mutate_vars")
-    cdef const char* cname = _name_of(fn, name)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"{api}: argument 'name' must be a str, got {type(name).__name__}")
     cdef const char* site = _push_site()
     cdef OprBlock* blk = _block_from_python(reads, writes)
+    try:
+        _set_name(&blk.fn, fn, name)
+    except BaseException:
+        _free_unpushed(blk)
+        raise
     blk.fn.kind = FN_PY_ASYNC if is_async else FN_PY_SYNC
     Py_INCREF(fn)
     blk.fn.pyfn = <PyObject*>fn
-    blk.fn.name = cname
     blk.fn.site = site
     blk.needs_gil = True
     blk.prop = prop
@@ -459,7 +500,7 @@ def delete_variable(fn, ctx, var):
         blk.fn.kind = FN_PY_SYNC
         Py_INCREF(fn)
         blk.fn.pyfn = <PyObject*>fn
-        blk.fn.name = _name_of(fn, None)
+        _set_name(&blk.fn, fn, None)
         blk.needs_gil = True
     blk.fn.site = _push_site()
     _submit(blk, "delete_variable")
@@ -530,11 +571,12 @@ cdef class Operator:
     cdef tuple reads
     cdef tuple writes
     cdef int prop
-    cdef const char* name
+    cdef object name            # str, or None for the function's qualname
     cdef readonly bint deleted
 
     def __repr__(self):
-        return f"<Operator {self.name.decode()!r}{' (deleted)' if self.deleted else ''}>"
+        name = self.name if self.name is not None else getattr(self.fn, "__qualname__", "?")
+        return f"<Operator {name!r}{' (deleted)' if self.deleted else ''}>"
 
 
 def new_operator(fn, const_vars=(), mutate_vars=(), int prop=PROP_NORMAL,
@@ -551,7 +593,10 @@ def new_operator(fn, const_vars=(), mutate_vars=(), int prop=PROP_NORMAL,
     op.reads = _as_var_tuple(const_vars, "new_operator", "const_vars")
     op.writes = _as_var_tuple(mutate_vars, "new_operator", "mutate_vars")
     op.prop = prop
-    op.name = _name_of(fn, name)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"new_operator: argument 'name' must be a str, got "
+                        f"{type(name).__name__}")
+    op.name = name
     return op
 
 
@@ -561,11 +606,15 @@ def push(Operator op, ctx, int priority=0):
         raise ValueError(f"push: {op!r} was deleted by delete_operator()")
     cdef Context c = _check_ctx(ctx, "push")
     cdef OprBlock* blk = _block_from_python(op.reads, op.writes)
+    try:
+        _set_name(&blk.fn, op.fn, op.name)
+        blk.fn.site = _push_site()
+    except BaseException:
+        _free_unpushed(blk)
+        raise
     blk.fn.kind = FN_PY_ASYNC if op.is_async else FN_PY_SYNC
     Py_INCREF(op.fn)
     blk.fn.pyfn = <PyObject*>op.fn
-    blk.fn.name = op.name
-    blk.fn.site = _push_site()
     blk.needs_gil = True
     blk.prop = op.prop
     blk.priority = priority

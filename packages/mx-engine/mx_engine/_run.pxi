@@ -2,6 +2,14 @@
 # contexts; the worker threads and their pools.
 # Included by _engine.pyx: one module, so the hot path stays plain C calls.
 
+cdef inline void _hand_over(OprBlock* blk) noexcept nogil:
+    """An async function is about to start: whoever completes it decides
+    when it is done, so it stops counting as running work."""
+    g_lock.lock()
+    _deactivate(blk)
+    g_lock.unlock()
+
+
 cdef ErrorRecord* _run_native_entry(FnEntry* f, RunContextC* rctx) noexcept nogil:
     cdef int status
     rctx.error = NULL
@@ -40,7 +48,7 @@ cdef ErrorRecord* _run_bulk(OprBlock* blk, RunContextC* rctx, RunContext rctx_ob
     cdef ErrorRecord* err = NULL
     for i in range(blk.nbulk):
         f = &blk.bulk[i]
-        if blk.error != NULL or err != NULL:
+        if _skips(blk) or err != NULL:
             _discard_entry(f)
             continue
         if f.kind == FN_PY_SYNC:
@@ -60,7 +68,7 @@ cdef ErrorRecord* _run_bulk_nogil(OprBlock* blk, RunContextC* rctx) noexcept nog
     cdef ErrorRecord* err = NULL
     for i in range(blk.nbulk):
         f = &blk.bulk[i]
-        if blk.error == NULL and err == NULL:
+        if not _skips(blk) and err == NULL:
             err = _run_native_entry(f, rctx)
         if f.free_arg != NULL:
             f.free_arg(f.arg)
@@ -78,7 +86,7 @@ cdef bint _run_gil_block(OprBlock* blk, RunContextC* rctx, RunContext rctx_obj,
     if kind == FN_BULK:
         err[0] = _run_bulk(blk, rctx, rctx_obj)
         return True
-    if blk.error != NULL:
+    if _skips(blk):
         _discard_entry(&blk.fn)
         return True
     if kind == FN_PY_SYNC:
@@ -90,6 +98,7 @@ cdef bint _run_gil_block(OprBlock* blk, RunContextC* rctx, RunContext rctx_obj,
     blk.fn.pyfn = NULL
     oc = OnComplete.__new__(OnComplete)
     oc.blk = blk
+    _hand_over(blk)
     try:
         fn(rctx_obj, oc)
     except BaseException as exc:
@@ -111,11 +120,12 @@ cdef bint _run_native_block(OprBlock* blk, RunContextC* rctx,
     if kind == FN_BULK:
         err[0] = _run_bulk_nogil(blk, rctx)
         return True
-    if blk.error == NULL:
+    if not _skips(blk):
         if kind == FN_NATIVE_SYNC:
             err[0] = _run_native_entry(&blk.fn, rctx)
         elif kind == FN_NATIVE_ASYNC:
             rctx.error = NULL
+            _hand_over(blk)
             blk.fn.native_async(rctx, blk.fn.arg, blk)
             return False
     if blk.fn.free_arg != NULL:

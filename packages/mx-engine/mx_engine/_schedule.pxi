@@ -16,6 +16,16 @@ cdef OprBlock* _new_block(int nconst, int nmutate) noexcept nogil:
     return blk
 
 
+cdef void _free_block(OprBlock* blk) noexcept nogil:
+    """Frees a block and the names its entries own."""
+    cdef int i
+    _free_entry_name(&blk.fn)
+    for i in range(blk.nbulk):
+        _free_entry_name(&blk.bulk[i])
+    free(blk.bulk)
+    free(blk)
+
+
 cdef inline bint _runs_before(OprBlock* a, OprBlock* b) noexcept nogil:
     return a.priority > b.priority or (a.priority == b.priority and a.seq < b.seq)
 
@@ -178,7 +188,20 @@ cdef void _release_write(EngineVar* v) noexcept nogil:
         u = nxt
 
 
+cdef void _deactivate(OprBlock* blk) noexcept nogil:
+    """The block no longer counts as work in progress (it completed, or an
+    async function handed its completion over)."""
+    global g_active
+    if not blk.active:
+        return
+    blk.active = False
+    g_active -= 1
+    if g_active == 0 and g_waiters > 0:
+        g_wait_cv.notify_all()      # a pusher held back may go on
+
+
 cdef void _dispatch(OprBlock* blk) noexcept nogil:
+    global g_active
     if blk.fn.kind == FN_WAIT:
         blk.done = True
         _release_read(blk.uses[0].var)
@@ -188,6 +211,8 @@ cdef void _dispatch(OprBlock* blk) noexcept nogil:
             g_wait_cv.notify_all()
         return
     blk.state = BLOCK_READY
+    blk.active = True
+    g_active += 1
     # Skipped when an input failed; deletion still runs, it only frees.
     if blk.prop != PROP_DELETE_VAR:
         blk.error = _first_error(blk)
@@ -250,13 +275,14 @@ cdef void _complete(OprBlock* blk, ErrorRecord* failure) noexcept nogil:
         if v.to_delete and _var_idle(v):
             _free_var(v)
     if g_profiling and blk.start_ns != 0:
-        ev.name = blk.fn.name
+        ev.name = _copy_name(&blk.fn, &ev.owns_name)
         ev.start_ns = blk.start_ns
         ev.end_ns = mx_now_ns()
         ev.tid = blk.tid
         ev.dev_type = blk.dev_type
         ev.dev_id = blk.dev_id
         g_events.push_back(ev)
+    _deactivate(blk)        # after the releases: a successor counts first
     if blk.live_prev != NULL:
         blk.live_prev.live_next = blk.live_next
     else:
@@ -273,8 +299,7 @@ cdef void _complete(OprBlock* blk, ErrorRecord* failure) noexcept nogil:
         g_wait_cv.notify_all()
     if e != NULL:
         _err_release(e)
-    free(blk.bulk)
-    free(blk)
+    _free_block(blk)
 
 
 cdef inline void _mark_running(OprBlock* blk, int tid) noexcept nogil:

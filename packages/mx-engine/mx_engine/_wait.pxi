@@ -77,7 +77,7 @@ cdef int wait_var(EngineVar* var) except -1:
     e = var.error
     if e != NULL:
         e.refs += 1
-        _var_clear_error(var)
+        _clear_everywhere(e)
     g_lock.unlock()
     _raise_record(e)
 
@@ -109,8 +109,7 @@ def wait_for_all():
         e = g_err_head
         if e != NULL:
             e.refs += 1
-        while g_err_vars != NULL:
-            _var_clear_error(g_err_vars)
+        _clear_all_errors()
         g_lock.unlock()
     _raise_record(e)
 

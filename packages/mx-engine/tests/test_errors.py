@@ -43,25 +43,60 @@ def test_dependents_are_skipped_and_carry_the_error(any_engine):
     engine.push_sync(lambda rc: ran.append("b"), cpu(), const_vars=[a], mutate_vars=[b])
     engine.push_sync(lambda rc: ran.append("c"), cpu(), const_vars=[b], mutate_vars=[c])
     engine.push_sync(lambda rc: ran.append("a"), cpu(), mutate_vars=[a])   # writes a: skipped too
+    engine.push_sync(lambda rc: ran.append("d"), cpu(), mutate_vars=[engine.new_variable()])
+    with pytest.raises(Boom):
+        engine.wait_for_all()           # everything has run or been skipped first
+    assert ran == ["d"]
+    for v in (a, b, c):                 # raised once, so carried by none of them now
+        engine.wait_for_var(v)
+
+
+def test_an_error_raised_once_is_cleared_on_every_variable_that_carried_it(any_engine):
+    """MXNet 1.9: the variables a failure reached share one exception
+    pointer, and the wait that rethrows it resets that pointer."""
+    a, b, c = engine.new_variable(), engine.new_variable(), engine.new_variable()
+    engine.push_sync(_raise, cpu(), mutate_vars=[a, b])
+    engine.push_sync(lambda rc: None, cpu(), const_vars=[b], mutate_vars=[c])   # skipped: carries it
     with pytest.raises(Boom):
         engine.wait_for_var(c)
+    for v in (a, b, c):
+        engine.wait_for_var(v)
+    engine.wait_for_all()               # not raised a second time
+
+
+def test_after_an_error_is_raised_new_writes_and_reads_run(any_engine):
+    """A failed function's outputs are usable again once its error was seen:
+    a later write runs and its readers see the new value (MXNet 1.9's
+    `take(..., out=c)` after a failed take)."""
+    a, b = engine.new_variable(), engine.new_variable()
+    box = {}
+    engine.push_sync(_raise, cpu(), mutate_vars=[a])
+    engine.push_sync(lambda rc: None, cpu(), const_vars=[a], mutate_vars=[b])
     with pytest.raises(Boom):
         engine.wait_for_var(b)
-    with pytest.raises(Boom):
-        engine.wait_for_var(a)
-    assert ran == []
-
-
-def test_error_is_raised_once_per_variable_then_cleared(any_engine):
-    a, b = engine.new_variable(), engine.new_variable()
-    engine.push_sync(_raise, cpu(), mutate_vars=[a, b])
-    with pytest.raises(Boom):
-        engine.wait_for_var(a)
-    engine.wait_for_var(a)                       # cleared on a
-    with pytest.raises(Boom):
-        engine.wait_for_var(b)                   # still pending on b, once
+    engine.push_sync(lambda rc: box.update(a=1), cpu(), mutate_vars=[a])
+    engine.push_sync(lambda rc: box.update(b=box["a"] + 1), cpu(), const_vars=[a],
+                     mutate_vars=[b])
     engine.wait_for_var(b)
-    engine.wait_for_all()
+    assert box == {"a": 1, "b": 2}
+
+
+def test_a_dependent_not_started_when_the_error_is_raised_runs(threaded_engine):
+    """A reader of a failed variable that has not started when a wait
+    raises the error runs (the error is no longer anybody's), as in MXNet,
+    which checks the shared exception pointer when the function starts."""
+    a, gate_var, out = engine.new_variable(), engine.new_variable(), engine.new_variable()
+    gate = threading.Event()
+    ran = []
+    engine.push_sync(lambda rc: gate.wait(30), cpu(), mutate_vars=[gate_var])
+    engine.push_sync(_raise, cpu(), mutate_vars=[a])
+    engine.push_sync(lambda rc: ran.append(1), cpu(), const_vars=[a, gate_var],
+                     mutate_vars=[out])
+    with pytest.raises(Boom):
+        engine.wait_for_var(a)
+    gate.set()
+    engine.wait_for_var(out)            # no error: it ran
+    assert ran == [1]
 
 
 def test_wait_for_all_raises_the_first_error_and_clears_all(any_engine):
@@ -146,9 +181,21 @@ def test_bulk_failure_skips_the_rest_and_marks_every_written_var():
         engine.push_sync(lambda rc: ran.append(3), cpu(), mutate_vars=[b])
     with pytest.raises(Boom):
         engine.wait_for_var(b)
-    with pytest.raises(Boom):
-        engine.wait_for_var(a)
+    engine.wait_for_var(a)              # the batch's one error, raised once
     assert ran == [1]
+
+
+@pytest.mark.timeout(60)
+def test_bulk_functions_without_variables(any_engine):
+    """A thread's first bulked function may use no variable at all (this
+    aborted the process: a zero-sized realloc)."""
+    ran = []
+    with engine.bulk(16):
+        engine.push_sync(lambda rc: ran.append(0), cpu())
+        for i in range(1, 40):
+            engine.push_sync(lambda rc, i=i: ran.append(i), cpu())
+    engine.wait_for_all()
+    assert sorted(ran) == list(range(40))
 
 
 def test_ten_thousand_failures_leave_memory_flat(any_engine):

@@ -392,8 +392,7 @@ def test_a_kernel_error_surfaces_at_the_wait_and_the_engine_goes_on(failing_op):
         push_all(chain)
         with pytest.raises(MXNetError, match="_test_prepared_fails: unsupported dtype"):
             after.wait_to_read()                # downstream of the failure
-        with pytest.raises(MXNetError, match="_test_prepared_fails: unsupported dtype"):
-            bad_out.wait_to_read()
+        bad_out.wait_to_read()                  # raised once, cleared everywhere (MXNet 1.9)
     out = nd.empty((3,))
     prepared("_plus_scalar", [nd.ones((3,))], [out], ["write"], scalar=1.0).push()
     np.testing.assert_array_equal(out.asnumpy(), 2)          # still usable
