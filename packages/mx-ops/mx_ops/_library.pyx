@@ -8,6 +8,12 @@ parameters (``pack_call``) it takes the library's entry point, the
 operator's function and attribute block, turns the MXOpCall's TBlobs into
 the library's MXLibTensors and calls forward or backward (or the stateful
 operator's Forward/Backward).  Only lib_abi.h's C types cross the boundary.
+
+Nothing a library returns is trusted: every count, status, string, shape
+and dtype is checked against lib_abi.h's limits before it sizes a buffer,
+bounds a loop or reaches a message, and a value outside them raises
+``LibraryError`` (in the trampoline: the call's error text) naming the
+library, the operator, the function, the value and the limit.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -24,10 +30,23 @@ from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
 
 from mx_engine.base import MXNetError
 
+cdef extern from "<string.h>" nogil:
+    size_t strnlen(const char* s, size_t maxlen)
+
 cdef extern from "mx_ops/lib_abi.h" nogil:
     enum:
         MX_LIB_ABI_VERSION
         MX_LIB_MAX_DIM
+        MX_LIB_MAX_OPS
+        MX_LIB_MAX_NAME
+        MX_LIB_MAX_MESSAGE
+        MX_LIB_MAX_INPUTS
+        MX_LIB_MAX_OUTPUTS
+        MX_LIB_NUM_DTYPES
+        MX_LIB_FAIL
+        MX_LIB_SUCCESS
+    const int64_t MX_LIB_MAX_EXTENT
+    const int64_t MX_LIB_MAX_ELEMENTS
     ctypedef struct MXLibTensor:
         void* data
         const int64_t* shape
@@ -104,12 +123,20 @@ cdef extern from "library_call.h" namespace "mxop" nogil:
     LibStateSlot* lib_slot_new() except +
     void* lib_state_locked(const LibCall* p, const MXLibTensor* inputs, char* err,
                            int32_t err_size)
+    int lib_status(int rc, const char* function, char* err, int32_t err_size)
     const char* lib_set_error(const char* what, const char* why)
     int lib_accumulate(void* dst, const void* src, int32_t dtype, int64_t n)
     int64_t mx_dtype_size(int32_t dtype)
 
 ABI_VERSION = MX_LIB_ABI_VERSION
 MAX_DIM = MX_LIB_MAX_DIM
+MAX_OPS = MX_LIB_MAX_OPS
+MAX_NAME = MX_LIB_MAX_NAME
+MAX_INPUTS = MX_LIB_MAX_INPUTS
+MAX_OUTPUTS = MX_LIB_MAX_OUTPUTS
+MAX_EXTENT = MX_LIB_MAX_EXTENT
+MAX_ELEMENTS = MX_LIB_MAX_ELEMENTS
+NUM_DTYPES = MX_LIB_NUM_DTYPES
 
 # The entry points every library exports (lib_abi.h), in the order they are
 # looked up.
@@ -123,9 +150,22 @@ DEF ERR_SIZE = 512
 DEF MAX_ALLOCS = 64
 
 
+class LibraryError(MXNetError, OSError):
+    """A custom-operator library that cannot be loaded, or that returned a
+    value lib_abi.h does not allow: names the library and, where one is at
+    fault, the operator, the function, the value and the limit."""
+
+
 class LibraryCallError(MXNetError):
     """A library function that returned MX_FAIL (or threw); the text is the
     library's own message."""
+
+
+cdef str _text(const char* s, size_t limit):
+    """The library's string ``s``, read up to its NUL but never past
+    ``limit`` bytes, so no byte beyond a buffer reaches a message."""
+    cdef size_t n = strnlen(s, limit)
+    return s[:n].decode(errors="replace")
 
 
 cdef class AttrBlock:
@@ -170,16 +210,17 @@ cdef class StateSlot:
 
 
 cdef class Library:
-    """An opened custom-operator library."""
+    """An opened custom-operator library.  ``path`` is the name messages
+    give it (the path passed to mx.library.load)."""
     cdef void* handle
     cdef readonly str path
     cdef readonly list missing          # entry points it does not export
     cdef void* entries[10]
 
-    def __cinit__(self, str path):
-        cdef bytes p = path.encode()
+    def __cinit__(self, str real, str path=None):
+        cdef bytes p = real.encode()
         cdef const char* why
-        self.path = path
+        self.path = real if path is None else path
         # RTLD_NOW: an unresolved symbol fails here, not in a worker later.
         self.handle = dlopen(p, RTLD_NOW | RTLD_LOCAL)
         if self.handle == NULL:
@@ -197,6 +238,64 @@ cdef class Library:
             dlclose(self.handle)
             self.handle = NULL
 
+    # -- checks of what the library returned ------------------------------
+    cdef _bad(self, op, str function, str what):
+        """The LibraryError for a value of ``function`` that lib_abi.h does
+        not allow (``what`` says which, and the limit)."""
+        where = f"library '{self.path}'" + (f", operator '{op}'" if op else "")
+        return LibraryError(f"mx.library: {where}: {function} {what}")
+
+    cdef int _status(self, int rc, op, str function, const char* err) except -1:
+        """1 for MX_SUCCESS.  MX_FAIL raises LibraryCallError with the
+        library's message; any other status is a LibraryError."""
+        if rc == MX_LIB_SUCCESS:
+            return 1
+        if rc == MX_LIB_FAIL:
+            raise LibraryCallError(_text(err, ERR_SIZE - 1) or f"{function} failed with no message")
+        raise self._bad(op, function, f"returned status {rc}; the ABI allows {MX_LIB_FAIL} "
+                                      f"(MX_FAIL) or {MX_LIB_SUCCESS} (MX_SUCCESS)")
+
+    cdef str _op_name(self, const char* name, str function):
+        if name == NULL:
+            raise self._bad(None, function, "gave a NULL operator name")
+        cdef size_t n = strnlen(name, MX_LIB_MAX_NAME + 1)
+        if n > MX_LIB_MAX_NAME:
+            # Not shown: it may run on into whatever follows it in memory.
+            raise self._bad(None, function, f"gave an operator name with no NUL in its first "
+                                            f"{MX_LIB_MAX_NAME} bytes; names are at most "
+                                            f"{MX_LIB_MAX_NAME} bytes (MX_LIB_MAX_NAME)")
+        text = name[:n].decode(errors="replace")
+        if not text.isidentifier():
+            raise self._bad(None, function, f"gave the operator name {text!r}, which is not an "
+                                            f"identifier")
+        return text
+
+    cdef tuple _shape(self, str op, int i, int32_t ndim, const int64_t* dims):
+        """Output ``i``'s shape from inferShape's ndim and extents, or None
+        for -1 (unset)."""
+        cdef int j
+        if ndim == -1:
+            return None
+        if not 1 <= ndim <= MX_LIB_MAX_DIM:
+            raise self._bad(op, "inferShape", f"gave output {i} out_ndim={ndim}; the limit is 1 "
+                                              f"to {MX_LIB_MAX_DIM} (MX_LIB_MAX_DIM), or -1 for "
+                                              f"unset")
+        for j in range(ndim):
+            if not 0 <= dims[j] <= MX_LIB_MAX_EXTENT:
+                raise self._bad(op, "inferShape", f"gave output {i} the extent {dims[j]} in "
+                                                  f"dimension {j}; the limit is 0 to "
+                                                  f"{MX_LIB_MAX_EXTENT} (MX_LIB_MAX_EXTENT)")
+        shape = tuple([dims[j] for j in range(ndim)])
+        n = 1
+        for d in shape:
+            n *= d or 1
+        if n > MX_LIB_MAX_ELEMENTS:
+            raise self._bad(op, "inferShape", f"gave output {i} the shape {shape}, of {n} "
+                                              f"elements; the limit is {MX_LIB_MAX_ELEMENTS} "
+                                              f"(MX_LIB_MAX_ELEMENTS)")
+        return shape
+
+    # -- the entry points ---------------------------------------------------
     def abi_version(self):
         """The ABI version the library was built for, or None."""
         if self.entries[0] == NULL:
@@ -204,18 +303,35 @@ cdef class Library:
         return (<mxlib_abi_version_t>self.entries[0])()
 
     def op_count(self):
-        return (<mxlib_op_count_t>self.entries[1])()
+        """How many operators the library registers (0 to MAX_OPS)."""
+        cdef int n = (<mxlib_op_count_t>self.entries[1])()
+        if not 0 <= n <= MX_LIB_MAX_OPS:
+            raise self._bad(None, "mxlib_op_count", f"returned {n}; the limit is 0 to "
+                                                    f"{MX_LIB_MAX_OPS} (MX_LIB_MAX_OPS)")
+        return n
 
     def op_info(self, int index):
-        """The registration of operator ``index``: its name, a registration
-        error (or None) and the function addresses (0 where unset)."""
+        """The registration of operator ``index`` (below ``op_count()``): its
+        name, a registration error (or None) and the function handles (0
+        where unset)."""
         cdef MXLibOpInfo info
+        cdef str function = f"mxlib_op_info({index})"
+        cdef int rc
         memset(&info, 0, sizeof(MXLibOpInfo))
-        if not (<mxlib_op_info_t>self.entries[2])(index, &info):
-            raise LibraryCallError(f"mxlib_op_info({index}) failed")
+        rc = (<mxlib_op_info_t>self.entries[2])(index, &info)
+        if rc != MX_LIB_SUCCESS:
+            raise self._bad(None, function, f"returned status {rc} for an index below "
+                                            f"mxlib_op_count; the ABI wants {MX_LIB_SUCCESS} "
+                                            f"(MX_SUCCESS)")
+        name = self._op_name(info.name, function)
+        error = None
+        if info.error != NULL:
+            error = _text(info.error, MX_LIB_MAX_MESSAGE)
+            if strnlen(info.error, MX_LIB_MAX_MESSAGE + 1) > MX_LIB_MAX_MESSAGE:
+                error += " [cut at MX_LIB_MAX_MESSAGE bytes]"
         return {
-            "name": info.name.decode(errors="replace") if info.name != NULL else "",
-            "error": info.error.decode(errors="replace") if info.error != NULL else None,
+            "name": name,
+            "error": error,
             "parse_attrs": <size_t>info.parse_attrs,
             "infer_type": <size_t>info.infer_type,
             "infer_shape": <size_t>info.infer_shape,
@@ -225,26 +341,32 @@ cdef class Library:
                                 <size_t>info.create_op_state[1]),
         }
 
-    def parse_attrs(self, size_t fn, AttrBlock attrs):
+    def parse_attrs(self, str op, size_t fn, AttrBlock attrs):
         """(num_in, num_out) from the operator's parseAttrs."""
         cdef int32_t nin = -1, nout = -1
         cdef char err[ERR_SIZE]
-        err[0] = 0
-        if not (<mxlib_parse_attrs_t>self.entries[3])(<void*>fn, &attrs.attrs, &nin, &nout,
-                                                      err, ERR_SIZE):
-            raise LibraryCallError(err.decode(errors="replace"))
+        memset(err, 0, ERR_SIZE)
+        self._status((<mxlib_parse_attrs_t>self.entries[3])(<void*>fn, &attrs.attrs, &nin,
+                                                            &nout, err, ERR_SIZE),
+                     op, "parseAttrs", err)
+        if not 0 <= nin <= MX_LIB_MAX_INPUTS:
+            raise self._bad(op, "parseAttrs", f"gave num_in={nin}; the limit is 0 to "
+                                              f"{MX_LIB_MAX_INPUTS} (MX_LIB_MAX_INPUTS)")
+        if not 1 <= nout <= MX_LIB_MAX_OUTPUTS:
+            raise self._bad(op, "parseAttrs", f"gave num_out={nout}; the limit is 1 to "
+                                              f"{MX_LIB_MAX_OUTPUTS} (MX_LIB_MAX_OUTPUTS)")
         return nin, nout
 
-    def infer_shape(self, size_t fn, AttrBlock attrs, in_shapes, int num_out):
-        """The output shapes (None where the library left one unset)."""
+    def infer_shape(self, str op, size_t fn, AttrBlock attrs, in_shapes, int num_out):
+        """The output shapes (None where the library left one unset), for
+        ``num_out`` as parse_attrs gave it."""
         cdef int nin = len(in_shapes), i, j
         cdef int32_t* in_ndim = <int32_t*>calloc(nin + 1, sizeof(int32_t))
         cdef int64_t* in_dims = <int64_t*>calloc(nin * MX_LIB_MAX_DIM + 1, sizeof(int64_t))
         cdef int32_t* out_ndim = <int32_t*>calloc(num_out + 1, sizeof(int32_t))
         cdef int64_t* out_dims = <int64_t*>calloc(num_out * MX_LIB_MAX_DIM + 1, sizeof(int64_t))
         cdef char err[ERR_SIZE]
-        cdef int rc
-        err[0] = 0
+        memset(err, 0, ERR_SIZE)
         try:
             if in_ndim == NULL or in_dims == NULL or out_ndim == NULL or out_dims == NULL:
                 raise MemoryError("mx.library: cannot allocate shape buffers")
@@ -252,13 +374,10 @@ cdef class Library:
                 in_ndim[i] = len(s)
                 for j, d in enumerate(s):
                     in_dims[i * MX_LIB_MAX_DIM + j] = d
-            rc = (<mxlib_infer_shape_t>self.entries[4])(<void*>fn, &attrs.attrs, nin, in_ndim,
-                                                        in_dims, num_out, out_ndim, out_dims,
-                                                        err, ERR_SIZE)
-            if not rc:
-                raise LibraryCallError(err.decode(errors="replace"))
-            return [None if out_ndim[i] < 0 else
-                    tuple([out_dims[i * MX_LIB_MAX_DIM + j] for j in range(out_ndim[i])])
+            self._status((<mxlib_infer_shape_t>self.entries[4])(
+                <void*>fn, &attrs.attrs, nin, in_ndim, in_dims, num_out, out_ndim, out_dims,
+                err, ERR_SIZE), op, "inferShape", err)
+            return [self._shape(op, i, out_ndim[i], out_dims + i * MX_LIB_MAX_DIM)
                     for i in range(num_out)]
         finally:
             free(in_ndim)
@@ -266,21 +385,27 @@ cdef class Library:
             free(out_ndim)
             free(out_dims)
 
-    def infer_type(self, size_t fn, AttrBlock attrs, in_types, int num_out):
+    def infer_type(self, str op, size_t fn, AttrBlock attrs, in_types, int num_out):
         """The output dtype flags (-1 where the library left one unset)."""
         cdef int nin = len(in_types), i
         cdef int32_t* ins = <int32_t*>calloc(nin + 1, sizeof(int32_t))
         cdef int32_t* outs = <int32_t*>calloc(num_out + 1, sizeof(int32_t))
         cdef char err[ERR_SIZE]
-        err[0] = 0
+        memset(err, 0, ERR_SIZE)
         try:
             if ins == NULL or outs == NULL:
                 raise MemoryError("mx.library: cannot allocate type buffers")
             for i in range(nin):
                 ins[i] = in_types[i]
-            if not (<mxlib_infer_type_t>self.entries[5])(<void*>fn, &attrs.attrs, nin, ins,
-                                                         num_out, outs, err, ERR_SIZE):
-                raise LibraryCallError(err.decode(errors="replace"))
+            self._status((<mxlib_infer_type_t>self.entries[5])(
+                <void*>fn, &attrs.attrs, nin, ins, num_out, outs, err, ERR_SIZE),
+                op, "inferType", err)
+            for i in range(num_out):
+                if not -1 <= outs[i] < MX_LIB_NUM_DTYPES:
+                    raise self._bad(op, "inferType", f"gave output {i} the dtype flag {outs[i]}; "
+                                                     f"the limit is 0 to "
+                                                     f"{MX_LIB_NUM_DTYPES - 1} "
+                                                     f"(MX_LIB_NUM_DTYPES), or -1 for unset")
             return [outs[i] for i in range(num_out)]
         finally:
             free(ins)
@@ -391,7 +516,7 @@ cdef int lib_fcompute(MXOpCall* c) noexcept nogil:
     a.n = 0
     a.gpu_used = False
     a.dev_id = c.inputs[0].dev_id if nin > 0 else (c.outputs[0].dev_id if nout > 0 else 0)
-    err[0] = 0
+    memset(err, 0, ERR_SIZE)       # the message is only what the library writes
     rc = 1
     for i in range(nin + nout):
         b = &c.inputs[i] if i < nin else &c.outputs[i - nin]
@@ -425,11 +550,13 @@ cdef int lib_fcompute(MXOpCall* c) noexcept nogil:
             if state == NULL:
                 rc = 0
             else:
-                rc = p.state_compute(state, p.is_forward, t, nin, t + nin, nout, &res, err,
-                                     ERR_SIZE)
+                rc = lib_status(p.state_compute(state, p.is_forward, t, nin, t + nin, nout, &res,
+                                                err, ERR_SIZE),
+                                "mxlib_state_compute", err, ERR_SIZE)
             p.slot.mu.unlock()
         else:
-            rc = p.compute(p.fn, p.attrs, t, nin, t + nin, nout, &res, err, ERR_SIZE)
+            rc = lib_status(p.compute(p.fn, p.attrs, t, nin, t + nin, nout, &res, err, ERR_SIZE),
+                            "mxlib_compute", err, ERR_SIZE)
     if rc:
         for i in range(nout):
             if c.req[i] == MX_REQ_ADD:

@@ -16,6 +16,11 @@ stateful one) gets ``_backward_<name>`` and a gradient maker: its inputs are
 the output gradients, the forward inputs and the forward outputs, its
 outputs the input gradients, as MXNet passes them to the library.
 
+Nothing the library returns is trusted: ``mx_ops._library`` checks every
+count, status, name, shape and dtype against lib_abi.h's limits and raises
+``LibraryError`` for a value outside them (a crash or a hang in the
+library's own code is beyond what a loader can prevent).
+
 A stateful operator's state (its createOpState's CustomStatefulOp) is made
 on the first call for a set of attributes, input shapes, dtypes and device,
 and kept for the life of the process: later calls with the same ones, and
@@ -25,7 +30,6 @@ import logging
 import os
 import threading
 
-from mx_engine.base import MXNetError
 from mx_ops import _library, registry
 from mx_ops._params import DTYPE_NAMES, ParamError
 from mx_ops.node import make_node
@@ -40,11 +44,9 @@ _INVOKER_KEYS = ("_is_train", "_random_state")
 _log = logging.getLogger("mx.library")
 _lock = threading.Lock()
 _loaded = {}          # real path -> {"library": Library, "ops": [names]}
-
-
-class LibraryError(MXNetError, OSError):
-    """A custom-operator library that cannot be loaded: names the library
-    and, where one is at fault, the operator."""
+# A library that cannot be loaded, or that returned a value lib_abi.h does
+# not allow (raised by mx_ops._library too, hence defined there).
+LibraryError = _library.LibraryError
 
 
 def load(path, verbose=True):
@@ -64,7 +66,9 @@ def load(path, verbose=True):
         The file is missing or not a shared library, was built for another
         ABI version, an operator lacks a required function or its name is
         already registered, or the library is already loaded.  Nothing of
-        the library is registered then.
+        the library is registered then.  Also raised, by loading or by a
+        call, for a value the library returns that lib_abi.h does not allow
+        (a count, status, name, shape or dtype beyond its limits).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"mx.library.load: 'path' must be a str or os.PathLike, got "
@@ -80,7 +84,7 @@ def load(path, verbose=True):
             raise LibraryError(f"mx.library.load: library '{path}' is already loaded (its "
                                f"operators: {', '.join(_loaded[real]['ops']) or 'none'})")
         try:
-            lib = _library.Library(real)
+            lib = _library.Library(real, path)
         except OSError as exc:
             raise LibraryError(f"mx.library.load: cannot open '{path}' as a shared library: "
                                f"{exc}") from None
@@ -114,8 +118,6 @@ def _check_abi(lib, path):
 def _check_op(info, path):
     name = info["name"]
     where = f"mx.library.load: operator '{name}' of library '{path}'"
-    if not name.isidentifier():
-        raise LibraryError(f"{where}: the name is not an identifier")
     if info["error"]:
         raise LibraryError(f"{where}: {info['error']}")
     for key, fn, setter in (("parse_attrs", "parseAttrs", "setParseAttrs"),
@@ -207,14 +209,11 @@ class _LibOp:
             return hit
         block = _library.AttrBlock(key)
         try:
-            nin, nout = self.lib.parse_attrs(self.info["parse_attrs"], block)
+            nin, nout = self.lib.parse_attrs(self.name, self.info["parse_attrs"], block)
         except _library.LibraryCallError as exc:
             shown = ", ".join(f"{k}={v!r}" for k, v in key) or "none"
             raise ParamError(f"{self.where()}: parseAttrs rejected the attributes ({shown}): "
                              f"{exc}") from None
-        if nin < 0 or nout < 1:
-            raise ParamError(f"{self.where()}: parseAttrs gave num_in={nin}, num_out={nout}; "
-                             f"it must set num_in >= 0 and num_out >= 1")
         with self._lock:
             return self._attrs.setdefault(key, (block, nin, nout))
 
@@ -226,7 +225,8 @@ class _LibOp:
                 raise ShapeError(f"{self.where()}: input {i} has shape {s}; a library takes at "
                                  f"most {_library.MAX_DIM} dimensions below 2**32")
         try:
-            out = self.lib.infer_shape(self.info["infer_shape"], block, in_shapes, nout)
+            out = self.lib.infer_shape(self.name, self.info["infer_shape"], block, in_shapes,
+                                       nout)
         except _library.LibraryCallError as exc:
             raise ShapeError(f"{self.where()}: inferShape failed for input shapes "
                              f"{in_shapes}: {exc}") from None
@@ -239,17 +239,15 @@ class _LibOp:
     def infer_type(self, params, in_dtypes):
         block, nin, nout = self.parse(params)
         try:
-            out = self.lib.infer_type(self.info["infer_type"], block,
+            out = self.lib.infer_type(self.name, self.info["infer_type"], block,
                                       [_FLAGS[d] for d in in_dtypes], nout)
         except _library.LibraryCallError as exc:
             raise TypeInferenceError(f"{self.where()}: inferType failed for input dtypes "
                                      f"{list(in_dtypes)}: {exc}") from None
         for i, flag in enumerate(out):
-            if not 0 <= flag < len(DTYPE_NAMES):
-                why = (f"left the dtype of output {i} unset" if flag == -1 else
-                       f"gave output {i} the unknown dtype flag {flag}")
-                raise TypeInferenceError(f"{self.where()}: inferType {why} (input dtypes "
-                                         f"{list(in_dtypes)})")
+            if flag == -1:
+                raise TypeInferenceError(f"{self.where()}: inferType left the dtype of output "
+                                         f"{i} unset (input dtypes {list(in_dtypes)})")
         return [DTYPE_NAMES[f] for f in out]
 
     def pack(self, params, in_shapes, device, forward):

@@ -15,7 +15,23 @@
 
 namespace mxop {
 
+// A library's input shapes are copied into MX_LIB_MAX_DIM slots each.
+static_assert(MX_MAX_DIM <= MX_LIB_MAX_DIM, "tblob.h's shapes must fit lib_abi.h's");
+
 struct LibStateSlot;
+
+// 1 when a library entry point returned MX_LIB_SUCCESS.  Otherwise 0, with
+// err (err_size bytes, zeroed before the call) holding the library's
+// message, terminated here since the library may not have, or, for a
+// status the ABI does not allow, a message naming it.
+inline int lib_status(int rc, const char *function, char *err, int32_t err_size) {
+  err[err_size - 1] = '\0';
+  if (rc == MX_LIB_SUCCESS) return 1;
+  if (rc != MX_LIB_FAIL)
+    std::snprintf(err, err_size, "%s returned status %d; the ABI allows %d (MX_FAIL) or %d "
+                  "(MX_SUCCESS)", function, rc, MX_LIB_FAIL, MX_LIB_SUCCESS);
+  return 0;
+}
 
 // MXOpCall.params of a library operator's call, built by
 // mx_ops._library.pack_call; the pointers are owned by the operator's
@@ -63,9 +79,14 @@ inline void *lib_state_locked(const LibCall *p, const MXLibTensor *in, char *err
   void *state = nullptr;
   int32_t dev_type = p->fwd_nin > 0 ? in[0].dev_type : MX_CPU;
   int32_t dev_id = p->fwd_nin > 0 ? in[0].dev_id : 0;
-  if (!p->create_state(p->fn, p->attrs, dev_type, dev_id, p->fwd_nin, ndim.data(), dims.data(),
-                       sig.data(), &state, err, err_size))
+  int rc = p->create_state(p->fn, p->attrs, dev_type, dev_id, p->fwd_nin, ndim.data(),
+                           dims.data(), sig.data(), &state, err, err_size);
+  if (!lib_status(rc, "mxlib_create_state", err, err_size)) return nullptr;
+  if (state == nullptr) {
+    // Kept, the NULL would be this signature's state for every later call.
+    std::snprintf(err, err_size, "mxlib_create_state returned MX_SUCCESS but no state");
     return nullptr;
+  }
   s->sigs.push_back(sig);
   s->states.push_back(state);
   return state;

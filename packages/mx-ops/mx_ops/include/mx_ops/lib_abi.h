@@ -8,7 +8,14 @@
  * against another version instead of calling it with the wrong layout.
  *
  * Every entry point but the first three returns 1 (MX_SUCCESS) or 0, after
- * writing a NUL-terminated message of at most err_size bytes into err. */
+ * writing a NUL-terminated message of at most err_size bytes into err.
+ *
+ * mx trusts nothing a library returns: every count, status, string, shape
+ * and dtype is checked against the limits below before it is used, and a
+ * value outside them is a LibraryError naming the library, the operator,
+ * the function, the value and the limit.  The function handles of
+ * MXLibOpInfo are opaque to mx and never called by it, only handed back to
+ * the library's own entry points. */
 #ifndef MX_OPS_LIB_ABI_H_
 #define MX_OPS_LIB_ABI_H_
 
@@ -22,6 +29,20 @@ extern "C" {
 
 /* Most dimensions a shape may have across the boundary (tblob.h's MX_MAX_DIM). */
 #define MX_LIB_MAX_DIM 8
+
+/* The limits on what a library returns.  They bound mx's buffers and
+ * loops, not the layout of anything, so they are not part of the version. */
+#define MX_LIB_MAX_OPS 4096        /* mxlib_op_count: 0 .. MX_LIB_MAX_OPS operators */
+#define MX_LIB_MAX_NAME 255        /* bytes of an operator name before its NUL */
+#define MX_LIB_MAX_MESSAGE 1023    /* bytes of MXLibOpInfo.error shown (longer is cut) */
+#define MX_LIB_MAX_INPUTS 4096     /* parseAttrs' num_in: 0 .. MX_LIB_MAX_INPUTS */
+#define MX_LIB_MAX_OUTPUTS 4096    /* parseAttrs' num_out: 1 .. MX_LIB_MAX_OUTPUTS */
+#define MX_LIB_MAX_EXTENT 4294967295LL  /* an output extent (lib_api.h's unsigned int) */
+/* An output's element count: its bytes, at 8 per element, fit an int64_t. */
+#define MX_LIB_MAX_ELEMENTS 1152921504606846975LL   /* 2**60 - 1 */
+#define MX_LIB_NUM_DTYPES 7        /* dtype flags are 0 .. MX_LIB_NUM_DTYPES - 1 (MXDType) */
+#define MX_LIB_FAIL 0              /* the only two statuses an entry point returns */
+#define MX_LIB_SUCCESS 1
 
 /* One tensor: contiguous, row-major.  dtype is an MXDType flag, dev_type an
  * MXDevType (1 cpu, 2 gpu); shape points at ndim extents. */
@@ -77,7 +98,9 @@ typedef int (*mxlib_abi_version_t)(void);
 #define MX_LIB_SYM_OP_COUNT "mxlib_op_count"
 typedef int (*mxlib_op_count_t)(void);
 
-/* Fills info for operator index (0 <= index < op count); returns 0 on a bad index. */
+/* Fills info for operator index (0 <= index < op count); returns 0 on a bad
+ * index.  name is a NUL-terminated identifier of at most MX_LIB_MAX_NAME
+ * bytes; error NULL or a NUL-terminated message. */
 #define MX_LIB_SYM_OP_INFO "mxlib_op_info"
 typedef int (*mxlib_op_info_t)(int index, MXLibOpInfo *info);
 
@@ -86,14 +109,17 @@ typedef int (*mxlib_parse_attrs_t)(void *fn, const MXLibAttrs *attrs, int32_t *n
                                    int32_t *num_out, char *err, int32_t err_size);
 
 /* in_shape and out_shape hold MX_LIB_MAX_DIM extents per tensor; out_ndim
- * is -1 for an output whose shape the library left unset. */
+ * is -1 for an output whose shape the library left unset, else 1 ..
+ * MX_LIB_MAX_DIM, with extents 0 .. MX_LIB_MAX_EXTENT whose product (of
+ * those above 0) is at most MX_LIB_MAX_ELEMENTS. */
 #define MX_LIB_SYM_INFER_SHAPE "mxlib_infer_shape"
 typedef int (*mxlib_infer_shape_t)(void *fn, const MXLibAttrs *attrs, int32_t num_in,
                                    const int32_t *in_ndim, const int64_t *in_shape,
                                    int32_t num_out, int32_t *out_ndim, int64_t *out_shape,
                                    char *err, int32_t err_size);
 
-/* out_types come back -1 where the library left them unset. */
+/* out_types come back -1 where the library left them unset, else an
+ * MXDType flag (0 .. MX_LIB_NUM_DTYPES - 1). */
 #define MX_LIB_SYM_INFER_TYPE "mxlib_infer_type"
 typedef int (*mxlib_infer_type_t)(void *fn, const MXLibAttrs *attrs, int32_t num_in,
                                   const int32_t *in_types, int32_t num_out,
