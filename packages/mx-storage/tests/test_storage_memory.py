@@ -227,6 +227,25 @@ def _check_intact(h, tag):
     assert (a == tag).all(), f"live block of {h.size} bytes was overwritten"
 
 
+def _apply(op, n, live, ctx):
+    """One step of a sequence on the pool of `ctx`; `live` holds (handle, tag)."""
+    if op[0] == "alloc":
+        h = st.alloc(op[1], ctx)
+        assert h.ptr % 64 == 0
+        tag = n % 251 + 1
+        st.as_numpy(h, (h.size,), np.uint8)[:] = tag
+        live.append((h, tag))
+    elif op[0] in ("free", "direct_free") and live:
+        h, tag = live.pop(op[1] % len(live))
+        _check_intact(h, tag)
+        getattr(st, op[0])(h)
+    elif op[0] in ("empty_cache", "release_all"):
+        st.empty_cache(ctx) if op[0] == "empty_cache" else st.release_all(ctx)
+        assert st.memory_stats(ctx)["cached"] == 0
+        for h, tag in live:
+            _check_intact(h, tag)
+
+
 @pytest.mark.timeout(120)
 @settings(max_examples=60, deadline=None)
 @given(pool=hs.sampled_from(["Naive", "Round", "Unpooled"]), debug=hs.booleans(), ops=OPS)
@@ -234,37 +253,25 @@ def test_pool_accounting_and_live_bytes_under_any_sequence(pool, debug, ops):
     ctx = cpu(3)                                # a pool no other test holds blocks in
     st.set_pool_type("cpu", pool, round_cutoff=24)       # _expected_bucket's cutoff
     _storage._set_debug(debug)
-    st.release_all(ctx)
     st.reset_peak(ctx)
     live, peak_requested = [], 0
-    for n, op in enumerate(ops):
-        if op[0] == "alloc":
-            h = st.alloc(op[1], ctx)
-            assert h.ptr % 64 == 0
-            tag = n % 251 + 1
-            st.as_numpy(h, (h.size,), np.uint8)[:] = tag
-            live.append((h, tag))
-        elif op[0] in ("free", "direct_free") and live:
-            h, tag = live.pop(op[1] % len(live))
+    try:
+        for n, op in enumerate(ops):
+            _apply(op, n, live, ctx)
+            requested = sum(h.size for h, _ in live)
+            peak_requested = max(peak_requested, requested)
+            s = st.memory_stats(ctx)
+            assert s["requested"] == requested
+            assert s["in_use"] == sum(_expected_bucket(pool, h.size) for h, _ in live)
+            assert s["cached"] == 0 or pool != "Unpooled"
+            # Trimming: the pool holds at most twice the peak requested, or
+            # its peak of live blocks (rounded up) when that is more.
+            assert s["in_use"] + s["cached"] <= max(2 * peak_requested, s["peak"])
+        for h, tag in live:
             _check_intact(h, tag)
-            getattr(st, op[0])(h)
-        elif op[0] in ("empty_cache", "release_all"):
-            st.empty_cache(ctx) if op[0] == "empty_cache" else st.release_all(ctx)
-            assert st.memory_stats(ctx)["cached"] == 0
-            for h, tag in live:
-                _check_intact(h, tag)
-        requested = sum(h.size for h, _ in live)
-        peak_requested = max(peak_requested, requested)
-        s = st.memory_stats(ctx)
-        assert s["requested"] == requested
-        assert s["in_use"] == sum(_expected_bucket(pool, h.size) for h, _ in live)
-        if pool == "Unpooled":
-            assert s["cached"] == 0
-        # Trimming: what the pool holds stays within twice the peak requested,
-        # unless live blocks alone (rounded up) are more.
-        assert s["in_use"] + s["cached"] <= max(2 * peak_requested, s["in_use"])
-    for h, tag in live:
-        _check_intact(h, tag)
-        st.free(h)
+    finally:       # a failing example must not leave blocks to the next one
+        for h, _ in live:
+            st.free(h)
+        _storage._set_debug(False)
     st.release_all(ctx)
     assert st.memory_stats(ctx)["in_use"] == 0
