@@ -553,7 +553,8 @@ cdef class Handle:
 def alloc(size, ctx):
     """Allocates ``size`` bytes on ``ctx`` from its pool.
 
-    Host memory is 64-byte aligned.  Raises ValueError for a negative or
+    Host memory is 64-byte aligned; blocks of MXNET_CPU_MEM_POOL_MMAP_THRESHOLD
+    bytes (1 MiB) or more are whole pages of their own mapping.  Raises ValueError for a negative or
     absurd size and MemoryError, naming the device and the pool's figures,
     when the device is out of memory even after its cache was released.
     """
@@ -601,7 +602,9 @@ def direct_free(handle):
 
 def release_all(ctx):
     """Hands every cached (free) block of ``ctx``'s pool back to the system
-    (MXNet's ``Storage::ReleaseAll``); live blocks stay."""
+    (MXNet's ``Storage::ReleaseAll``); live blocks stay.  On the host, large
+    blocks are unmapped and malloc is asked to return the pages it keeps
+    (``malloc_trim``), so the process's RSS falls by what was released."""
     cdef Context c = _ctx_arg(ctx, "release_all")
     cdef DevicePool* p = g_pools[c.device_typeid][c.device_id]
     if p != NULL:
