@@ -8,11 +8,20 @@ Naive (the exact size, rounded to the 64-byte alignment), Round (powers of
 two up to 2**cutoff, then multiples of 2**cutoff) and Unpooled (no cache).
 Every live block is recorded, so a double free or a foreign handle is a
 clear error instead of a corrupted free list.
+
+Host blocks at or above MXNET_CPU_MEM_POOL_MMAP_THRESHOLD bytes are mapped
+from the OS and unmapped when the pool lets them go, so their pages leave
+the process at once; smaller ones come from malloc, and the pool calls
+malloc_trim(0) after giving some back, since glibc otherwise keeps the
+pages of free chunks inside its heaps for good.
 """
 cimport cython
-from libc.stdint cimport uint64_t, uint8_t
+from libc.stdint cimport uint64_t, uint8_t, SIZE_MAX
 from libc.stdlib cimport free as c_free
 from libc.string cimport memset
+from posix.mman cimport (mmap, munmap, MAP_FAILED, MAP_PRIVATE, MAP_ANONYMOUS, PROT_READ,
+                         PROT_WRITE)
+from posix.unistd cimport sysconf, _SC_PAGESIZE
 from libcpp.mutex cimport mutex
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -29,6 +38,25 @@ from mx_storage import _config
 
 cdef extern from "<stdlib.h>" nogil:
     int posix_memalign(void** memptr, size_t alignment, size_t size)
+
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #include <sys/mman.h>
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    static void mx_malloc_trim(void) { malloc_trim(0); }
+    #else
+    static void mx_malloc_trim(void) {}   /* other libcs: nothing to ask */
+    #endif
+    #if defined(MADV_HUGEPAGE)
+    static void mx_advise_huge(void* p, size_t n) { madvise(p, n, MADV_HUGEPAGE); }
+    #else
+    static void mx_advise_huge(void* p, size_t n) {}
+    #endif
+    """
+    void mx_malloc_trim() nogil
+    void mx_advise_huge(void* p, size_t n) nogil
 
 cdef enum PoolType:
     POOL_NAIVE = 0
@@ -54,6 +82,8 @@ cdef cppclass DevicePool:
     int dev_id
     int pool_type
     int cutoff_log2
+    size_t mmap_threshold   # host blocks this large are mapped (SIZE_MAX: none)
+    bint huge_pages         # and advised to use transparent huge pages
     unordered_map[size_t, vector[void*]] free_blocks   # bucket -> cached blocks
     unordered_map[void*, size_t] live                  # block -> its bucket
     size_t used          # bytes of live blocks (their buckets)
@@ -67,6 +97,11 @@ cdef cppclass DevicePool:
 
 
 cdef DevicePool* g_pools[6][<int>MAX_DEVICE_ID]
+cdef size_t PAGE = <size_t>sysconf(_SC_PAGESIZE)
+# Mapped blocks this large are offered transparent huge pages: a first touch
+# then faults 2 MiB at a time instead of 4 KiB (a fresh 64 MiB block written
+# page by page: 6.5 ms instead of 37 ms, measured).
+cdef size_t HUGE = 2 << 20
 cdef bint g_debug = False
 _create_lock = threading.Lock()
 _pinned_warned = False
@@ -77,6 +112,16 @@ cdef inline size_t _round_up(size_t n, size_t to) noexcept nogil:
 
 
 cdef size_t _bucket(DevicePool* p, size_t size) noexcept nogil:
+    """The block size that serves `size` bytes: the pool type's bucket,
+    rounded up to whole pages when it will be a mapping (what it really
+    holds, and sizes within a page then share a bucket)."""
+    cdef size_t b = _pool_bucket(p, size)
+    if b >= p.mmap_threshold:
+        return _round_up(b, PAGE)
+    return b
+
+
+cdef size_t _pool_bucket(DevicePool* p, size_t size) noexcept nogil:
     cdef size_t b, linear
     if p.pool_type != POOL_ROUND:
         return _round_up(size, ALIGN)
@@ -107,29 +152,67 @@ cdef bint _is_host(int dev_type) noexcept nogil:
     return dev_type != DEV_GPU and dev_type != DEV_CPU_PINNED
 
 
-cdef void* _sys_alloc(DevicePool* p, size_t bucket) noexcept nogil:
+cdef void* _host_alloc(DevicePool* p, size_t bucket) noexcept nogil:
+    """A 64-byte aligned host block: its own mapping from the OS (page
+    aligned, pages faulted in on first touch) when large, else malloc's."""
     cdef void* ptr = NULL
-    if _is_host(p.dev_type):
-        if posix_memalign(&ptr, ALIGN, bucket) != 0:
+    if bucket >= p.mmap_threshold:
+        ptr = mmap(NULL, _round_up(bucket, PAGE), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        if ptr == MAP_FAILED:
             return NULL
+        if p.huge_pages and bucket >= HUGE:
+            mx_advise_huge(ptr, _round_up(bucket, PAGE))
         return ptr
+    if posix_memalign(&ptr, ALIGN, bucket) != 0:
+        return NULL
+    return ptr
+
+
+cdef bint _host_free(DevicePool* p, void* ptr, size_t bucket) noexcept nogil:
+    """Frees a _host_alloc block; True when it went back to malloc (whose
+    heaps keep the pages until trimmed)."""
+    if bucket >= p.mmap_threshold:
+        munmap(ptr, _round_up(bucket, PAGE))
+        return False
+    c_free(ptr)
+    return True
+
+
+cdef void* _sys_alloc(DevicePool* p, size_t bucket) noexcept nogil:
+    if _is_host(p.dev_type):
+        return _host_alloc(p, bucket)
     with gil:
         return _cuda_alloc(p, bucket)
 
 
-cdef void _sys_free(DevicePool* p, void* ptr) noexcept nogil:
+cdef bint _sys_free(DevicePool* p, void* ptr, size_t bucket) noexcept nogil:
+    """Hands a block back to the system; True when it went to malloc."""
     if _is_host(p.dev_type):
-        c_free(ptr)
-        return
+        return _host_free(p, ptr, bucket)
     with gil:
-        _cuda_free(p, ptr)
+        return _cuda_free(p, ptr, bucket)
+
+
+cdef void _sys_free_all(DevicePool* p, vector[void*]& blocks, vector[size_t]& buckets,
+                        bint trim) noexcept nogil:
+    """Frees blocks taken out of the pool.  Then, if any went to malloc or
+    `trim` asks for it, has malloc return the free pages it keeps: glibc
+    returns them by itself only from the top of a heap, so blocks freed
+    below live ones stay in the process (160-200 MiB after a mixed workload
+    and empty_cache, measured)."""
+    cdef size_t i
+    for i in range(blocks.size()):
+        if _sys_free(p, blocks[i], buckets[i]):
+            trim = True
+    if trim:
+        mx_malloc_trim()
 
 
 cdef void* _cuda_alloc(DevicePool* p, size_t bucket) noexcept:
     """GPU and pinned host memory come from the CUDA runtime through CuPy;
     pinned memory falls back to plain host memory without a GPU."""
     global _pinned_warned
-    cdef void* ptr = NULL
     try:
         from cupy.cuda import runtime
         if p.dev_type == DEV_CPU_PINNED:
@@ -146,25 +229,23 @@ cdef void* _cuda_alloc(DevicePool* p, size_t bucket) noexcept:
                 _pinned_warned = True
                 warnings.warn("cpu_pinned memory without CUDA (CuPy is not installed): "
                               "using plain host memory", RuntimeWarning, stacklevel=2)
-            if posix_memalign(&ptr, ALIGN, bucket) != 0:
-                return NULL
-            return ptr
+            return _host_alloc(p, bucket)
         return NULL
     except Exception:      # cudaErrorMemoryAllocation and friends: an OOM
         return NULL
 
 
-cdef void _cuda_free(DevicePool* p, void* ptr) noexcept:
+cdef bint _cuda_free(DevicePool* p, void* ptr, size_t bucket) noexcept:
     try:
         from cupy.cuda import runtime
-    except ImportError:
-        c_free(ptr)        # pinned fallback memory came from posix_memalign
-        return
+    except ImportError:    # pinned fallback memory came from _host_alloc
+        return _host_free(p, ptr, bucket)
     if p.dev_type == DEV_CPU_PINNED:
         runtime.freeHost(<size_t>ptr)
     else:
         with _cuda_device(p.dev_id):
             runtime.free(<size_t>ptr)
+    return False
 
 
 def _cuda_device(int dev_id):
@@ -202,14 +283,21 @@ cdef DevicePool* _create_pool(int dev_type, int dev_id) except NULL:
             kind = cfg.gpu if dev_type == DEV_GPU else cfg.cpu
             p.pool_type = _POOL_TYPES[kind.pool_type]
             p.cutoff_log2 = kind.round_cutoff
+            # Pinned memory is the CUDA runtime's (its no-CUDA fallback stays
+            # on malloc); device memory is never ours to map.
+            p.mmap_threshold = (cfg.cpu_mmap_threshold if _is_host(dev_type)
+                                else SIZE_MAX)
+            p.huge_pages = cfg.cpu_huge_pages
             g_debug = cfg.debug
             g_pools[dev_type][dev_id] = p
     return p
 
 
 cdef void _release_cached(DevicePool* p) noexcept nogil:
-    """Hands every cached block of `p` back to the system."""
+    """Hands every cached block of `p` back to the system, and on the host
+    what malloc keeps of blocks freed earlier (Unpooled, direct_free)."""
     cdef vector[void*] blocks
+    cdef vector[size_t] buckets
     cdef unordered_map[size_t, vector[void*]].iterator it
     cdef size_t i
     p.lock.lock()
@@ -217,12 +305,12 @@ cdef void _release_cached(DevicePool* p) noexcept nogil:
     while it != p.free_blocks.end():
         for i in range(deref(it).second.size()):
             blocks.push_back(deref(it).second[i])
+            buckets.push_back(deref(it).first)
         inc(it)
     p.free_blocks.clear()
     p.cached = 0
     p.lock.unlock()
-    for i in range(blocks.size()):
-        _sys_free(p, blocks[i])
+    _sys_free_all(p, blocks, buckets, _is_host(p.dev_type))
 
 
 cdef void _trim_cache(DevicePool* p, size_t size, size_t bucket) noexcept nogil:
@@ -235,6 +323,7 @@ cdef void _trim_cache(DevicePool* p, size_t size, size_t bucket) noexcept nogil:
     cdef size_t limit, target, b
     cdef vector[size_t] sizes
     cdef vector[void*] doomed
+    cdef vector[size_t] doomed_buckets
     cdef unordered_map[size_t, vector[void*]].iterator it
     cdef size_t i
     p.lock.lock()
@@ -255,11 +344,11 @@ cdef void _trim_cache(DevicePool* p, size_t size, size_t bucket) noexcept nogil:
         b = sizes[i]
         while not p.free_blocks[b].empty() and p.used + p.cached + bucket > target:
             doomed.push_back(p.free_blocks[b].back())
+            doomed_buckets.push_back(b)
             p.free_blocks[b].pop_back()
             p.cached -= b
     p.lock.unlock()
-    for i in range(doomed.size()):
-        _sys_free(p, doomed[i])
+    _sys_free_all(p, doomed, doomed_buckets, False)
 
 
 cdef str _figures(DevicePool* p):
@@ -325,7 +414,7 @@ cdef int storage_alloc(size_t size, int dev_type, int dev_id,
         if ptr != NULL and g_debug and _is_host(dev_type):
             changed = _debug_first_change(ptr, bucket)
             if changed != bucket:
-                _sys_free(p, ptr)
+                _sys_free(p, ptr, bucket)
                 _raise_use_after_free(p, ptr, bucket, changed)
     if ptr == NULL:
         _trim_cache(p, size, bucket)
@@ -386,7 +475,7 @@ cdef int storage_free(StorageHandle* h) except -1 nogil:
     p = _pool_of_handle(h, "free")
     _take_live(p, h, &bucket, "free")
     if p.pool_type == POOL_UNPOOLED:
-        _sys_free(p, h.ptr)
+        _sys_free(p, h.ptr, bucket)
     else:
         if g_debug and _is_host(p.dev_type):
             _debug_fill(h.ptr, bucket)
@@ -406,7 +495,7 @@ cdef int storage_direct_free(StorageHandle* h) except -1 nogil:
         return 0
     p = _pool_of_handle(h, "direct_free")
     _take_live(p, h, &bucket, "direct_free")
-    _sys_free(p, h.ptr)
+    _sys_free(p, h.ptr, bucket)
     h.ptr = NULL
     return 0
 
@@ -464,7 +553,8 @@ cdef class Handle:
 def alloc(size, ctx):
     """Allocates ``size`` bytes on ``ctx`` from its pool.
 
-    Host memory is 64-byte aligned.  Raises ValueError for a negative or
+    Host memory is 64-byte aligned; blocks of MXNET_CPU_MEM_POOL_MMAP_THRESHOLD
+    bytes (1 MiB) or more are whole pages of their own mapping.  Raises ValueError for a negative or
     absurd size and MemoryError, naming the device and the pool's figures,
     when the device is out of memory even after its cache was released.
     """
@@ -512,7 +602,9 @@ def direct_free(handle):
 
 def release_all(ctx):
     """Hands every cached (free) block of ``ctx``'s pool back to the system
-    (MXNet's ``Storage::ReleaseAll``); live blocks stay."""
+    (MXNet's ``Storage::ReleaseAll``); live blocks stay.  On the host, large
+    blocks are unmapped and malloc is asked to return the pages it keeps
+    (``malloc_trim``), so the process's RSS falls by what was released."""
     cdef Context c = _ctx_arg(ctx, "release_all")
     cdef DevicePool* p = g_pools[c.device_typeid][c.device_id]
     if p != NULL:
