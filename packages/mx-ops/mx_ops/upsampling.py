@@ -20,6 +20,7 @@ import struct
 
 from mx_ops import _layer_cpu
 from mx_ops._nn_common import same_float_types
+from mx_ops._limits import INT64_MAX
 from mx_ops._params import Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
@@ -42,8 +43,9 @@ PARAMS = {
                                         "inputs will be upsampled to the same size. For "
                                         "bilinear upsampling this must be 2; 1 input and 1 "
                                         "weight."),
-    "workspace": Param("int", 512, low=0, doc="Tmp workspace for deconvolution (MB), unused "
-                                              "by nearest upsampling"),
+    "workspace": Param("int", 512, low=0, high=INT64_MAX,       # a long in MXNet
+                       doc="Tmp workspace for deconvolution (MB), unused by nearest "
+                           "upsampling"),
 }
 
 
