@@ -13,6 +13,7 @@ request the device cannot satisfy (the pool raises that one).
 Integer operator parameters are C ints (int32) unless the operator says
 otherwise, as dmlc's parameters are in MXNet; shape parameters hold int64s.
 """
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from libc.stdint cimport int64_t
 
 import reprlib
@@ -22,7 +23,7 @@ import numpy as np
 from mx_engine.base import MXNetError
 
 __all__ = ["INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "MAX_BYTES", "ShapeError",
-           "ArrayMemoryError", "shape_problem", "check_shape"]
+           "ArrayMemoryError", "shape_problem", "check_shape", "fits_int64"]
 
 cdef extern from *:
     """
@@ -82,6 +83,21 @@ cdef int64_t array_nbytes(tuple shape, Py_ssize_t itemsize) except -2:
     if itemsize > 0 and count > _MAX_BYTES:
         return -1
     return count
+
+
+cpdef bint fits_int64(tuple values, bint allow_none=False):
+    """True when every entry is an int (or None, with ``allow_none``) within
+    int64: a shape parameter's fast check, in C."""
+    cdef int overflow
+    for x in values:
+        if x is None and allow_none:
+            continue
+        if type(x) is not int:
+            return False
+        PyLong_AsLongLongAndOverflow(x, &overflow)
+        if overflow:
+            return False
+    return True
 
 
 def _power(n):

@@ -12,7 +12,7 @@ import reprlib
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64
 
 REQUIRED = object()
 
@@ -106,10 +106,12 @@ class Param:
 
     def _check_entries(self, op, name, value, shape):
         """Every entry of a shape fits int64, what the kernels receive."""
-        for i, x in enumerate(shape):
-            if x is not None and not INT64_MIN <= x <= INT64_MAX:
-                self._fail(op, name, value, f"entry {i} is {x}, outside the int64 range "
-                                            f"[{INT64_MIN}, {INT64_MAX}]")
+        if fits_int64(shape, True):
+            return
+        i, x = next((i, x) for i, x in enumerate(shape)
+                    if x is not None and not INT64_MIN <= x <= INT64_MAX)
+        self._fail(op, name, value, f"entry {i} is {x}, outside the int64 range "
+                                    f"[{INT64_MIN}, {INT64_MAX}]")
 
     def _fail(self, op, name, value, why):
         raise ParamError(f"{op}: argument '{name}' {why}; got {_REPR.repr(value)}")
@@ -165,6 +167,8 @@ class Param:
         if _is_int(v):
             return (int(v),)
         out = tuple(v)
+        if fits_int64(out):         # the common case, as given
+            return out
         for x in out:
             if not _is_int(x):
                 raise TypeError("must be a tuple of ints")

@@ -8,10 +8,11 @@ import numpy as np
 
 from mx_ops import _init_cpu
 from mx_ops._limits import check_shape
-from mx_ops._params import Param, ParamError
+from mx_ops._params import DTYPE_NAMES, Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _init_cpu.kernels()
+_ITEMSIZE = {name: np.dtype(name).itemsize for name in DTYPE_NAMES}
 
 
 def shape_param_infer(op):
@@ -22,7 +23,7 @@ def shape_param_infer(op):
 
     def infer(params, shapes):
         dtype = params["dtype"] or "float32"
-        check_shape(params["shape"], where, np.dtype(dtype).itemsize, dtype)
+        check_shape(params["shape"], where, _ITEMSIZE[dtype], dtype)
         return [params["shape"]]
     return infer
 
