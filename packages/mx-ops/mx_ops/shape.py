@@ -104,9 +104,10 @@ def reshape_shape(src, target, reverse=False, op="Reshape", partial=False):
     if math.prod(out) != size:
         raise ShapeError(f"{op}: cannot reshape input {tuple(src)} ({size} elements) into "
                          f"{out}")
-    # A zero-size input reshapes into any zero-size shape, even one whose
-    # other dimensions multiply past int64.
-    check_shape(out, f"{op}: the target shape")
+    if size == 0:
+        # A zero-size input reshapes into any zero-size shape, even one whose
+        # other dimensions multiply past int64; other sizes match the input's.
+        check_shape(out, f"{op}: the target shape")
     return out
 
 
