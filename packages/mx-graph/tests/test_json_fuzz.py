@@ -4,6 +4,7 @@ field and the limit; and a mutation fuzzer over MXNet-written files
 (fuzz_symbol_json.py)."""
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -133,6 +134,35 @@ def test_variable_hints_built_in_python_name_the_variable():
         sym.relu(y).infer_shape()
 
 
+def limited_memory():
+    """Run in a child: a regression that builds billions of objects then
+    fails with MemoryError instead of waking the OOM killer."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("op, count, build", [
+    ("SliceChannel", "num_outputs", "sym.SliceChannel(x, num_outputs=2, name='n')"),
+    ("Concat", "num_args", "sym.Concat(x, x, name='n')"),
+    ("UpSampling", "num_args", "sym.UpSampling(x, x, scale=2, sample_type='nearest', name='n')"),
+])
+def test_counts_read_from_a_file_are_bounded(op, count, build):
+    # num_outputs=2**31-1 made the loader build 2**31 output names (memory
+    # ran out, the process was killed): counts stop at MAX_COUNT = 2**20.
+    script = (
+        "import json; from mx_graph import sym; from mx_graph.json_format import SymbolJSONError\n"
+        f"x = sym.var('x'); doc = json.loads({build}.tojson())\n"
+        f"doc['nodes'][-1]['attrs']['{count}'] = '2147483647'\n"
+        "try:\n    sym.load_json(json.dumps(doc))\n"
+        "except SymbolJSONError as e:\n    print(e)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=50, preexec_fn=limited_memory)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.search(rf"^load_json: node \d+ \('n'\): {op}: argument '{count}' must be in "
+                     rf"\[1, 1048576\]; got '2147483647'$", proc.stdout.strip()), proc.stdout
+
+
 # -- sizes in graphs ----------------------------------------------------------
 
 def test_inferred_shapes_within_int64_name_the_node():
@@ -178,7 +208,8 @@ def test_bind_checks_every_entry_against_the_limits_naming_it():
 
 def run_fuzzer(seed, count, timeout):
     proc = subprocess.run([sys.executable, str(HERE / "fuzz_symbol_json.py"), str(seed),
-                           str(count)], capture_output=True, text=True, timeout=timeout)
+                           str(count)], capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limited_memory)
     assert proc.returncode == 0, f"the fuzzer died ({proc.returncode}): {proc.stderr[-3000:]}"
     return json.loads(proc.stdout.splitlines()[-1])
 

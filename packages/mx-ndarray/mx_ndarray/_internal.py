@@ -895,7 +895,7 @@ def _backward_Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [2, 2147483647]
+    num_args : int, in [2, 1048576]
         1 + the number of forward inputs.
     dim : int, optional, default=1
         The forward's joined axis.
@@ -1531,11 +1531,11 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
         upsampling method
     multi_input_mode : {'concat', 'sum'}, optional, default='concat'
         How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
     workspace : int, optional, default=512, in [0, 9223372036854775807]
         Tmp workspace for deconvolution (MB), unused by nearest upsampling
-    num_inputs : int, in [1, 2147483647]
+    num_inputs : int, in [1, 1048576]
         The number of inputs: 1 (out_grad; with num_args=1) or num_args + 1 (out_grad and the forward inputs).
     out : NDArray, optional
         The output array.

@@ -167,7 +167,7 @@ def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be concated.
     dim : int, optional, default=1
         the dimension to be concated.
@@ -389,7 +389,7 @@ def ElementWiseSum(*args, out=None, name=None, **kwargs):
     ----------
     args : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be summed.
     out : NDArray, optional
         The output array.
@@ -788,7 +788,7 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
     ----------
     data : NDArray
         Input.
-    num_outputs : int, in [1, 2147483647]
+    num_outputs : int, in [1, 1048576]
         Number of splits; must divide the axis.
     axis : int, optional, default=1
         Axis along which to split.
@@ -936,7 +936,7 @@ def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_in
         upsampling method
     multi_input_mode : {'concat', 'sum'}, optional, default='concat'
         How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
     workspace : int, optional, default=512, in [0, 9223372036854775807]
         Tmp workspace for deconvolution (MB), unused by nearest upsampling
@@ -1042,7 +1042,7 @@ def add_n(*args, out=None, name=None, **kwargs):
     ----------
     args : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be summed.
     out : NDArray, optional
         The output array.
@@ -1814,7 +1814,7 @@ def concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, 2147483647]
+    num_args : int, in [1, 1048576]
         Number of inputs to be concated.
     dim : int, optional, default=1
         the dimension to be concated.
@@ -3491,7 +3491,7 @@ def split(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None
     ----------
     data : NDArray
         Input.
-    num_outputs : int, in [1, 2147483647]
+    num_outputs : int, in [1, 1048576]
         Number of splits; must divide the axis.
     axis : int, optional, default=1
         Axis along which to split.

@@ -69,9 +69,17 @@ def test_huge_data_is_checked_against_the_bytes_left_before_allocating():
         nd.load_frombuffer(one_record((2 ** 30,)))
 
 
+def limited_memory():
+    """Run in the child: a size check that regresses then fails with
+    MemoryError instead of waking the OOM killer."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+
 def run_fuzzer(seed, count, timeout):
     proc = subprocess.run([sys.executable, str(HERE / "fuzz_params.py"), str(seed), str(count)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limited_memory)
     assert proc.returncode == 0, f"the fuzzer died ({proc.returncode}): {proc.stderr[-3000:]}"
     return json.loads(proc.stdout.splitlines()[-1])
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from mx_engine.base import MXNetError
 
-__all__ = ["INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "MAX_BYTES", "ShapeError",
+__all__ = ["INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "MAX_BYTES", "MAX_COUNT",
+           "ShapeError",
            "ArrayMemoryError", "shape_problem", "check_shape", "fits_int64"]
 
 cdef extern from *:
@@ -39,6 +40,10 @@ INT64_MIN = -2 ** 63
 INT64_MAX = 2 ** 63 - 1
 # The storage pool's MAX_ALLOC (mx_storage/_storage.pyx): more than any device.
 MAX_BYTES = 2 ** 50
+# The most inputs or outputs one operator takes (num_args, num_outputs): each
+# is a Python object and an engine variable, and a count read from a file is
+# not backed by data, so 2**31 of them would exhaust memory, not fail.
+MAX_COUNT = 2 ** 20
 
 cdef int64_t _MAX_BYTES = MAX_BYTES
 
