@@ -14,6 +14,7 @@ from mx_engine import MXNetError, cpu
 from mx_graph import json_format, sym
 from mx_graph.json_format import SymbolJSONError
 from mx_ops._limits import ArrayMemoryError, ShapeError
+from mx_ops.fuzzing import limit_memory, run_fuzzer
 
 HERE = pathlib.Path(__file__).parent
 MLP = (HERE / "data" / "mlp-symbol.json").read_text(encoding="utf-8")
@@ -134,13 +135,6 @@ def test_variable_hints_built_in_python_name_the_variable():
         sym.relu(y).infer_shape()
 
 
-def limited_memory():
-    """Run in a child: a regression that builds billions of objects then
-    fails with MemoryError instead of waking the OOM killer."""
-    import resource
-    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("op, count, build", [
     ("SliceChannel", "num_outputs", "sym.SliceChannel(x, num_outputs=2, name='n')"),
@@ -157,7 +151,7 @@ def test_counts_read_from_a_file_are_bounded(op, count, build):
         "try:\n    sym.load_json(json.dumps(doc))\n"
         "except SymbolJSONError as e:\n    print(e)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=50, preexec_fn=limited_memory)
+                          timeout=50, preexec_fn=limit_memory)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert re.search(rf"^load_json: node \d+ \('n'\): {op}: argument '{count}' must be in "
                      rf"\[1, 1048576\]; got '2147483647'$", proc.stdout.strip()), proc.stdout
@@ -179,8 +173,8 @@ def test_inferred_shapes_within_int64_name_the_node():
 
 def test_shape_params_are_int64_and_int_params_int32():
     y = sym.var("y")
-    with pytest.raises(MXNetError, match=r"Convolution: argument 'pad' entry 0 is 2\*\*70|"
-                                         r"Convolution: argument 'pad' entry 0 is 1180591620717411303424"):
+    with pytest.raises(MXNetError, match=r"Convolution: argument 'pad' entry 0 is "
+                                         r"1180591620717411303424, outside the int64 range"):
         sym.Convolution(y, kernel=(1, 1), num_filter=1, pad=(2 ** 70, 0))
     with pytest.raises(MXNetError, match=r"FullyConnected: argument 'num_hidden' must be in "
                                          r"\[1, 2147483647\]; got 10000000000000000000"):
@@ -197,8 +191,8 @@ def test_bind_checks_every_entry_against_the_limits_naming_it():
                                          r"2147483651\) of float32: its non-zero dimensions would "
                                          r"take \d+ \(about 2\*\*64\) bytes, more than int64's"):
         conv.simple_bind(cpu(), y=(1, 1, 3, 3))
-    with pytest.raises(ArrayMemoryError, match=r"InferShape: error in operator '_zeros\d+' \(_zeros\): "
-                                               r"_zeros: argument 'shape' is \(562949953421312,\) "
+    with pytest.raises(ArrayMemoryError, match=r"InferShape: error in operator '_zeros\d+' "
+                                               r"\(_zeros\): _zeros: argument 'shape' is \(562949953421312,\) "
                                                r"of float32: it needs \d+ \(2\*\*51\) bytes, more "
                                                r"than any device holds"):
         sym.zeros(shape=(2 ** 49,)).simple_bind(cpu())
@@ -206,17 +200,9 @@ def test_bind_checks_every_entry_against_the_limits_naming_it():
 
 # -- the fuzzer ---------------------------------------------------------------
 
-def run_fuzzer(seed, count, timeout):
-    proc = subprocess.run([sys.executable, str(HERE / "fuzz_symbol_json.py"), str(seed),
-                           str(count)], capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=limited_memory)
-    assert proc.returncode == 0, f"the fuzzer died ({proc.returncode}): {proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.splitlines()[-1])
-
-
 @pytest.mark.timeout(150)
 def test_every_mutant_loads_or_names_the_file():
-    result = run_fuzzer(seed=12, count=40, timeout=140)
+    result = run_fuzzer(HERE / "fuzz_symbol_json.py", seed=12, count=40, timeout=140)
     assert result["bad"] == []
     assert result["loaded"] > 100 and result["refused"] > 500
 
@@ -224,5 +210,5 @@ def test_every_mutant_loads_or_names_the_file():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_many_more_mutants():
-    result = run_fuzzer(seed=1000, count=500, timeout=850)
+    result = run_fuzzer(HERE / "fuzz_symbol_json.py", seed=1000, count=500, timeout=850)
     assert result["bad"] == []

@@ -1,17 +1,15 @@
 """Corrupt .params files: dims that would make NumPy shape an absurd array,
 and a mutation fuzzer over MXNet-written files (fuzz_params.py)."""
-import json
 import pathlib
 import re
 import struct
-import subprocess
-import sys
 
 import pytest
 
 import mx_ndarray as nd
 from mx_engine import MXNetError
 from mx_ndarray.serialization import NDArrayFormatError
+from mx_ops.fuzzing import run_fuzzer
 
 HERE = pathlib.Path(__file__).parent
 
@@ -69,24 +67,9 @@ def test_huge_data_is_checked_against_the_bytes_left_before_allocating():
         nd.load_frombuffer(one_record((2 ** 30,)))
 
 
-def limited_memory():
-    """Run in the child: a size check that regresses then fails with
-    MemoryError instead of waking the OOM killer."""
-    import resource
-    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-
-
-def run_fuzzer(seed, count, timeout):
-    proc = subprocess.run([sys.executable, str(HERE / "fuzz_params.py"), str(seed), str(count)],
-                          capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=limited_memory)
-    assert proc.returncode == 0, f"the fuzzer died ({proc.returncode}): {proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.splitlines()[-1])
-
-
 @pytest.mark.timeout(120)
 def test_every_mutant_loads_or_names_file_and_offset():
-    result = run_fuzzer(seed=12, count=150, timeout=100)
+    result = run_fuzzer(HERE / "fuzz_params.py", seed=12, count=150, timeout=100)
     assert result["bad"] == []
     # The mutants really exercise both outcomes.
     assert result["loaded"] > 100 and result["refused"] > 1000
@@ -95,5 +78,5 @@ def test_every_mutant_loads_or_names_file_and_offset():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_many_more_mutants():
-    result = run_fuzzer(seed=1000, count=3000, timeout=850)
+    result = run_fuzzer(HERE / "fuzz_params.py", seed=1000, count=3000, timeout=850)
     assert result["bad"] == []

@@ -7,12 +7,15 @@ A loader passes when each mutant either loads or raises the format's own
 error naming the file; tests run the loop in a subprocess, so that a crash
 or a hang fails the test instead of killing it.
 """
+import json
 import random
 import re
 import struct
+import subprocess
+import sys
 
 __all__ = ["EDGE_INTS", "EDGE_NUMBER_TEXTS", "mutants", "int_fields", "set_int",
-           "number_mutants"]
+           "number_mutants", "limit_memory", "run_fuzzer"]
 
 # Values that break size arithmetic: signed and unsigned extremes of 32 and
 # 64 bits, and powers of two whose products overflow.
@@ -101,3 +104,23 @@ def number_mutants(text, seed, count):
         a, b = rng.choice(spans)
         value = rng.choice(EDGE_NUMBER_TEXTS)
         yield f"replace {text[a:b]!r} at {a} with {value[:20]!r}", text[:a] + value + text[b:]
+
+
+def limit_memory(nbytes=8 << 30):
+    """Caps this process's address space (a child's preexec_fn): a
+    regression that builds billions of objects then fails with MemoryError
+    instead of waking the OOM killer."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+
+
+def run_fuzzer(script, seed, count, timeout):
+    """Runs ``python script SEED COUNT`` in a child under ``limit_memory``
+    and returns the JSON summary its last line prints; a crash or a hang
+    raises (a test then fails instead of dying)."""
+    proc = subprocess.run([sys.executable, str(script), str(seed), str(count)],
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit_memory)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script} died ({proc.returncode}): {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.splitlines()[-1])
