@@ -43,6 +43,8 @@ import json
 import re
 import reprlib
 
+import numpy as np
+
 from mx_engine.base import MXNetError
 from mx_ops import registry
 from mx_ops.node import Node, NodeEntry
@@ -68,8 +70,13 @@ class SymbolJSONError(MXNetError, ValueError):
 # Python's json module recurses once per level, so deeper text is refused
 # before it is parsed.
 MAX_DEPTH = 64
-# A string (to the end of the text where it is not closed) or a bracket.
-_TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.DOTALL)
+# A string, to the end of the text where it is not closed: strings hold no
+# nesting.  Brackets then count +1 / -1 (an ASCII byte never occurs inside
+# a UTF-8 sequence).
+_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_NESTING = np.zeros(256, np.int32)
+_NESTING[[ord("["), ord("{")]] = 1
+_NESTING[[ord("]"), ord("}")]] = -1
 
 # Values in messages are cut short: a file may hold megabytes of one.
 _REPR = reprlib.Repr()
@@ -316,16 +323,12 @@ def _text(r, text):
 
 
 def _check_depth(r, text):
-    depth = 0
-    for m in _TOKENS.finditer(text):
-        c = text[m.start()]
-        if c in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                r.fail(f"the JSON nests deeper than {MAX_DEPTH} levels at character "
-                       f"{m.start()}; a symbol file nests five")
-        elif c in "]}":
-            depth -= 1
+    """Refuses nesting deeper than MAX_DEPTH before json.loads recurses."""
+    bare = np.frombuffer(_STRINGS.sub("", text).encode("utf-8", "surrogatepass"), np.uint8)
+    depth = int(np.cumsum(_NESTING[bare], dtype=np.int32).max(initial=0))
+    if depth > MAX_DEPTH:
+        r.fail(f"the JSON nests {depth} levels deep, more than the {MAX_DEPTH} this loader "
+               f"takes; a symbol file nests five")
 
 
 def _version(r, attrs):
