@@ -23,8 +23,8 @@ import numpy as np
 from mx_engine.base import MXNetError
 
 __all__ = ["INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "MAX_BYTES", "MAX_COUNT",
-           "ShapeError",
-           "ArrayMemoryError", "shape_problem", "check_shape", "fits_int64"]
+           "ShapeError", "ArrayMemoryError", "shape_problem", "check_shape", "fits_int64",
+           "is_int"]
 
 cdef extern from *:
     """
@@ -58,7 +58,8 @@ class ArrayMemoryError(MXNetError, MemoryError):
     holds."""
 
 
-cdef inline bint _is_int(object s):
+cpdef bint is_int(object s):
+    """True for a Python or NumPy integer, not a bool."""
     return type(s) is int or (isinstance(s, (int, np.integer)) and not isinstance(s, bool))
 
 
@@ -69,7 +70,7 @@ cdef int64_t array_nbytes(tuple shape, Py_ssize_t itemsize) except -2:
     cdef int64_t count = 1, d
     cdef bint empty = False
     for s in shape:
-        if not _is_int(s):
+        if not is_int(s):
             return -1
         try:
             d = s
@@ -123,7 +124,7 @@ def _problem(shape, itemsize):
         return ShapeError, f"a shape is a tuple of ints, not {type(shape).__name__}"
     shape = tuple(shape)
     for i, d in enumerate(shape):
-        if not _is_int(d):
+        if not is_int(d):
             return ShapeError, f"dimension {i} is {d!r}, not an int"
         if d < 0:
             return ShapeError, f"dimension {i} is {d}, a negative size"
@@ -158,6 +159,8 @@ def check_shape(shape, str where, Py_ssize_t itemsize=0, dtype=None):
     """Raises ShapeError (or ArrayMemoryError) ``"<where> is <shape>[ of
     <dtype>]: <why>"`` when ``shape`` breaks a limit; ``where`` names the
     operator and the argument or output (``"_zeros: argument 'shape'"``)."""
+    if isinstance(shape, list):
+        shape = tuple(shape)
     if type(shape) is tuple and array_nbytes(<tuple>shape, itemsize) >= 0:
         return
     error, why = _problem(shape, itemsize)

@@ -12,7 +12,7 @@ import reprlib
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64
+from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64, is_int
 
 REQUIRED = object()
 
@@ -27,10 +27,6 @@ class ParamError(MXNetError, ValueError):
 # Values in messages are cut short: a file may hold megabytes of one.
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = _REPR.maxlong = 80
-
-
-def _is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 class Param:
@@ -164,13 +160,13 @@ class Param:
                 s = s[1:-1]
             parts = [p for p in (x.strip() for x in s.split(",")) if p]
             return tuple(int(p) for p in parts)
-        if _is_int(v):
+        if is_int(v):
             return (int(v),)
         out = tuple(v)
         if fits_int64(out):         # the common case, as given
             return out
         for x in out:
-            if not _is_int(x):
+            if not is_int(x):
                 raise TypeError("must be a tuple of ints")
         return tuple(int(x) for x in out)
 
@@ -183,11 +179,11 @@ class Param:
                 s = s[1:-1]
             parts = [p for p in (x.strip() for x in s.split(",")) if p]
             return tuple(None if p == "None" else int(p) for p in parts)
-        if _is_int(v):
+        if is_int(v):
             return (int(v),)
         out = tuple(v)
         for x in out:
-            if x is not None and not _is_int(x):
+            if x is not None and not is_int(x):
                 raise TypeError("must be a tuple of ints or None")
         return tuple(None if x is None else int(x) for x in out)
 
