@@ -476,6 +476,8 @@ cdef NDArray _empty(tuple shape, str dtype, Context ctx, str api="NDArray", int 
     nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
     if nbytes < 0:
         check_shape(shape, _what(api, output), _NP_DTYPES[flag].itemsize, dtype)
+        # check_shape raised (the two checks agree); never pass -1 on as a size.
+        raise ShapeError(f"{_what(api, output)} is {shape}: beyond the size limits")
     if ctx.device_typeid == DEV_GPU:
         _device.require(ctx, "NDArray")
     a.dtype_flag = flag
@@ -608,6 +610,7 @@ cdef class NDArray:
         nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
         if nbytes < 0:
             check_shape(shape, "NDArray: a view's shape", _NP_DTYPES[flag].itemsize, dtype)
+            raise ShapeError(f"NDArray: a view's shape {shape} is beyond the size limits")
         if offset + nbytes > self.chunk.h.size:
             raise ValueError(f"NDArray: a {dtype} view of shape {shape} at byte {offset} "
                              f"overruns its {self.chunk.h.size}-byte chunk")

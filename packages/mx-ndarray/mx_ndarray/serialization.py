@@ -36,6 +36,10 @@ Differences from MXNet, all deliberate:
   write such a record.
 * Legacy records are accepted only with 1 <= ndim <= 32, so that a zeroed or
   corrupt magic is reported instead of being read as an empty array.
+* Dims are checked against the size limits (``mx_ops._limits``) once the
+  dtype is known and before anything is allocated: a zero-size record whose
+  other dims times the item size pass int64 is refused at the dims' offset,
+  and data is read only when its bytes are left in the file.
 * Sparse arrays (row_sparse, csr) and the dtypes this package lacks (bool,
   int16, uint16, uint32, uint64, bfloat16) are reported as unsupported.
 * ``save`` writes V2 records, as ``mx.nd.save`` does; an array with
