@@ -20,13 +20,14 @@ from mx_engine import Context
 from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
 from mx_ndarray.prepared import PreparedCall
+from mx_ops._limits import check_shape
 from mx_ops.node import Node, NodeEntry, make_node
 from mx_ops.partial_infer import known as shape_known
 
 from mx_graph.copy_call import CopyCall, Steps
 from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
-from mx_graph.passes.infer import infer_shape, infer_type, variable_hints
+from mx_graph.passes.infer import entry_label, infer_shape, infer_type, variable_hints
 from mx_graph.passes.place_device import COPY_OP, place_device
 from mx_graph.passes.plan_memory import EXTERNAL, plan_memory
 
@@ -131,6 +132,7 @@ class _BoundGraph:
         graph = infer_shape(graph, full_shapes)
         graph = infer_type(graph, full_dtypes)
         self._check_known(graph)
+        self._check_sizes(graph)
         if group2ctx:
             # A gradient ends on its variable's device, where its array is.
             colocate = {nfwd + k: variables[name].node for k, name in enumerate(grad_entries)}
@@ -164,6 +166,15 @@ class _BoundGraph:
             g = infer_type(g, known_t)
         self._check_known(g)
         return g.attrs["shape"], g.attrs["dtype"]
+
+    @staticmethod
+    def _check_sizes(graph):
+        """Every entry fits a device, checked before anything is allocated
+        so that the error names the entry."""
+        idx = graph.indexed
+        for eid, (shape, dtype) in enumerate(zip(graph.attrs["shape"], graph.attrs["dtype"])):
+            check_shape(shape, f"bind: entry '{entry_label(idx, eid)}'",
+                        np.dtype(dtype).itemsize, dtype)
 
     def _check_known(self, graph):
         idx = graph.indexed

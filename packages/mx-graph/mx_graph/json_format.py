@@ -40,6 +40,10 @@ MXNet's file unless a variable was also updated by nodes outside the graph
 saved; MXNet ignores versions when it loads a file.
 """
 import json
+import re
+import reprlib
+
+import numpy as np
 
 from mx_engine.base import MXNetError
 from mx_ops import registry
@@ -47,7 +51,7 @@ from mx_ops.node import Node, NodeEntry
 
 from mx_graph import attribute, input_var_attrs
 from mx_graph.graph import topological_order
-from mx_graph.symbol import Symbol
+from mx_graph.symbol import Symbol, dtype_hint, shape_hint
 
 __all__ = ["MXNET_VERSION", "SymbolJSONError", "dumps", "loads"]
 
@@ -60,6 +64,24 @@ _VERSION_080 = 800
 class SymbolJSONError(MXNetError, ValueError):
     """A -symbol.json text that does not describe a graph this build can
     load."""
+
+
+# nnvm's files nest five levels deep (nodes, a node, its inputs, an entry);
+# Python's json module recurses once per level, so deeper text is refused
+# before it is parsed.
+MAX_DEPTH = 64
+# A string, to the end of the text where it is not closed: strings hold no
+# nesting.  Brackets then count +1 / -1 (an ASCII byte never occurs inside
+# a UTF-8 sequence).
+_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_NESTING = np.zeros(256, np.int32)
+_NESTING[[ord("["), ord("{")]] = 1
+_NESTING[[ord("]"), ord("}")]] = -1
+
+# Values in messages are cut short: a file may hold megabytes of one.
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 80
+_show = _REPR.repr
 
 
 # -- writing -------------------------------------------------------------
@@ -231,7 +253,7 @@ class _Reader:
         raise SymbolJSONError(f"{self.where}: {message}")
 
     def node_error(self, index, name, message):
-        label = f"node {index}" if name is None else f"node {index} ('{name}')"
+        label = f"node {index}" if name is None else f"node {index} ({_show(name)})"
         return SymbolJSONError(f"{self.where}: {label}: {message}")
 
     def node_fail(self, index, name, message):
@@ -243,30 +265,32 @@ class _Reader:
         if (not isinstance(value, list) or len(value) not in (2, 3)
                 or not all(type(v) is int and v >= 0 for v in value)):
             self.fail(f"{context} must be [node, output] or [node, output, version] with "
-                      f"non-negative integers, got {value!r}")
+                      f"non-negative integers, got {_show(value)}")
         nid, index = value[0], value[1]
         if before is not None and nid >= before:
-            self.fail(f"{context} is {value!r}: node {nid} does not come before node "
+            self.fail(f"{context} is {_show(value)}: node {nid} does not come before node "
                       f"{before} (every node must follow its inputs)")
         if nid >= len(self.nodes):
-            self.fail(f"{context} is {value!r}: node {nid} is past the last node "
+            self.fail(f"{context} is {_show(value)}: node {nid} is past the last node "
                       f"(there are {len(self.nodes)})")
         src = self.nodes[nid]
         if index >= src.num_outputs:
-            self.fail(f"{context} is {value!r}: node {nid} ('{src.name}') has "
+            self.fail(f"{context} is {_show(value)}: node {nid} ({_show(src.name)}) has "
                       f"{src.num_outputs} output(s)")
         return NodeEntry(src, index)
 
 
 def loads(text, source=None):
-    """The Symbol described by -symbol.json ``text`` (str or bytes);
+    """The Symbol described by -symbol.json ``text`` (str, or UTF-8 bytes);
     ``source`` (a file name) is named in errors."""
     r = _Reader(source)
+    text = _text(r, text)
+    _check_depth(r, text)
     try:
         # strict=False: dmlc writes control characters other than \r \n \t
         # inside strings as they are.
         doc = json.loads(text, strict=False)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
         raise SymbolJSONError(f"{r.where}: not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         r.fail(f"the top level must be a JSON object, got {type(doc).__name__}")
@@ -285,17 +309,39 @@ def loads(text, source=None):
     return Symbol([r.entry(v, f"heads[{k}]") for k, v in enumerate(doc["heads"])])
 
 
+def _text(r, text):
+    """``text`` as str: bytes are UTF-8, as dmlc reads them."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            r.fail(f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at offset {exc.start} "
+                   f"({exc.reason}); a -symbol.json file is UTF-8 JSON")
+    if not isinstance(text, str):
+        r.fail(f"expects the JSON text as str or bytes, got {type(text).__name__}")
+    return text
+
+
+def _check_depth(r, text):
+    """Refuses nesting deeper than MAX_DEPTH before json.loads recurses."""
+    bare = np.frombuffer(_STRINGS.sub("", text).encode("utf-8", "surrogatepass"), np.uint8)
+    depth = int(np.cumsum(_NESTING[bare], dtype=np.int32).max(initial=0))
+    if depth > MAX_DEPTH:
+        r.fail(f"the JSON nests {depth} levels deep, more than the {MAX_DEPTH} this loader "
+               f"takes; a symbol file nests five")
+
+
 def _version(r, attrs):
     if attrs is None:
         return _VERSION_080
     if not isinstance(attrs, dict):
-        r.fail(f"field 'attrs' must be an object, got {attrs!r}")
+        r.fail(f"field 'attrs' must be an object, got {_show(attrs)}")
     value = attrs.get("mxnet_version")
     if value is None:
         return _VERSION_080
     if (not isinstance(value, list) or len(value) != 2 or value[0] != "int"
             or type(value[1]) is not int):
-        r.fail(f"attrs.mxnet_version must be [\"int\", <version>], got {value!r}")
+        r.fail(f"attrs.mxnet_version must be [\"int\", <version>], got {_show(value)}")
     return value[1]
 
 
@@ -304,7 +350,7 @@ def _string_map(r, i, name, spec, key):
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        r.node_fail(i, name, f"field '{key}' must map names to strings, got {value!r}")
+        r.node_fail(i, name, f"field '{key}' must map names to strings, got {_show(value)}")
     return value
 
 
@@ -331,23 +377,35 @@ def _load_node(r, i, spec, version):
     attrs.update(_string_map(r, i, name, spec, "attrs"))
     for key, value in _string_map(r, i, name, spec, "param").items():
         attrs.setdefault(key, value)
-    inputs = [r.entry(v, f"node {i} ('{name}'): inputs[{k}]", before=i)
+    inputs = [r.entry(v, f"node {i} ({_show(name)}): inputs[{k}]", before=i)
               for k, v in enumerate(spec["inputs"])]
     deps = spec.get("control_deps", [])
     if not isinstance(deps, list) or not all(type(d) is int and 0 <= d < i for d in deps):
-        r.node_fail(i, name, f"field 'control_deps' must list earlier nodes, got {deps!r}")
+        r.node_fail(i, name, f"field 'control_deps' must list earlier nodes, got {_show(deps)}")
     legacy = version < MXNET_VERSION
     if op_name == "null":
         if inputs:
             r.node_fail(i, name, f"a variable (op \"null\") has no inputs, got "
-                                 f"{spec['inputs']!r}")
+                                 f"{_show(spec['inputs'])}")
         if legacy:
             _restore_hidden(_take_hidden(attrs), attrs, None, None)
+        _check_hints(r, i, name, attrs)
         node = Node(None, name, {}, (), attrs)
     else:
         node = _op_node(r, i, name, op_name, attrs, inputs, version, legacy)
     node.control_deps = [r.nodes[d] for d in deps]
     return node
+
+
+def _check_hints(r, i, name, attrs):
+    """A variable's shape and dtype hints parse, so that inference later
+    meets no junk it cannot name the file of."""
+    for key, parse in (("__shape__", shape_hint), ("__dtype__", dtype_hint)):
+        if key in attrs:
+            try:
+                parse(attrs[key])
+            except ValueError as exc:
+                r.node_fail(i, name, f"field 'attrs.{key}' {exc}")
 
 
 def _op_node(r, i, name, op_name, attrs, inputs, version, legacy):
@@ -445,10 +503,10 @@ def _restore_hidden(taken, attrs, input_names, inputs):
 def _check_arg_nodes(r, arg_nodes):
     for k, nid in enumerate(arg_nodes):
         if type(nid) is not int or not 0 <= nid < len(r.nodes):
-            r.fail(f"arg_nodes[{k}] is {nid!r}, not a node index (there are "
+            r.fail(f"arg_nodes[{k}] is {_show(nid)}, not a node index (there are "
                    f"{len(r.nodes)} nodes)")
         if not r.nodes[nid].is_variable:
-            r.fail(f"arg_nodes[{k}] is node {nid} ('{r.nodes[nid].name}'), which is not a "
+            r.fail(f"arg_nodes[{k}] is node {nid} ({_show(r.nodes[nid].name)}), which is not a "
                    f"variable")
 
 
@@ -461,4 +519,4 @@ def _check_row_ptr(r, row_ptr):
     if (not isinstance(row_ptr, list) or len(row_ptr) != len(r.nodes) + 1
             or not all(type(v) is int and v >= 0 for v in row_ptr)):
         r.fail(f"field 'node_row_ptr' must list {len(r.nodes) + 1} non-negative integers "
-               f"(one per node and the total), got {row_ptr!r}")
+               f"(one per node and the total), got {_show(row_ptr)}")

@@ -5,9 +5,12 @@ their inputs, so a network is one DAG and a Symbol names some of its
 outputs.  Everything that runs or rewrites a graph lives elsewhere (passes,
 the executor); this module only builds, names, lists and queries.
 """
+import reprlib
+
 import numpy as np
 
 from mx_engine.base import MXNetError
+from mx_ops._limits import shape_problem
 from mx_ops.node import Node, NodeEntry
 
 from mx_graph import attribute, name as _name
@@ -21,6 +24,41 @@ DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4,
                "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
                "bfloat16": 12}
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
+
+
+def shape_hint(text):
+    """The shape a variable's ``__shape__`` attribute holds ("(2, 3)"; 0, or
+    NumPy semantics' -1, is an unknown dimension and comes back as 0), or
+    ValueError saying why it holds none."""
+    inner = text.strip() if isinstance(text, str) else ""
+    if inner[:1] in "([" and inner[-1:] in ")]":
+        inner = inner[1:-1]
+    try:
+        dims = tuple(int(p) for p in inner.split(",") if p.strip())
+    except ValueError:
+        dims = None
+    if dims is None or not isinstance(text, str):
+        raise ValueError(f"must be a shape such as '(2, 3)', got {_short(text)}")
+    dims = tuple(0 if d == -1 else d for d in dims)
+    problem = shape_problem(dims)
+    if problem is not None:
+        raise ValueError(f"is {_short(text)}: {problem}")
+    return dims
+
+
+def dtype_hint(text):
+    """The dtype name a variable's ``__dtype__`` attribute holds (MXNet's
+    type code, "0" for float32), or ValueError saying why it holds none."""
+    try:
+        return DTYPE_NAMES[int(text)]
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"must be one of MXNet's type codes {min(DTYPE_NAMES)}-"
+                         f"{max(DTYPE_NAMES)}, got {_short(text)}") from None
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_short = _REPR.repr
 
 
 def attr_string(value):
@@ -472,8 +510,8 @@ def load_json(json_str):
 
 
 def load(fname):
-    """The Symbol in the -symbol.json file ``fname``."""
-    with open(fname, encoding="utf-8") as f:
+    """The Symbol in the -symbol.json file ``fname`` (UTF-8 JSON)."""
+    with open(fname, "rb") as f:
         text = f.read()
     from mx_graph import json_format
     return json_format.loads(text, source=fname)

@@ -741,7 +741,7 @@ def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL
         End of the interval (excluded); None: [0, start).
     step : float, optional, default=1.0
         Spacing between values.
-    repeat : int, optional, default=1, in [1, inf]
+    repeat : int, optional, default=1, in [1, 2147483647]
         How many times each value repeats.
     infer_range : bool, optional, default=False
         Infer stop from the output shape (graphs only).
@@ -895,7 +895,7 @@ def _backward_Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [2, inf]
+    num_args : int, in [2, 1048576]
         1 + the number of forward inputs.
     dim : int, optional, default=1
         The forward's joined axis.
@@ -933,9 +933,9 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
         Zero padding per side: (w,) or (h, w); 0 by default.
     num_filter : int, in [1, 100000]
         Number of output channels.
-    num_group : int, optional, default=1, in [1, inf]
+    num_group : int, optional, default=1, in [1, 2147483647]
         Number of groups of channels.
-    workspace : int, optional, default=1024, in [0, inf]
+    workspace : int, optional, default=1024, in [0, 9223372036854775807]
         Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=False
         Whether to leave out the bias.
@@ -1025,9 +1025,9 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
         Output spatial shape; pad and adj are then derived from it.
     num_filter : int, in [1, 100000]
         Number of output channels.
-    num_group : int, optional, default=1, in [1, inf]
+    num_group : int, optional, default=1, in [1, 2147483647]
         Number of groups of channels.
-    workspace : int, optional, default=512, in [0, inf]
+    workspace : int, optional, default=512, in [0, 9223372036854775807]
         Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=True
         Whether to leave out the bias.
@@ -1119,9 +1119,9 @@ def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_N
         Input.
     data : NDArray
         Input.
-    input_dim : int, in [1, inf]
+    input_dim : int, in [1, 2147483647]
         Vocabulary size of the input indices.
-    output_dim : int, in [1, inf]
+    output_dim : int, in [1, 2147483647]
         Dimension of the embedding vectors.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         Data type of weight.
@@ -1157,7 +1157,7 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
         Input.
     weight : NDArray
         Input.
-    num_hidden : int, in [1, inf]
+    num_hidden : int, in [1, 2147483647]
         Number of hidden nodes of the output.
     no_bias : bool, optional, default=False
         Whether to disable bias parameter.
@@ -1229,7 +1229,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
         The power parameter beta in the LRN expression.
     knorm : float, optional, default=2.0
         The parameter k in the LRN expression.
-    nsize : int, in [1, inf]
+    nsize : int, in [1, 2147483647]
         normalization window width in elements.
     out : NDArray, optional
         The output array.
@@ -1523,7 +1523,7 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
     ----------
     args : NDArray[]
         The inputs, given positionally; 'num_inputs' is filled from their number.
-    scale : int, in [1, inf]
+    scale : int, in [1, 2147483647]
         Up sampling scale
     num_filter : int, optional, default=0
         Input filter. Only used by bilinear sample_type. Since bilinear upsampling uses deconvolution, num_filters is set to the number of channels.
@@ -1531,11 +1531,11 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
         upsampling method
     multi_input_mode : {'concat', 'sum'}, optional, default='concat'
         How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
-    workspace : int, optional, default=512, in [0, inf]
+    workspace : int, optional, default=512, in [0, 9223372036854775807]
         Tmp workspace for deconvolution (MB), unused by nearest upsampling
-    num_inputs : int, in [1, inf]
+    num_inputs : int, in [1, 1048576]
         The number of inputs: 1 (out_grad; with num_args=1) or num_args + 1 (out_grad and the forward inputs).
     out : NDArray, optional
         The output array.
@@ -2969,9 +2969,9 @@ def _random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, 
 
     Parameters
     ----------
-    low : int
+    low : int, in [-9223372036854775808, 9223372036854775807]
         Lower bound of the distribution (inclusive).
-    high : int
+    high : int, in [-9223372036854775808, 9223372036854775807]
         Upper bound of the distribution (exclusive).
     shape : Shape(tuple), optional, default=()
         Shape of the output.

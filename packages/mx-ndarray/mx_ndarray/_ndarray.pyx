@@ -21,6 +21,7 @@ from mx_engine._engine cimport (Var, EngineVar, RunContextC, PROP_NORMAL, new_en
                                 set_native_error, intern_name)
 from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
 from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+from mx_ops._limits cimport array_nbytes
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from mx_ops._random_state import pack_call, random_kind
 from mx_ops.training import is_training
 from mx_storage import resource as _resource
 from mx_ops.registry import ShapeError
+from mx_ops._limits import ArrayMemoryError, check_shape
 from mx_ops.shape import reshape_shape
 from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
                                   is_advanced)
@@ -241,10 +243,12 @@ cdef tuple _select_compute(op, Context ctx):
 cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
     """The call's outputs: ``out`` (the visible ones) or new arrays, then
     new arrays for the hidden outputs."""
-    hidden = [_empty(tuple(s), d, ctx) for s, d in zip(shapes[nvisible:], dtypes[nvisible:])]
+    cdef str name = op.name
+    hidden = [_empty(tuple(s), d, ctx, name, nvisible + i)
+              for i, (s, d) in enumerate(zip(shapes[nvisible:], dtypes[nvisible:]))]
     if out is None:
-        return [_empty(tuple(s), d, ctx)
-                for s, d in zip(shapes[:nvisible], dtypes[:nvisible])] + hidden
+        return [_empty(tuple(s), d, ctx, name, i)
+                for i, (s, d) in enumerate(zip(shapes[:nvisible], dtypes[:nvisible]))] + hidden
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) != nvisible:
         raise ValueError(f"{op.name}: 'out' must hold {nvisible} NDArray(s), got "
@@ -460,23 +464,36 @@ cdef FastOp _fast_op(str name) except *:
 # ---------------------------------------------------------------------------
 # NDArray
 # ---------------------------------------------------------------------------
-cdef NDArray _empty(tuple shape, str dtype, Context ctx):
+cdef NDArray _empty(tuple shape, str dtype, Context ctx, str api="NDArray", int output=-1):
+    """A new array on ``ctx``.  A shape beyond the size limits, or memory
+    the device does not have, raises naming ``api`` and its argument
+    'shape' (or its output number ``output``)."""
     cdef NDArray a = NDArray.__new__(NDArray)
-    cdef int64_t n = 1
-    for s in shape:
-        if not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"NDArray: shape must hold non-negative ints, got {shape}")
-        n *= s
-    if dtype not in _FLAG:
-        raise TypeError(f"NDArray: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
+    cdef int flag = _FLAG.get(dtype, -1)
+    cdef int64_t nbytes
+    if flag < 0:
+        raise TypeError(f"{api}: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
+    nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
+    if nbytes < 0:
+        check_shape(shape, _what(api, output), _NP_DTYPES[flag].itemsize, dtype)
+        # check_shape raised (the two checks agree); never pass -1 on as a size.
+        raise ShapeError(f"{_what(api, output)} is {shape}: beyond the size limits")
     if ctx.device_typeid == DEV_GPU:
         _device.require(ctx, "NDArray")
-    a.dtype_flag = _FLAG[dtype]
-    a.chunk = _chunk_new(n * _NP_DTYPES[a.dtype_flag].itemsize, ctx)
+    a.dtype_flag = flag
+    try:
+        a.chunk = _chunk_new(nbytes, ctx)
+    except MemoryError as exc:
+        raise ArrayMemoryError(f"{_what(api, output)} is {shape} of {dtype} ({nbytes} bytes) "
+                               f"on {ctx}: {exc}") from exc
     a.offset = 0
     a.shape = tuple(int(s) for s in shape)
     a.context = ctx
     return a
+
+
+cdef str _what(str api, int output):
+    return f"{api}: output {output}" if output >= 0 else f"{api}: argument 'shape'"
 
 
 def empty(shape, ctx=None, dtype="float32"):
@@ -486,7 +503,9 @@ def empty(shape, ctx=None, dtype="float32"):
     ctx = current_context() if ctx is None else ctx
     if not isinstance(ctx, Context):
         raise TypeError(f"empty: argument 'ctx' must be a Context, got {type(ctx).__name__}")
-    return _empty(tuple(shape), np.dtype(dtype).name, <Context>ctx)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        check_shape(shape, "empty: argument 'shape'")
+    return _empty(tuple(shape), np.dtype(dtype).name, <Context>ctx, "empty")
 
 
 class _HostView:
@@ -584,12 +603,14 @@ cdef class NDArray:
         array's chunk (the executor carves its planned buffers so)."""
         cdef NDArray v
         cdef int flag = _FLAG.get(dtype, -1)
-        cdef size_t nbytes = _NP_DTYPES[flag].itemsize if flag >= 0 else 0
+        cdef int64_t nbytes
         if flag < 0:
             raise TypeError(f"NDArray: dtype must be one of {', '.join(DTYPE_NAMES)}, got "
                             f"{dtype!r}")
-        for s in shape:
-            nbytes *= s
+        nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
+        if nbytes < 0:
+            check_shape(shape, "NDArray: a view's shape", _NP_DTYPES[flag].itemsize, dtype)
+            raise ShapeError(f"NDArray: a view's shape {shape} is beyond the size limits")
         if offset + nbytes > self.chunk.h.size:
             raise ValueError(f"NDArray: a {dtype} view of shape {shape} at byte {offset} "
                              f"overruns its {self.chunk.h.size}-byte chunk")
@@ -602,11 +623,7 @@ cdef class NDArray:
         (0 copies a dimension, -1 is inferred, -2, -3 and -4 as in Reshape)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        try:
-            new = reshape_shape(self.shape, tuple(int(s) for s in shape), reverse,
-                                op="reshape")
-        except ShapeError as exc:
-            raise ValueError(str(exc)) from None
+        new = reshape_shape(self.shape, tuple(int(s) for s in shape), reverse, op="reshape")
         return self._view(new, self.offset)
 
     def flatten(self):

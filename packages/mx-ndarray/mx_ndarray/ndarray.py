@@ -33,13 +33,17 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def full(shape, val, ctx=None, dtype="float32"):
-    """An NDArray filled with ``val`` (the fill runs on the engine)."""
-    out = empty(_shape(shape), _ctx(ctx, "full"), np.dtype(dtype).name)
-    return invoke("_full", [], out=out, shape=out.shape, dtype=out.dtype.name, value=val)
+    """An NDArray filled with ``val`` (MXNet's _full op, run on the engine)."""
+    return invoke("_full", [], shape=_shape(shape), dtype=_dtype(dtype), value=val,
+                  ctx=_ctx(ctx, "full"))
 
 
 def _shape(shape):
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    """An int or a sequence as a tuple; anything else as given, for the
+    operator's 'shape' parameter to refuse by name."""
+    if isinstance(shape, (int, np.integer)):
+        return (shape,)
+    return tuple(shape) if isinstance(shape, (list, tuple)) else shape
 
 
 def _dtype(dtype):

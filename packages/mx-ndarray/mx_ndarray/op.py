@@ -167,7 +167,7 @@ def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be concated.
     dim : int, optional, default=1
         the dimension to be concated.
@@ -207,9 +207,9 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
         Zero padding per side: (w,) or (h, w); 0 by default.
     num_filter : int, in [1, 100000]
         Number of output channels.
-    num_group : int, optional, default=1, in [1, inf]
+    num_group : int, optional, default=1, in [1, 2147483647]
         Number of groups of channels.
-    workspace : int, optional, default=1024, in [0, inf]
+    workspace : int, optional, default=1024, in [0, 9223372036854775807]
         Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=False
         Whether to leave out the bias.
@@ -299,9 +299,9 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
         Output spatial shape; pad and adj are then derived from it.
     num_filter : int, in [1, 100000]
         Number of output channels.
-    num_group : int, optional, default=1, in [1, inf]
+    num_group : int, optional, default=1, in [1, 2147483647]
         Number of groups of channels.
-    workspace : int, optional, default=512, in [0, inf]
+    workspace : int, optional, default=512, in [0, 9223372036854775807]
         Maximum temporary workspace in MB for the GPU's column chunks; the CPU kernels need no column matrix and ignore it.
     no_bias : bool, optional, default=True
         Whether to leave out the bias.
@@ -389,7 +389,7 @@ def ElementWiseSum(*args, out=None, name=None, **kwargs):
     ----------
     args : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be summed.
     out : NDArray, optional
         The output array.
@@ -413,9 +413,9 @@ def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_
         Input.
     weight : NDArray
         Input.
-    input_dim : int, in [1, inf]
+    input_dim : int, in [1, 2147483647]
         Vocabulary size of the input indices.
-    output_dim : int, in [1, inf]
+    output_dim : int, in [1, 2147483647]
         Dimension of the embedding vectors.
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         Data type of weight.
@@ -471,7 +471,7 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
         Input.
     bias : NDArray
         Input.
-    num_hidden : int, in [1, inf]
+    num_hidden : int, in [1, 2147483647]
         Number of hidden nodes of the output.
     no_bias : bool, optional, default=False
         Whether to disable bias parameter.
@@ -533,7 +533,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
         The power parameter beta in the LRN expression.
     knorm : float, optional, default=2.0
         The parameter k in the LRN expression.
-    nsize : int, in [1, inf]
+    nsize : int, in [1, 2147483647]
         normalization window width in elements.
     out : NDArray, optional
         The output array.
@@ -788,7 +788,7 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
     ----------
     data : NDArray
         Input.
-    num_outputs : int, in [1, inf]
+    num_outputs : int, in [1, 1048576]
         Number of splits; must divide the axis.
     axis : int, optional, default=1
         Axis along which to split.
@@ -928,7 +928,7 @@ def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_in
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    scale : int, in [1, inf]
+    scale : int, in [1, 2147483647]
         Up sampling scale
     num_filter : int, optional, default=0
         Input filter. Only used by bilinear sample_type. Since bilinear upsampling uses deconvolution, num_filters is set to the number of channels.
@@ -936,9 +936,9 @@ def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_in
         upsampling method
     multi_input_mode : {'concat', 'sum'}, optional, default='concat'
         How to handle multiple input. concat means concatenate upsampled images along the channel dimension. sum means add all images together, only available for nearest neighbor upsampling.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be upsampled. For nearest neighbor upsampling, this can be 1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will be upsampled to the same size. For bilinear upsampling this must be 2; 1 input and 1 weight.
-    workspace : int, optional, default=512, in [0, inf]
+    workspace : int, optional, default=512, in [0, 9223372036854775807]
         Tmp workspace for deconvolution (MB), unused by nearest upsampling
     out : NDArray, optional
         The output array.
@@ -1042,7 +1042,7 @@ def add_n(*args, out=None, name=None, **kwargs):
     ----------
     args : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be summed.
     out : NDArray, optional
         The output array.
@@ -1814,7 +1814,7 @@ def concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     ----------
     data : NDArray[]
         The inputs, given positionally; 'num_args' is filled from their number.
-    num_args : int, in [1, inf]
+    num_args : int, in [1, 1048576]
         Number of inputs to be concated.
     dim : int, optional, default=1
         the dimension to be concated.
@@ -2858,9 +2858,9 @@ def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
 
     Parameters
     ----------
-    low : int
+    low : int, in [-9223372036854775808, 9223372036854775807]
         Lower bound of the distribution (inclusive).
-    high : int
+    high : int, in [-9223372036854775808, 9223372036854775807]
         Upper bound of the distribution (exclusive).
     shape : Shape(tuple), optional, default=()
         Shape of the output.
@@ -3491,7 +3491,7 @@ def split(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None
     ----------
     data : NDArray
         Input.
-    num_outputs : int, in [1, inf]
+    num_outputs : int, in [1, 1048576]
         Number of splits; must divide the axis.
     axis : int, optional, default=1
         Axis along which to split.

@@ -36,6 +36,10 @@ Differences from MXNet, all deliberate:
   write such a record.
 * Legacy records are accepted only with 1 <= ndim <= 32, so that a zeroed or
   corrupt magic is reported instead of being read as an empty array.
+* Dims are checked against the size limits (``mx_ops._limits``) once the
+  dtype is known and before anything is allocated: a zero-size record whose
+  other dims times the item size pass int64 is refused at the dims' offset,
+  and data is read only when its bytes are left in the file.
 * Sparse arrays (row_sparse, csr) and the dtypes this package lacks (bool,
   int16, uint16, uint32, uint64, bfloat16) are reported as unsupported.
 * ``save`` writes V2 records, as ``mx.nd.save`` does; an array with
@@ -50,6 +54,7 @@ import struct
 import numpy as np
 
 from mx_engine import Context, MXNetError, cpu
+from mx_ops._limits import shape_problem
 from mx_ndarray.ndarray import NDArray, array
 
 __all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError"]
@@ -285,8 +290,9 @@ def _read_tshape(r, index):
     return ndim, st.unpack(r.read(st.size, f"the {ndim} dims of array {index}"))
 
 
-def _read_dense_tail(r, index, shape, ctx):
-    """Context, type flag and data of array ``index``: an NDArray on ``ctx``."""
+def _read_dense_tail(r, index, shape, ctx, dims_at):
+    """Context, type flag and data of array ``index`` whose dims were at
+    byte ``dims_at``: an NDArray on ``ctx``."""
     at = r.pos
     dev_type = r.unpack(_I32, f"the device type of array {index} (int32)")
     if dev_type not in _DEV_TYPES:
@@ -302,11 +308,21 @@ def _read_dense_tail(r, index, shape, ctx):
                               f"(float32, float64, float16, uint8, int32, int8, int64)")
         raise r.error(at, f"array {index} has unknown dtype flag {flag}, expected 0-6")
     dtype = _FLAG_DTYPES[flag]
+    _check_dims(r, dims_at, index, shape, dtype.itemsize)
     host = r.array(dtype, shape, f"the {dtype.newbyteorder('=').name} data of array "
                                  f"{index} with shape {shape}")
     if not dtype.isnative:
         host = host.astype(dtype.newbyteorder("="))
     return array(host, ctx=ctx, dtype=host.dtype)
+
+
+def _check_dims(r, at, index, dims, itemsize):
+    """Dims (at byte ``at``) that make an array: a zero-size one holds no
+    bytes to check against what remains, but its other dims must still
+    multiply within int64 bytes, or NumPy refuses to shape it."""
+    problem = shape_problem(dims, itemsize)
+    if problem is not None:
+        raise r.error(at, f"array {index} has shape {dims}: {problem}")
 
 
 def _read_record(r, index, ctx):
@@ -332,7 +348,7 @@ def _read_record(r, index, ctx):
             return None                      # MXNet: !shape_is_known -> NDArray()
         if any(d < 0 for d in dims):
             raise r.error(at + 4, f"array {index} has a negative dim in {dims}")
-        return _read_dense_tail(r, index, dims, ctx)
+        return _read_dense_tail(r, index, dims, ctx, at + 4)
     if magic == V1_MAGIC:
         at = r.pos
         ndim, dims = _read_tshape(r, index)
@@ -341,12 +357,12 @@ def _read_record(r, index, ctx):
         if ndim < 0 or any(d < 0 for d in dims):
             raise r.error(at, f"array {index} has an invalid V1 shape: ndim {ndim}, "
                               f"dims {dims}")
-        return _read_dense_tail(r, index, dims, ctx)
+        return _read_dense_tail(r, index, dims, ctx, at + 4)
     if 1 <= magic <= MAX_NDIM:               # legacy: no magic, uint32 ndim + dims
         st = struct.Struct(f"<{magic}I")
         dims = st.unpack(r.read(st.size, f"the {magic} legacy uint32 dims of array "
                                          f"{index}"))
-        return _read_dense_tail(r, index, dims, ctx)
+        return _read_dense_tail(r, index, dims, ctx, at + 4)
     raise r.error(at, f"expected NDArray magic {V2_MAGIC:#010x} (or {V3_MAGIC:#010x}, "
                       f"{V1_MAGIC:#010x}, or a legacy ndim 1-{MAX_NDIM}) for array "
                       f"{index}, got {magic:#010x}")

@@ -16,6 +16,7 @@ from mx_engine import cpu, gpu as gpu_ctx
 from mx_ops import registry
 from mx_ops.training import is_training
 from mx_ops._random_state import pack_call, random_kind
+from mx_ops._limits import check_shape
 from mx_ops._params import DTYPE_NAMES
 from mx_ops.registry import ShapeError, TypeInferenceError
 
@@ -133,6 +134,8 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     if out is None:
         if "add" in reqs:
             raise ValueError(f"{op.name}: req='add' accumulates into 'out', which is missing")
+        for i, (s, d) in enumerate(zip(shapes, dtypes)):
+            check_shape(tuple(s), f"{op.name}: output {i}", np.dtype(d).itemsize, d)
         return [xp.empty(s, d) for s, d in zip(shapes, dtypes)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) != len(shapes):

@@ -6,8 +6,13 @@ Python or as the strings MXNet's -symbol.json stores ("(3, 3)", "True",
 "0.5", "relu", "None"), and errors name the operator and the argument.
 """
 import math
+import operator
+import reprlib
+
+import numpy as np
 
 from mx_engine.base import MXNetError
+from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64, is_int
 
 REQUIRED = object()
 
@@ -17,6 +22,11 @@ DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int32", "int8", "int64
 
 class ParamError(MXNetError, ValueError):
     """A parameter value an operator cannot take."""
+
+
+# Values in messages are cut short: a file may hold megabytes of one.
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 80
 
 
 class Param:
@@ -31,7 +41,10 @@ class Param:
     choices : sequence of str, optional
         For 'str': the accepted values.
     low, high : number, optional
-        Inclusive bounds for 'int' and 'float'.
+        Inclusive bounds for 'int' and 'float'.  An 'int' is a C int
+        (int32) unless they say otherwise, as dmlc's ``int`` fields are in
+        MXNet (``long`` ones give ``high=INT64_MAX``); the entries of a
+        'shape' are int64s (MXNet's dim_t).
     doc : str
     """
 
@@ -45,6 +58,9 @@ class Param:
         self.choices = tuple(choices) if choices is not None else None
         self.low = low
         self.high = high
+        # The bounds checked: an 'int' without them is a C int (int32).
+        self._range = (low, high) if kind != "int" else (
+            INT32_MIN if low is None else low, INT32_MAX if high is None else high)
         self.doc = doc
 
     @property
@@ -59,8 +75,9 @@ class Param:
             kind = "{" + ", ".join(repr(c) for c in self.choices) + "}"
         text = kind if self.required else f"{kind}, optional, default={self.default!r}"
         if self.low is not None or self.high is not None:
-            text += f", in [{self.low if self.low is not None else '-inf'}, " \
-                    f"{self.high if self.high is not None else 'inf'}]"
+            low, high = self._range
+            text += f", in [{low if low is not None else '-inf'}, " \
+                    f"{high if high is not None else 'inf'}]"
         return text
 
     def parse(self, op, name, value):
@@ -74,14 +91,26 @@ class Param:
         except (TypeError, ValueError) as exc:
             self._fail(op, name, value, str(exc))
         if self.kind in ("int", "float"):
-            if (self.low is not None and out < self.low) or (self.high is not None and out > self.high):
-                self._fail(op, name, value, f"must be in [{self.low}, {self.high}]")
+            low, high = self._range
+            if (low is not None and out < low) or (high is not None and out > high):
+                self._fail(op, name, value, f"must be in [{low}, {high}]")
+        elif self.kind in ("shape", "opt_shape"):
+            self._check_entries(op, name, value, out)
         if self.choices is not None and out not in self.choices:
             self._fail(op, name, value, f"must be one of {', '.join(map(repr, self.choices))}")
         return out
 
+    def _check_entries(self, op, name, value, shape):
+        """Every entry of a shape fits int64, what the kernels receive."""
+        if fits_int64(shape, True):
+            return
+        i, x = next((i, x) for i, x in enumerate(shape)
+                    if x is not None and not INT64_MIN <= x <= INT64_MAX)
+        self._fail(op, name, value, f"entry {i} is {x}, outside the int64 range "
+                                    f"[{INT64_MIN}, {INT64_MAX}]")
+
     def _fail(self, op, name, value, why):
-        raise ParamError(f"{op}: argument '{name}' {why}; got {value!r}")
+        raise ParamError(f"{op}: argument '{name}' {why}; got {_REPR.repr(value)}")
 
     @staticmethod
     def _parse_int(v):
@@ -93,7 +122,7 @@ class Param:
             if not v.is_integer():
                 raise ValueError("must be an integer")
             return int(v)
-        return int(v.__index__())
+        return operator.index(v)
 
     @staticmethod
     def _parse_float(v):
@@ -131,13 +160,15 @@ class Param:
                 s = s[1:-1]
             parts = [p for p in (x.strip() for x in s.split(",")) if p]
             return tuple(int(p) for p in parts)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return (v,)
+        if is_int(v):
+            return (int(v),)
         out = tuple(v)
+        if fits_int64(out):         # the common case, as given
+            return out
         for x in out:
-            if isinstance(x, bool) or not isinstance(x, int):
+            if not is_int(x):
                 raise TypeError("must be a tuple of ints")
-        return out
+        return tuple(int(x) for x in out)
 
     @staticmethod
     def _parse_opt_shape(v):
@@ -148,17 +179,16 @@ class Param:
                 s = s[1:-1]
             parts = [p for p in (x.strip() for x in s.split(",")) if p]
             return tuple(None if p == "None" else int(p) for p in parts)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return (v,)
+        if is_int(v):
+            return (int(v),)
         out = tuple(v)
         for x in out:
-            if x is not None and (isinstance(x, bool) or not isinstance(x, int)):
+            if x is not None and not is_int(x):
                 raise TypeError("must be a tuple of ints or None")
-        return out
+        return tuple(None if x is None else int(x) for x in out)
 
     @staticmethod
     def _parse_dtype(v):
-        import numpy as np
         name = v.strip() if isinstance(v, str) else np.dtype(v).name
         if name not in DTYPE_NAMES:
             raise ValueError(f"must be one of {', '.join(DTYPE_NAMES)}")

@@ -18,6 +18,7 @@ import struct
 
 from mx_ops import _conv_cpu
 from mx_ops._nn_common import same_float_types
+from mx_ops._limits import INT64_MAX
 from mx_ops._params import Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 from mx_storage.resource import ResourceRequest
@@ -41,7 +42,7 @@ def _params(deconv):
     p.update({
         "num_filter": Param("int", low=1, high=100000, doc="Number of output channels."),
         "num_group": Param("int", 1, low=1, doc="Number of groups of channels."),
-        "workspace": Param("int", 512 if deconv else 1024, low=0,
+        "workspace": Param("int", 512 if deconv else 1024, low=0, high=INT64_MAX,   # a long
                            doc="Maximum temporary workspace in MB for the GPU's column "
                                "chunks; the CPU kernels need no column matrix and "
                                "ignore it."),

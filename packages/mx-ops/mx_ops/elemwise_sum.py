@@ -4,6 +4,7 @@
 gradient contributions of one entry with it.  Its gradient (each input gets
 the output gradient) is in mx_ops.elemwise_grad."""
 from mx_ops import _elemwise_sum_cpu
+from mx_ops._limits import MAX_COUNT
 from mx_ops._params import Param
 from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                              register)
@@ -30,7 +31,7 @@ def _sum_type(params, dtypes):
 
 register(OpDef(
     "add_n", arguments=("args",), key_var_num_args="num_args",
-    params={"num_args": Param("int", low=1, doc="Number of inputs to be summed.")},
+    params={"num_args": Param("int", low=1, high=MAX_COUNT, doc="Number of inputs to be summed.")},
     infer_shape=_sum_shape, infer_type=_sum_type,
     compute=computes(_KERNELS["add_n"], gpu_compute("_elemwise_sum_gpu", "add_n")),
     inplace=((0, 0),), aliases=("ElementWiseSum",),

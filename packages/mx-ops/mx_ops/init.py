@@ -4,20 +4,27 @@ cast)."""
 import math
 import struct
 
+import numpy as np
+
 from mx_ops import _init_cpu
-from mx_ops._params import Param
+from mx_ops._limits import check_shape
+from mx_ops._params import DTYPE_NAMES, Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
 _KERNELS = _init_cpu.kernels()
+_ITEMSIZE = {name: np.dtype(name).itemsize for name in DTYPE_NAMES}
 
 
-def _init_shape(op):
+def shape_param_infer(op):
+    """The infer_shape of an op whose output shape is its 'shape' parameter
+    (and its dtype the 'dtype' one, float32 where None), checked against
+    the size limits."""
+    where = f"{op}: argument 'shape'"
+
     def infer(params, shapes):
-        shape = params["shape"]
-        if any(s < 0 for s in shape):
-            raise ShapeError(f"{op}: argument 'shape' must hold non-negative sizes, got "
-                             f"{shape}")
-        return [shape]
+        dtype = params["dtype"] or "float32"
+        check_shape(params["shape"], where, _ITEMSIZE[dtype], dtype)
+        return [params["shape"]]
     return infer
 
 
@@ -37,7 +44,7 @@ def _init_params(**extra):
 register(OpDef(
     "_full", arguments=(),
     params=_init_params(value=Param("float", 0.0, doc="The value of every element.")),
-    infer_shape=_init_shape("_full"), infer_type=lambda params, dtypes: [params["dtype"]],
+    infer_shape=shape_param_infer("_full"), infer_type=lambda params, dtypes: [params["dtype"]],
     compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "full")),
     pack_params=lambda params, shapes: struct.pack("=d", params["value"]),  # FillParam
     differentiable=False,
@@ -55,7 +62,7 @@ for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
 
 for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
     register(OpDef(
-        _name, arguments=(), params=_init_params(), infer_shape=_init_shape(_name),
+        _name, arguments=(), params=_init_params(), infer_shape=shape_param_infer(_name),
         infer_type=lambda params, dtypes: [params["dtype"]],
         compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "fill", _value)),
         pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
@@ -64,6 +71,9 @@ for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
 
 def _range(params):
     """(start, stop, step) with MXNet's rule: no stop means [0, start)."""
+    for key in ("start", "stop", "step"):
+        if params[key] is not None and not math.isfinite(params[key]):
+            raise ParamError(f"_arange: argument '{key}' must be finite, got {params[key]}")
     start, stop, step = params["start"], params["stop"], params["step"]
     if stop is None:
         if params["infer_range"]:
@@ -80,7 +90,10 @@ def _range(params):
 
 def _arange_shape(params, shapes):
     start, stop, step = _range(params)
-    return [(math.ceil((stop - start) / step) * params["repeat"],)]
+    shape = (math.ceil((stop - start) / step) * params["repeat"],)
+    check_shape(shape, f"_arange: the length of range({start}, {stop}, {step}) repeated "
+                       f"{params['repeat']} times")
+    return [shape]
 
 
 register(OpDef(

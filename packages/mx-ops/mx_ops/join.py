@@ -4,6 +4,7 @@ run one blocked copy (src/join_cpu.h) packed with the joined axis."""
 import struct
 
 from mx_ops import _join_cpu
+from mx_ops._limits import MAX_COUNT
 from mx_ops._params import Param
 from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                              register)
@@ -45,7 +46,8 @@ def _concat_pack(params, shapes):
 
 register(OpDef(
     "Concat", arguments=("data",), key_var_num_args="num_args",
-    params={"num_args": Param("int", low=1, doc="Number of inputs to be concated."),
+    params={"num_args": Param("int", low=1, high=MAX_COUNT,
+                              doc="Number of inputs to be concated."),
             "dim": Param("int", 1, doc="the dimension to be concated.")},
     infer_shape=_concat_shape, infer_type=_concat_type,
     compute=computes(_KERNELS["concat"], gpu_compute("_join_gpu", "concat", _concat_pack)),
@@ -78,7 +80,8 @@ def _split_pack(params, shapes):
 register(OpDef(
     "SliceChannel", arguments=("data",),
     outputs=lambda p: [f"output{i}" for i in range(p["num_outputs"])],
-    params={"num_outputs": Param("int", low=1, doc="Number of splits; must divide the axis."),
+    params={"num_outputs": Param("int", low=1, high=MAX_COUNT,
+                                 doc="Number of splits; must divide the axis."),
             "axis": Param("int", 1, doc="Axis along which to split."),
             "squeeze_axis": Param("bool", False, doc="Drop the split axis (its size must "
                                                      "equal num_outputs).")},
@@ -111,7 +114,8 @@ def _concat_grad_pack(params, shapes):
 register(OpDef(
     "_backward_Concat", arguments=("data",), key_var_num_args="num_args",
     outputs=lambda p: [f"output{i}" for i in range(p["num_args"] - 1)],
-    params={"num_args": Param("int", low=2, doc="1 + the number of forward inputs."),
+    params={"num_args": Param("int", low=2, high=MAX_COUNT,
+                              doc="1 + the number of forward inputs."),
             "dim": Param("int", 1, doc="The forward's joined axis.")},
     infer_shape=_concat_grad_shape,
     infer_type=lambda p, t: [t[0]] * (p["num_args"] - 1),

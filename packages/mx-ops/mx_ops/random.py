@@ -7,8 +7,10 @@ MXRandomState to its packed parameters (see mx_ops._random_state)."""
 import struct
 
 from mx_ops import _random_cpu
+from mx_ops._limits import INT64_MAX, INT64_MIN
 from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, register
+from mx_ops.init import shape_param_infer
+from mx_ops.registry import OpDef, register
 from mx_storage.resource import ResourceRequest
 
 try:
@@ -22,15 +24,6 @@ _INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 def _gpu(name):
     return {"gpu": _random_gpu.compute(name)} if _random_gpu is not None else {}
-
-
-def _sample_shape(op):
-    def infer(params, shapes):
-        shape = params["shape"]
-        if any(s < 0 for s in shape):
-            raise ShapeError(f"{op}: argument 'shape' must hold non-negative sizes, got {shape}")
-        return [shape]
-    return infer
 
 
 def _size(shape):
@@ -80,7 +73,7 @@ def _sampler(name, kernel, a, b, pa, pb, check, fmt, dtypes, default, aliases, d
     register(OpDef(
         name, arguments=(), params={a: pa, b: pb, **_common(
             dtypes, f"DType of the output ({', '.join(dtypes)}); None means {default}.")},
-        infer_shape=_sample_shape(name),
+        infer_shape=shape_param_infer(name),
         infer_type=_sample_type(name, a, b, check, default, dtypes),
         compute={"cpu": _KERNELS[kernel], **_gpu(kernel)},
         pack_params=lambda params, shapes: struct.pack(fmt, params[a], params[b]),
@@ -101,8 +94,10 @@ _sampler("_random_normal", "normal", "loc", "scale",
          _scale, "=dd", _FLOATS, "float32", ("random_normal", "normal"),
          "Draws samples from a normal (Gaussian) distribution.")
 _sampler("_random_randint", "randint", "low", "high",
-         Param("int", doc="Lower bound of the distribution (inclusive)."),
-         Param("int", doc="Upper bound of the distribution (exclusive)."),
+         Param("int", low=INT64_MIN, high=INT64_MAX,     # MXNet's are longs
+               doc="Lower bound of the distribution (inclusive)."),
+         Param("int", low=INT64_MIN, high=INT64_MAX,
+               doc="Upper bound of the distribution (exclusive)."),
          _ordered, "=qq", ("int32", "int64"), "int32", ("random_randint",),
          "Draws integers uniformly from [low, high).")
 

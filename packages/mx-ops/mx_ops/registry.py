@@ -12,6 +12,7 @@ import importlib.util
 import threading
 
 from mx_engine.base import MXNetError
+from mx_ops._limits import ShapeError
 from mx_ops._params import ParamError
 from mx_storage.resource import ResourceRequest
 
@@ -25,10 +26,6 @@ class OperatorNotFound(MXNetError, KeyError):
 
     def __str__(self):
         return self.args[0]
-
-
-class ShapeError(MXNetError, ValueError):
-    """Inputs whose shapes an operator cannot take."""
 
 
 class TypeInferenceError(MXNetError, TypeError):

@@ -8,6 +8,7 @@ import math
 import struct
 
 from mx_ops import _elemwise_cpu, _shape_cpu
+from mx_ops._limits import check_shape
 from mx_ops._params import ParamError, Param
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
@@ -99,10 +100,15 @@ def reshape_shape(src, target, reverse=False, op="Reshape", partial=False):
         if rest == 0 or size % rest:
             raise ShapeError(f"{op}: cannot infer -1 in {target} for input {tuple(src)}")
         out[infer] = size // rest
+    out = tuple(out[::-1] if reverse else out)
     if math.prod(out) != size:
         raise ShapeError(f"{op}: cannot reshape input {tuple(src)} ({size} elements) into "
-                         f"{tuple(out[::-1] if reverse else out)}")
-    return tuple(out[::-1] if reverse else out)
+                         f"{out}")
+    if size == 0:
+        # A zero-size input reshapes into any zero-size shape, even one whose
+        # other dimensions multiply past int64; other sizes match the input's.
+        check_shape(out, f"{op}: the target shape")
+    return out
 
 
 def _same_dtype(params, dtypes):

@@ -20,6 +20,7 @@ import struct
 
 from mx_ops import _layer_cpu
 from mx_ops._nn_common import same_float_types
+from mx_ops._limits import INT64_MAX, MAX_COUNT
 from mx_ops._params import Param, ParamError
 from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
 
@@ -36,14 +37,15 @@ PARAMS = {
                                   "upsampled images along the channel dimension. sum means "
                                   "add all images together, only available for nearest "
                                   "neighbor upsampling."),
-    "num_args": Param("int", low=1, doc="Number of inputs to be upsampled. For nearest "
-                                        "neighbor upsampling, this can be 1-N; the size of "
-                                        "output will be(scale*h_0,scale*w_0) and all other "
-                                        "inputs will be upsampled to the same size. For "
-                                        "bilinear upsampling this must be 2; 1 input and 1 "
-                                        "weight."),
-    "workspace": Param("int", 512, low=0, doc="Tmp workspace for deconvolution (MB), unused "
-                                              "by nearest upsampling"),
+    "num_args": Param("int", low=1, high=MAX_COUNT,
+                      doc="Number of inputs to be upsampled. For nearest neighbor "
+                          "upsampling, this can be 1-N; the size of output will "
+                          "be(scale*h_0,scale*w_0) and all other inputs will be upsampled to "
+                          "the same size. For bilinear upsampling this must be 2; 1 input and "
+                          "1 weight."),
+    "workspace": Param("int", 512, low=0, high=INT64_MAX,       # a long in MXNet
+                       doc="Tmp workspace for deconvolution (MB), unused by nearest "
+                           "upsampling"),
 }
 
 
@@ -93,8 +95,9 @@ def _fwd_pack(params, shapes):
 
 
 _BWD_PARAMS = dict(PARAMS, num_inputs=Param(
-    "int", low=1, doc="The number of inputs: 1 (out_grad; with num_args=1) or num_args + 1 "
-                      "(out_grad and the forward inputs)."))
+    "int", low=1, high=MAX_COUNT,
+    doc="The number of inputs: 1 (out_grad; with num_args=1) or num_args + 1 (out_grad and the "
+        "forward inputs)."))
 
 
 def _bwd_names(params):

@@ -11,16 +11,18 @@ operator, its inputs and their shapes.
 import numpy as np
 
 from mx_engine.base import MXNetError
+from mx_ops._limits import ArrayMemoryError, check_shape
 from mx_ops.registry import ShapeError, TypeInferenceError
 from mx_ops.partial_infer import infer_shapes, infer_types, known as shape_known, merge_shape
 
 __all__ = ["infer_shape", "infer_type", "infer_symbol_shapes", "infer_symbol_types",
-           "variable_hints"]
+           "variable_hints", "entry_label"]
 
 _MAX_SWEEPS = 8
 
 
-def _entry_label(idx, eid):
+def entry_label(idx, eid):
+    """An entry as errors name it: a variable's name, else node_output."""
     e = idx.entry(eid)
     if e.node.is_variable:
         return e.node.name
@@ -32,7 +34,7 @@ def _describe_inputs(idx, nid, values):
     names = node.op.input_names(node.params)
     parts = []
     for arg, eid in zip(names, idx.inputs[nid]):
-        parts.append(f"{arg}={_entry_label(idx, eid)}:{values[eid]}")
+        parts.append(f"{arg}={entry_label(idx, eid)}:{values[eid]}")
     return ", ".join(parts)
 
 
@@ -58,9 +60,12 @@ def _sweep(graph, values, rule, what, error_type, merge):
             old_out = [values[e] for e in outs]
             try:
                 new_in, new_out = rule(node.op, node.params, old_in, old_out)
-            except (ShapeError, TypeInferenceError, ValueError, TypeError) as exc:
-                raise error_type(f"{what}: error in operator '{node.name}' ({node.op.name}): "
-                                 f"{exc}; inputs: {_describe_inputs(idx, nid, values)}") from None
+            except (ShapeError, TypeInferenceError, ValueError, TypeError,
+                    ArrayMemoryError) as exc:
+                # An array too large for any device stays a MemoryError.
+                cls = ArrayMemoryError if isinstance(exc, ArrayMemoryError) else error_type
+                raise cls(f"{what}: error in operator '{node.name}' ({node.op.name}): "
+                          f"{exc}; inputs: {_describe_inputs(idx, nid, values)}") from None
             for eids, olds, news in ((ins, old_in, new_in), (outs, old_out, new_out)):
                 for eid, old, new in zip(eids, olds, news):
                     if new is None or new == old:
@@ -70,7 +75,7 @@ def _sweep(graph, values, rule, what, error_type, merge):
                     except ValueError:
                         raise error_type(
                             f"{what}: error in operator '{node.name}' ({node.op.name}): entry "
-                            f"'{_entry_label(idx, eid)}' is {values[eid]} but {new} is "
+                            f"'{entry_label(idx, eid)}' is {values[eid]} but {new} is "
                             f"inferred; inputs: {_describe_inputs(idx, nid, values)}") from None
                     if merged != values[eid]:
                         values[eid] = merged
@@ -82,8 +87,19 @@ def _sweep(graph, values, rule, what, error_type, merge):
 
 def _shape_rule(op, params, ins, outs):
     new_in, new_out = infer_shapes(op, params, ins, outs)
-    return ([None if s is None else tuple(int(d) for d in s) for s in new_in],
-            [None if s is None else tuple(int(d) for d in s) for s in new_out])
+    return _checked(new_in, "input"), _checked(new_out, "output")
+
+
+def _checked(shapes, side):
+    """Inferred shapes as int tuples, each within the size limits (0 is an
+    unknown dimension here) before an executor allocates it."""
+    out = []
+    for k, s in enumerate(shapes):
+        if s is not None:
+            check_shape(s, f"inferred {side} {k}")
+            s = tuple(int(d) for d in s)
+        out.append(s)
+    return out
 
 
 def infer_shape(graph, shapes):
@@ -92,7 +108,9 @@ def infer_shape(graph, shapes):
     still unknown)."""
     values = [None] * graph.indexed.num_entries
     for eid, s in shapes.items():
-        values[eid] = None if s is None else tuple(int(d) for d in s)
+        if s is not None:
+            check_shape(s, f"InferShape: the shape given for '{entry_label(graph.indexed, eid)}'")
+            values[eid] = tuple(int(d) for d in s)
     _sweep(graph, values, _shape_rule, "InferShape", ShapeError, merge_shape)
     return graph.with_attrs(shape=values,
                             shape_num_unknown=sum(not shape_known(v) for v in values))
@@ -112,28 +130,18 @@ def infer_type(graph, dtypes):
 def variable_hints(graph, key):
     """Entry id -> value for variables that carry ``__shape__`` (key
     'shape') or ``__dtype__`` (key 'dtype') attributes."""
-    from mx_graph.symbol import DTYPE_NAMES
+    from mx_graph.symbol import dtype_hint, shape_hint
+    attr, parse = {"shape": ("__shape__", shape_hint), "dtype": ("__dtype__", dtype_hint)}[key]
     idx = graph.indexed
     out = {}
     for nid in idx.input_nodes:
-        attrs = idx.nodes[nid].attrs
-        if key == "shape" and "__shape__" in attrs:
-            shape = _parse_shape(attrs["__shape__"])
-            if shape is not None:
-                out[idx.entry_id(nid, 0)] = shape
-        elif key == "dtype" and "__dtype__" in attrs:
-            out[idx.entry_id(nid, 0)] = DTYPE_NAMES[int(attrs["__dtype__"])]
+        node = idx.nodes[nid]
+        if attr in node.attrs:
+            try:
+                out[idx.entry_id(nid, 0)] = parse(node.attrs[attr])
+            except ValueError as exc:
+                raise MXNetError(f"variable '{node.name}': attribute {attr} {exc}") from None
     return out
-
-
-def _parse_shape(text):
-    text = text.strip().strip("()[]")
-    if not text:
-        return ()
-    try:
-        return tuple(int(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        return None
 
 
 def _given(sym, args, kwargs, what):
