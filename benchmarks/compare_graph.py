@@ -160,7 +160,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--nets", default="mlp,lenet")
     parser.add_argument("--mxnet-python", default=MXNET_PYTHON,
-                        help="MXNet 1.9.1's interpreter ($MX_BENCH_MXNET_PYTHON); '' skips it")
+                        help="MXNet 1.9.1's interpreter ($MX_MXNET_PYTHON); '' skips it")
     parser.add_argument("--torch-python", default=TORCH_PYTHON,
                         help="PyTorch's interpreter ($MX_TORCH_PYTHON); '' skips it")
     args = parser.parse_args(argv)

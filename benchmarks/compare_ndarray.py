@@ -13,7 +13,7 @@ virtual environment, run as a subprocess when present: it needs numpy<1.24).
    0.95x NumPy's ``a @ b``.
 
 Best of R runs.  MXNet's figures come from ``--mxnet-python`` (default:
-$MXNET_PYTHON or /tmp/mxnet-venv/bin/python), skipped when absent.
+$MX_MXNET_PYTHON or /tmp/mxnet-venv/bin/python), skipped when absent.
 """
 import argparse
 import json
@@ -124,7 +124,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--mxnet-python",
-                        default=os.environ.get("MXNET_PYTHON", "/tmp/mxnet-venv/bin/python"))
+                        default=os.environ.get("MX_MXNET_PYTHON", "/tmp/mxnet-venv/bin/python"))
     args = parser.parse_args(argv)
     n, repeat, big, sum_n, dot_n = ((2000, 2, 100_000, 256, 128) if args.quick
                                     else (50_000, 7, BIG, 4096, 1024))

@@ -2,7 +2,7 @@
 numpy<1.24) as a reference for the graph benchmarks, run as a
 benchmarks/net_worker.py subprocess.
 
-The interpreter is $MX_BENCH_MXNET_PYTHON, else /tmp/mxnet-venv/bin/python;
+The interpreter is $MX_MXNET_PYTHON, else /tmp/mxnet-venv/bin/python;
 when it is missing the comparison goes on without MXNet.
 
     worker = MXNetWorker.start(threads=2)        # None when MXNet is absent
@@ -11,7 +11,7 @@ import os
 
 from benchmarks.net_worker import NetWorker
 
-MXNET_PYTHON = os.environ.get("MX_BENCH_MXNET_PYTHON", "/tmp/mxnet-venv/bin/python")
+MXNET_PYTHON = os.environ.get("MX_MXNET_PYTHON", "/tmp/mxnet-venv/bin/python")
 
 
 def mxnet_env(threads):

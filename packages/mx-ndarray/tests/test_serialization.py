@@ -16,7 +16,9 @@ from mx_ndarray import serialization
 from mx_ndarray.serialization import NDArrayFormatError
 
 DATA = pathlib.Path(__file__).parent / "data"
-MXNET_PYTHON = "/tmp/mxnet-venv/bin/python"
+# MXNet 1.9.1's interpreter for the cross-check (the reference venv that
+# ../shared/tools/reference-venvs.sh builds); the test skips without it.
+MXNET_PYTHON = os.environ.get("MX_MXNET_PYTHON", "/tmp/mxnet-venv/bin/python")
 
 _spec = importlib.util.spec_from_file_location("make_mxnet_reference",
                                                DATA / "make_mxnet_reference.py")
@@ -429,8 +431,8 @@ def old_records():
     return buf, [a, b, c]
 
 
-@pytest.mark.skipif(not os.path.exists(MXNET_PYTHON), reason="no MXNet 1.x virtualenv at "
-                    "/tmp/mxnet-venv")
+@pytest.mark.skipif(not os.path.exists(MXNET_PYTHON),
+                    reason=f"no MXNet 1.9.1 interpreter at {MXNET_PYTHON} (set MX_MXNET_PYTHON)")
 def test_files_written_here_load_in_mxnet(tmp_path):
     jobs = []
     for fname in sorted(ref.SPEC):
