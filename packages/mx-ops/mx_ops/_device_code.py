@@ -168,13 +168,15 @@ template <typename A> __device__ inline A mx_trunc_div(A a, A b) {
   return A(a / b);
 }
 
+template <typename A> __device__ inline A mx_nonzero(A b) { return A(b + A(b == A(0))); }
+
 template <typename A> __device__ inline A mx_int_div(A a, A b) {
-  const A q = mx_trunc_div(a, b == A(0) ? A(1) : b);
+  const A q = mx_trunc_div(a, mx_nonzero(b));
   return b == A(0) ? A(0) : q;
 }
 
 template <typename A> __device__ inline A mx_int_mod(A a, A b) {
-  const A d = b == A(0) ? A(1) : b;
+  const A d = mx_nonzero(b);
   A r = mx_wrap_sub(a, mx_wrap_mul(mx_trunc_div(a, d), d));
   if (r != A(0) && ((r < A(0)) != (d < A(0)))) r = A(r + d);
   return b == A(0) ? A(0) : r;

@@ -98,13 +98,17 @@ template <typename A> static inline A trunc_div(A a, A b) {
   else return A(a / b);
 }
 
+// b, or 1 for b == 0, as arithmetic: GCC turns a select here into a branch
+// around the division and then cannot vectorise the loop.
+template <typename A> static inline A nonzero(A b) { return A(b + A(b == A(0))); }
+
 template <typename A> static inline A int_div(A a, A b) {
-  const A q = trunc_div(a, b == A(0) ? A(1) : b);
+  const A q = trunc_div(a, nonzero(b));
   return b == A(0) ? A(0) : q;
 }
 
 template <typename A> static inline A int_mod(A a, A b) {
-  const A d = b == A(0) ? A(1) : b;
+  const A d = nonzero(b);
   A r = wrap_sub(a, wrap_mul(trunc_div(a, d), d));   // C's a % d; MIN % -1 == 0
   if (r != A(0) && ((r < A(0)) != (d < A(0)))) r = A(r + d);   // no overflow: opposite signs
   return b == A(0) ? A(0) : r;
