@@ -36,7 +36,8 @@ def test_ndarray_min_by_minus_one_on_every_path(dtype, lo):
         m1 = mx.nd.array(np.array([-1]), dtype='{dtype}')
         out = {{
             "div": a / m, "mod": a % m, "div0": a / z, "mod0": a % z,
-            "broadcast_div": mx.nd.broadcast_div(a, m1), "broadcast_mod": mx.nd.broadcast_mod(a, m1),
+            "broadcast_div": mx.nd.broadcast_div(a, m1),
+            "broadcast_mod": mx.nd.broadcast_mod(a, m1),
             "div_scalar": a / -1, "mod_scalar": a % -1,
             "rdiv_scalar": {lo} / m, "rmod_scalar": {lo} % m,
         }}

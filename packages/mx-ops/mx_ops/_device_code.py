@@ -101,10 +101,21 @@ __device__ A opt_step(const double *p, A w, A g, T *s0, T *s1, long long i) {
 # double, float16) is a float.  Integers of up to 32 bits divide in integers
 # here, exactly as the CPU's division in double does.
 INT_ARITH = r"""
+// ok: an integer type; U: the unsigned type it computes in (8-bit ones as
+// unsigned int, so that a product cannot overflow the int they promote to).
 template <typename A> struct mx_int_of { enum { ok = 0, is_signed = 0 }; typedef A U; };
-template <> struct mx_int_of<signed char> { enum { ok = 1, is_signed = 1 }; typedef unsigned int U; };
-template <> struct mx_int_of<unsigned char> { enum { ok = 1, is_signed = 0 }; typedef unsigned int U; };
-template <> struct mx_int_of<int> { enum { ok = 1, is_signed = 1 }; typedef unsigned int U; };
+template <> struct mx_int_of<signed char> {
+  enum { ok = 1, is_signed = 1 };
+  typedef unsigned int U;
+};
+template <> struct mx_int_of<unsigned char> {
+  enum { ok = 1, is_signed = 0 };
+  typedef unsigned int U;
+};
+template <> struct mx_int_of<int> {
+  enum { ok = 1, is_signed = 1 };
+  typedef unsigned int U;
+};
 template <> struct mx_int_of<long long> {
   enum { ok = 1, is_signed = 1 };
   typedef unsigned long long U;

@@ -2,9 +2,8 @@
 advanced indexing (a gather or scatter kernel of CuPy's), with the CPU
 kernels' rules: indices C-cast to int64 (by the CPU's rule: NaN and floats
 out of range give INT64_MIN, so they are out of range here too), negatives
-counted from the end,
-one out of range an error before anything is written, and for a scatter
-the last duplicate tuple wins -- CuPy stores an undefined one of several
+counted from the end, one out of range an error before anything is
+written, and for a scatter the last duplicate tuple wins -- CuPy stores an undefined one of several
 values aimed at one element, so the earlier duplicates are dropped first.
 Importing this module without CuPy raises ImportError, and the GPU
 computes are then not registered."""

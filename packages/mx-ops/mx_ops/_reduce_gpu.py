@@ -31,7 +31,7 @@ def _mean(x, axes, acc):
     n = 1
     for a in axes:
         n *= x.shape[a]
-    if acc == cupy.int64:   # truncating division, as the CPU kernel (abs(MIN) wraps)
+    if acc == cupy.int64:   # the CPU's truncation: floor, + 1 where they differ
         return cupy.zeros_like(s) if n == 0 else s // n + ((s % n != 0) & (s < 0))
     return s / acc(n)
 

@@ -1,10 +1,13 @@
 """Helpers shared by the operator tests, as fixtures (tests run with
 --import-mode=importlib, so they cannot import a sibling module): ``nn``
 for the neural-network operators, ``kernel_worker`` for probes that could
-kill the process, ``int_rules`` for integer edge values."""
+kill the process, ``int_rules`` for integer edge values, ``build_cxx`` for
+C++ built for the host."""
+import ctypes
 import math
 import pickle
 import selectors
+import shutil
 import signal
 import struct
 import subprocess
@@ -156,6 +159,22 @@ class KernelWorker:
             self.proc.stdin.close()
             self.proc.wait(timeout=self.timeout)
             self.proc = None
+
+
+@pytest.fixture(scope="session")
+def build_cxx(tmp_path_factory):
+    """build(name, source) -> ctypes.CDLL of C++17 ``source`` compiled as a
+    shared library (device code built for the host, say)."""
+    def build(name, source):
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx is None:
+            pytest.fail("a C++ compiler ('c++') is required to build the test library")
+        d = tmp_path_factory.mktemp(name)
+        (d / f"{name}.cpp").write_text(source)
+        subprocess.run([cxx, "-shared", "-fPIC", "-O2", "-std=c++17", str(d / f"{name}.cpp"),
+                        "-o", str(d / f"{name}.so")], check=True)
+        return ctypes.CDLL(str(d / f"{name}.so"))
+    return build
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,6 @@ import ctypes
 import json
 import math
 import pathlib
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -262,8 +260,8 @@ template <typename A> static void binary(int op, const A *a, const A *b, A *out,
            : op == 4 ? mx_wrap_sub(a[i], b[i]) : op == 5 ? mx_wrap_mul(a[i], b[i])
            : op == 6 ? mx_wrap_neg(a[i]) : mx_wrap_abs(a[i]);
 }
-#define MX_BINARY(NAME, A) \
-  extern "C" void NAME(int op, const A *a, const A *b, A *o, long long n) { binary(op, a, b, o, n); }
+#define MX_BINARY(NAME, A) extern "C" void NAME(int op, const A *a, const A *b, A *o, \
+                                                long long n) { binary(op, a, b, o, n); }
 MX_BINARY(binary_int8, signed char) MX_BINARY(binary_uint8, unsigned char)
 MX_BINARY(binary_int32, int) MX_BINARY(binary_int64, long long)
 #define MX_CAST(NAME, D, S) extern "C" void NAME(const S *x, D *o, long long n) { \
@@ -280,15 +278,8 @@ _DEVICE_OPS = {"div": ("elemwise_div", 0), "mod": ("_mod", 1), "power": ("_power
 
 
 @pytest.fixture(scope="module")
-def device_code(tmp_path_factory):
-    cxx = shutil.which("c++") or shutil.which("g++")
-    if cxx is None:
-        pytest.fail("a C++ compiler ('c++') is required to build the device code for the host")
-    d = tmp_path_factory.mktemp("int_arith")
-    (d / "int_arith.cpp").write_text(_HOST)
-    subprocess.run([cxx, "-shared", "-fPIC", "-O2", "-std=c++17", str(d / "int_arith.cpp"),
-                    "-o", str(d / "int_arith.so")], check=True)
-    return ctypes.CDLL(str(d / "int_arith.so"))
+def device_code(build_cxx):
+    return build_cxx("int_arith", _HOST)
 
 
 def _ptr(a):

@@ -107,7 +107,9 @@ static void scatter_grad(const MXOpCall *c, bool add) {
   if (!add) std::memset(dst, 0, size_t(mx_tblob_size(&c->outputs[0])) * sizeof(T));
   const int64_t inner = r.ndim ? r.shape[r.ndim - 1] : 1, s = r.ndim ? r.strides[r.ndim - 1] : 0;
   for_each_region_row(r, [&](int64_t base, int64_t off) {
-    if (add) for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = wrap_add(dst[off + i * s], src[base + i]);
+    if (add)
+      for (int64_t i = 0; i < inner; ++i)
+        dst[off + i * s] = wrap_add(dst[off + i * s], src[base + i]);
     else for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = src[base + i];
   });
 }

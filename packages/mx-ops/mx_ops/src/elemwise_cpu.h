@@ -3,8 +3,8 @@
 // dispatches on the dtype; the loops are templates over the element type
 // and the op's expression.  float16 (_Float16) computes in float.  Every
 // OpReqType is honoured.  Integer arithmetic goes through int_arith.h, so
-// no value traps or wraps differently from NumPy: a / 0 == a % 0 == 0,
-// MIN / -1 == MIN, MIN % -1 == 0, -MIN == MIN.
+// that no value traps or is undefined: a / 0 == a % 0 == 0, MIN / -1 ==
+// MIN, MIN % -1 == 0, -MIN == MIN, and the rest wraps as NumPy's does.
 #ifndef MX_OPS_ELEMWISE_CPU_H_
 #define MX_OPS_ELEMWISE_CPU_H_
 
@@ -249,7 +249,9 @@ static void binary_loop(const MXOpCall *c, F f) {
   for (int64_t base = 0; base < n; base += inner) {
     const T *ra = pa + offa, *rb = pb + offb;
     T *ro = po + base;
-    if (add) for (int64_t i = 0; i < inner; ++i) ro[i] = T(wrap_add(A(ro[i]), f(A(ra[i * ia]), A(rb[i * ib]))));
+    if (add)
+      for (int64_t i = 0; i < inner; ++i)
+        ro[i] = T(wrap_add(A(ro[i]), f(A(ra[i * ia]), A(rb[i * ib]))));
     else for (int64_t i = 0; i < inner; ++i) ro[i] = T(f(A(ra[i * ia]), A(rb[i * ib])));
     for (int d = nd - 2; d >= 0; --d) {      // odometer over the outer dims
       offa += sa[d];

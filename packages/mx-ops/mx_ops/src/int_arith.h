@@ -3,9 +3,11 @@
 // is its twin for the GPU kernels, function for function, and the tests
 // compile that for the host and compare the two on edge values.
 //
-// C leaves these cases undefined (x86-64's idiv raises SIGFPE on the first
-// two); the results chosen are NumPy's on x86-64, which are MXNet 1.9.1's
-// wherever MXNet does not crash:
+// C leaves each case below undefined somewhere (x86-64's idiv raises SIGFPE
+// on MIN / -1, MIN % -1 and a zero divisor).  The results chosen are NumPy's
+// on x86-64; they are MXNet 1.9.1's too, except where MXNet crashes or
+// computes integers through floating point (int64 mod and abs in double,
+// squares and powers through float, out of range giving MIN):
 //   - +, -, *, negation, abs and square wrap modulo 2^bits:
 //     -MIN == abs(MIN) == MIN, MAX + 1 == MIN.
 //   - a / b truncates toward zero (C's and MXNet's operator /), and wraps:
@@ -15,9 +17,7 @@
 //     a % 0 == 0 (MXNet 1.9.1 gives both).
 //   - a ** b is exact modulo 2^bits for b >= 0 (NumPy's); for b < 0 it is
 //     1 / a ** -b truncated: 1 for a == 1, -1 or 1 for a == -1, else 0, and
-//     0 ** -n == 0 as a / 0 == 0.  (NumPy raises for b < 0; MXNet 1.9.1
-//     rounds through float32, so it is inexact beyond 2^24 and gives MIN
-//     where that overflows and for 0 ** -n.)
+//     0 ** -n == 0 as a / 0 == 0 (NumPy raises for b < 0).
 //   - a float becomes an integer by truncation toward zero; NaN, +-inf and
 //     values outside int32 (int64 for an int64 result) give that type's MIN,
 //     and int8 / uint8 take the int32 value modulo 256.  That is x86-64's

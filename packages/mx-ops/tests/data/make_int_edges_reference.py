@@ -57,6 +57,11 @@ def arrays(dtype, a, b):
             f"b = mx.nd.array(np.array({b}, dtype='{dtype}'), dtype='{dtype}')\n")
 
 
+def call(op, args):
+    """The code that prints op(args) as a JSON list."""
+    return f"print(json.dumps(op('{op}')({args}).asnumpy().tolist()))"
+
+
 def main():
     ref = {}
     for dtype in INTS:
@@ -68,11 +73,10 @@ def main():
                 keep = [(a, b) for a, b in pairs if b != 0 and not (a == e[0] and b == -1)]
                 for a, b in sorted(set(pairs) - set(keep)):
                     ref[f"trap.{op}.{dtype}.{a}.{b}"] = run(
-                        arrays(dtype, [a], [b]) + f"print(json.dumps(op('{op}')(a, b).asnumpy().tolist()))")
+                        arrays(dtype, [a], [b]) + call(op, "a, b"))
             a, b = [p[0] for p in keep], [p[1] for p in keep]
-            ref[f"binary.{op}.{dtype}"] = dict(run(
-                arrays(dtype, a, b) + f"print(json.dumps(op('{op}')(a, b).asnumpy().tolist()))"),
-                a=a, b=b)
+            ref[f"binary.{op}.{dtype}"] = dict(run(arrays(dtype, a, b) + call(op, "a, b")),
+                                               a=a, b=b)
         unary = run(arrays(dtype, e, e) + "print(json.dumps([op(name)(a).asnumpy().tolist() "
                     f"for name in {UNARY}]))")
         for name, values in zip(UNARY, unary["values"]):
@@ -87,7 +91,8 @@ def main():
             ref[f"cast.{src}.{dst}"] = dict(run(
                 f"x = mx.nd.array(np.array([float(v) for v in {FLOATS}]), dtype='{src}')\n"
                 f"print(json.dumps(mx.nd.cast(x, dtype='{dst}').asnumpy().tolist()))"), x=FLOATS)
-    OUT.write_text(json.dumps(ref, indent=0, sort_keys=True) + "\n")
+    lines = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(ref.items())]   # one a line
+    OUT.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 if __name__ == "__main__":
