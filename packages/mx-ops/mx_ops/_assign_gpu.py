@@ -8,10 +8,12 @@ import numpy
 
 from mx_engine.base import MXNetError
 from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops._device_code import INT_ARITH
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>
 #include <cupy/float16.cuh>
+""" + INT_ARITH + r"""
 
 // mxop::RegionParam and ScalarRegionParam of src/assign_cpu.h, byte for byte.
 struct RegionParam {
@@ -48,13 +50,13 @@ __global__ void mx_scatter_add(const T *src, T *dst, long long n, RegionParam r)
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)blockDim.x * gridDim.x) {
     const long long o = region_offset(r, i);
-    dst[o] = T(dst[o] + src[i]);
+    dst[o] = mx_wrap_add(dst[o], src[i]);
   }
 }
 
 template <typename T>
 __global__ void mx_scatter_scalar(T *dst, long long n, ScalarRegionParam p) {
-  const T value = T(p.scalar);      // converted once, as on the CPU
+  const T value = mx_convert<T>(p.scalar);      // converted once, as on the CPU
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)blockDim.x * gridDim.x)
     dst[region_offset(p.region, i)] = value;

@@ -127,7 +127,7 @@ def scatter_add(out, where, values):
     (cupy.add.at), for every dtype of ours: cupy.add.at takes int32, uint64
     and the floats, so int64 adds as uint64 (the same bits in two's
     complement) and int8/uint8 through an int32 copy, cast back (wrapping
-    as the CPU kernels' T(d + s) does)."""
+    as the CPU kernels' wrap_add does)."""
     name = out.dtype.name
     if name == "int64":
         cupy.add.at(out.view(cupy.uint64), where, values.astype(cupy.int64).view(cupy.uint64))

@@ -91,3 +91,121 @@ __device__ A opt_step(const double *p, A w, A g, T *s0, T *s1, long long i) {
   }
 }
 """
+
+# src/int_arith.h for the device, function for function: the CPU's results
+# where C leaves integer arithmetic undefined.  CUDA's integer division does
+# not trap, but MIN / -1 and a / 0 are undefined there too, and CUDA's own
+# float-to-integer conversion saturates where x86-64's gives MIN; these give
+# the CPU's values instead (that header states the rules).  The types are
+# CuPy's: signed char, unsigned char, int, long long; any other type (float,
+# double, float16) is a float.  Integers of up to 32 bits divide in integers
+# here, exactly as the CPU's division in double does.
+INT_ARITH = r"""
+// ok: an integer type; U: the unsigned type it computes in (8-bit ones as
+// unsigned int, so that a product cannot overflow the int they promote to).
+template <typename A> struct mx_int_of { enum { ok = 0, is_signed = 0 }; typedef A U; };
+template <> struct mx_int_of<signed char> {
+  enum { ok = 1, is_signed = 1 };
+  typedef unsigned int U;
+};
+template <> struct mx_int_of<unsigned char> {
+  enum { ok = 1, is_signed = 0 };
+  typedef unsigned int U;
+};
+template <> struct mx_int_of<int> {
+  enum { ok = 1, is_signed = 1 };
+  typedef unsigned int U;
+};
+template <> struct mx_int_of<long long> {
+  enum { ok = 1, is_signed = 1 };
+  typedef unsigned long long U;
+};
+
+// --- wrap-around +, -, *, negation, abs (floats: the plain operations) -------------
+template <typename A> __device__ inline A mx_wrap_add(A a, A b) {
+  typedef typename mx_int_of<A>::U U;
+  if constexpr (mx_int_of<A>::ok) return A(U(a) + U(b));
+  else return A(a + b);
+}
+template <typename A> __device__ inline A mx_wrap_sub(A a, A b) {
+  typedef typename mx_int_of<A>::U U;
+  if constexpr (mx_int_of<A>::ok) return A(U(a) - U(b));
+  else return A(a - b);
+}
+template <typename A> __device__ inline A mx_wrap_mul(A a, A b) {
+  typedef typename mx_int_of<A>::U U;
+  if constexpr (mx_int_of<A>::ok) return A(U(a) * U(b));
+  else return A(a * b);
+}
+template <typename A> __device__ inline A mx_wrap_neg(A a) {
+  typedef typename mx_int_of<A>::U U;
+  if constexpr (mx_int_of<A>::ok) return A(U(0) - U(a));
+  else return A(-a);
+}
+template <typename A> __device__ inline A mx_wrap_abs(A a) {
+  return a < A(0) ? mx_wrap_neg(a) : a;
+}
+
+// --- float -> integer ------------------------------------------------------------
+template <typename I> struct mx_int_min;
+template <> struct mx_int_min<int> { static constexpr int value = -2147483647 - 1; };
+template <> struct mx_int_min<long long> {
+  static constexpr long long value = -9223372036854775807LL - 1;
+};
+template <typename I, typename F> __device__ inline I mx_float_to_int(F x) {
+  const F lo = F(mx_int_min<I>::value);
+  const bool fits = x >= lo && x < -lo;
+  const I v = I(fits ? x : F(0));
+  return fits ? v : mx_int_min<I>::value;
+}
+
+template <typename S> struct mx_float_of { typedef float type; };
+template <> struct mx_float_of<double> { typedef double type; };
+template <typename D, typename S> __device__ inline D mx_convert(S x) {
+  if constexpr (mx_int_of<D>::ok && !mx_int_of<S>::ok) {
+    typedef typename mx_float_of<S>::type F;
+    if constexpr (sizeof(D) == 8) return D(mx_float_to_int<long long>(F(x)));
+    else return D(mx_float_to_int<int>(F(x)));
+  } else {
+    return D(x);
+  }
+}
+
+// --- division, modulo, power -----------------------------------------------------
+template <typename A> __device__ inline A mx_trunc_div(A a, A b) {
+  if constexpr (mx_int_of<A>::is_signed) {
+    if (b == A(-1)) return mx_wrap_neg(a);
+  }
+  return A(a / b);
+}
+
+template <typename A> __device__ inline A mx_nonzero(A b) { return A(b + A(b == A(0))); }
+
+template <typename A> __device__ inline A mx_int_div(A a, A b) {
+  const A q = mx_trunc_div(a, mx_nonzero(b));
+  return b == A(0) ? A(0) : q;
+}
+
+template <typename A> __device__ inline A mx_int_mod(A a, A b) {
+  const A d = mx_nonzero(b);
+  A r = mx_wrap_sub(a, mx_wrap_mul(mx_trunc_div(a, d), d));
+  if (r != A(0) && ((r < A(0)) != (d < A(0)))) r = A(r + d);
+  return b == A(0) ? A(0) : r;
+}
+
+template <typename A> __device__ inline A mx_int_pow(A a, A b) {
+  if constexpr (mx_int_of<A>::is_signed) {
+    if (b < A(0)) {
+      if (a == A(1)) return A(1);
+      if (a == A(-1)) return (b & A(1)) ? A(-1) : A(1);
+      return A(0);
+    }
+  }
+  unsigned long long r = 1, x = (unsigned long long)a, e = (unsigned long long)b;
+  for (; e; e >>= 1) {
+    if (e & 1) r *= x;
+    x *= x;
+  }
+  return A(r);
+}
+"""

@@ -10,17 +10,30 @@ import cupy
 import numpy
 
 from mx_ops._cuda import CTYPES
+from mx_ops._device_code import INT_ARITH
 
-_PREAMBLE = r"""
+# mod_op, div_op and pow_op of src/elemwise_cpu.h: integers through
+# INT_ARITH (no value traps; MIN / -1 wraps), floats as the CPU computes them.
+_PREAMBLE = INT_ARITH + r"""
 template <typename T> struct Acc { typedef T type; };
 template <> struct Acc<float16> { typedef float type; };
 template <typename A> __device__ A mx_mod(A a, A b) {
-  if (b == A(0)) return A(0);
-  A r = a - b * (A)floor((double)a / (double)b);
-  return r;
+  if constexpr (mx_int_of<A>::ok) {
+    return mx_int_mod(a, b);
+  } else {
+    if (b == A(0)) return A(0);
+    A r = fmod(a, b);
+    if (r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
+    return r;
+  }
 }
 template <typename A> __device__ A mx_div(A a, A b) {
-  return (b == A(0) && A(1) / A(2) == A(0)) ? A(0) : a / b;
+  if constexpr (mx_int_of<A>::ok) return mx_int_div(a, b);
+  else return a / b;
+}
+template <typename A> __device__ A mx_pow(A a, A b) {
+  if constexpr (mx_int_of<A>::ok) return mx_int_pow(a, b);
+  else return A(pow((double)a, (double)b));
 }
 // digamma of src/elemwise_cpu.h, step for step (in double).
 __device__ double mx_digamma(double x) {
@@ -44,8 +57,8 @@ __device__ double mx_digamma(double x) {
 """
 
 UNARY = {
-    "negative": "-x", "abs": "(x < A(0) ? A(-x) : x)", "sign": "A((x > A(0)) - (x < A(0)))",
-    "square": "A(x * x)", "relu": "(x > A(0) ? x : A(0))", "copy": "x",
+    "negative": "mx_wrap_neg(x)", "abs": "mx_wrap_abs(x)", "sign": "A((x > A(0)) - (x < A(0)))",
+    "square": "mx_wrap_mul(x, x)", "relu": "(x > A(0) ? x : A(0))", "copy": "x",
     "exp": "exp(x)", "expm1": "expm1(x)", "log": "log(x)", "log1p": "log1p(x)",
     "log2": "log2(x)", "log10": "log10(x)", "sqrt": "sqrt(x)", "rsqrt": "A(1) / sqrt(x)",
     "cbrt": "cbrt(x)", "rcbrt": "A(1) / cbrt(x)", "reciprocal": "A(1) / x",
@@ -60,10 +73,10 @@ UNARY = {
 }
 
 BINARY = {
-    "add": "a + b", "sub": "a - b", "mul": "a * b", "div": "mx_div<A>(a, b)",
-    "mod": "mx_mod<A>(a, b)", "power": "A(pow((double)a, (double)b))",
+    "add": "mx_wrap_add(a, b)", "sub": "mx_wrap_sub(a, b)", "mul": "mx_wrap_mul(a, b)",
+    "div": "mx_div<A>(a, b)", "mod": "mx_mod<A>(a, b)", "power": "mx_pow<A>(a, b)",
     "maximum": "(a > b ? a : b)", "minimum": "(a < b ? a : b)",
-    "hypot": "A(hypot((double)a, (double)b))", "equal": "A(a == b)",
+    "hypot": "mx_convert<A>(hypot((double)a, (double)b))", "equal": "A(a == b)",
     "not_equal": "A(a != b)", "greater": "A(a > b)", "greater_equal": "A(a >= b)",
     "lesser": "A(a < b)", "lesser_equal": "A(a <= b)",
     "logical_and": "A((a != A(0)) && (b != A(0)))",
@@ -80,7 +93,7 @@ BACKWARD = {
 _BINARY_FAMILIES = {"binary": BINARY, "backward": BACKWARD}
 
 _ACC = "typedef typename Acc<T>::type A; "
-_STORE = "out = add ? (T)((A)out + r) : (T)r;"
+_STORE = "out = add ? (T)mx_wrap_add((A)out, r) : (T)r;"
 
 
 @functools.cache
@@ -96,7 +109,8 @@ def _kernel(family, name):
         return cupy.ElementwiseKernel("T lhs, T rhs, bool add", "T out", body,
                                       f"mx_{tag}_{name}", preamble=_PREAMBLE)
     swap = family == "rscalar"
-    a, b = ("(A)s", "(A)in") if swap else ("(A)in", "(A)s")
+    # the scalar becomes the array's dtype first, by the CPU's rule
+    a, b = ("mx_convert<A>(s)", "(A)in") if swap else ("(A)in", "mx_convert<A>(s)")
     body = f"{_ACC} A a = {a}; A b = {b}; A r = (A)({BINARY[name]}); {_STORE}"
     return cupy.ElementwiseKernel("T in, float64 s, bool add", "T out", body,
                                   f"mx_{family}_{name}", preamble=_PREAMBLE)

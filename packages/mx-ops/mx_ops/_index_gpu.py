@@ -1,5 +1,6 @@
 """GPU compute of take and one_hot with the semantics of src/index_cpu.h:
-an index of any dtype is C-cast to int64 (floats truncate toward zero), then
+an index of any dtype is C-cast to int64 (floats truncate toward zero; NaN
+and values out of range give INT64_MIN, _device_code.INT_ARITH), then
 bounded by the mode; the parameters come from the very TakeParam and
 OneHotParam blocks mx_ops.index packs for the CPU kernels.  take's 'raise'
 mode checks every index with a reduction before writing anything, as the
@@ -12,6 +13,8 @@ import numpy
 
 from mx_engine.base import MXNetError
 from mx_ops._cuda import CTYPES, launch, raw_module, scatter_add
+from mx_ops._device_code import INT_ARITH
+from mx_ops._init_gpu import convert
 
 _HEAD = r"""
 #include <cupy/carray.cuh>
@@ -21,9 +24,12 @@ _HEAD = r"""
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n);    \
        i += (long long)blockDim.x * gridDim.x)
 
-// An index as MXNet converts it: a C cast to int64 (float16 through float).
-template <typename I> __device__ inline long long as_index(I v) { return (long long)v; }
-template <> __device__ inline long long as_index(float16 v) { return (long long)(float)v; }
+""" + INT_ARITH + r"""
+// An index as the CPU converts it (x86-64's C cast to int64; float16
+// through float).
+template <typename I> __device__ inline long long as_index(I v) {
+  return mx_convert<long long>(v);
+}
 """
 
 _TAKE = _HEAD + r"""
@@ -54,7 +60,7 @@ __global__ void mx_take(const T *a, const I *idx, T *out, long long total, long 
     const long long e = i % inner, rest = i / inner;
     const long long k = rest % nidx, o = rest / nidx;
     const T v = a[(o * n + take_row(as_index(idx[k]), n, mode)) * inner + e];
-    out[i] = add ? T(out[i] + v) : v;
+    out[i] = add ? mx_wrap_add(out[i], v) : v;
   }
 }
 """
@@ -64,10 +70,10 @@ _ONE_HOT = _HEAD + r"""
 template <typename I, typename T>
 __global__ void mx_one_hot(const I *idx, T *out, long long total, long long depth,
                            double on_value, double off_value, int add) {
-  const T on = T(on_value), off = T(off_value);   // converted once, as on the CPU
+  const T on = mx_convert<T>(on_value), off = mx_convert<T>(off_value);   // once, as the CPU
   MX_GRID_STRIDE(i, total) {
     const T v = i % depth == as_index(idx[i / depth]) ? on : off;
-    out[i] = add ? T(out[i] + v) : v;
+    out[i] = add ? mx_wrap_add(out[i], v) : v;
   }
 }
 """
@@ -147,8 +153,7 @@ def take_backward(pack):
         outer, inner = math.prod(out.shape[:axis]), math.prod(out.shape[axis + 1:])
         if outer * idx.size * inner == 0:
             return
-        j = (idx.astype(cupy.float32) if idx.dtype == numpy.float16 else idx)
-        j = j.astype(cupy.int64).reshape(-1)          # a C cast: floats truncate
+        j = convert(idx, cupy.int64).reshape(-1)      # as_index: floats truncate
         rows = cupy.mod(j, n) if mode == 1 else cupy.clip(j, 0, n - 1)   # wrap, else clip
         where = (cupy.arange(outer)[:, None], rows[None, :])
         scatter_add(out.reshape(outer, n, inner), where, g.reshape(outer, idx.size, inner))

@@ -1,25 +1,31 @@
 """GPU compute of _full (and _zeros, _ones), _arange and Cast:
-ElementwiseKernels with the C conversions of src/init_cpu.h (the value is
+ElementwiseKernels with the conversions of src/init_cpu.h (the value is
 cast to the dtype once; _arange computes in float64 and then converts;
-req 'add' adds in the output dtype).  Importing this module without CuPy
-raises ImportError."""
+req 'add' adds in the output dtype, wrapping integers).  Floats become
+integers by the CPU's rule (_device_code.INT_ARITH's mx_convert: NaN and
+values out of range give MIN), not by CUDA's saturating conversion.
+Importing this module without CuPy raises ImportError."""
 import itertools
 
 import cupy
 import numpy
 
 from mx_ops._cuda import CTYPES
+from mx_ops._device_code import INT_ARITH
 
 _FULL = cupy.ElementwiseKernel(
     "float64 value, int32 add", "T out",
-    "const T v = (T)value; out = add ? (T)(out + v) : v;", "mx_full")
+    "const T v = mx_convert<T>(value); out = add ? mx_wrap_add(out, v) : v;", "mx_full",
+    preamble=INT_ARITH)
 _ARANGE = cupy.ElementwiseKernel(
     "float64 start, float64 step, int64 repeat, int32 add", "T out",
-    "const T v = (T)(start + (double)(i / repeat) * step); out = add ? (T)(out + v) : v;",
-    "mx_arange")
+    "const T v = mx_convert<T>(start + (double)(i / repeat) * step); "
+    "out = add ? mx_wrap_add(out, v) : v;",
+    "mx_arange", preamble=INT_ARITH)
 _CAST = cupy.ElementwiseKernel(
     "S x, int32 add", "D out",
-    "const D v = (D)x; out = add ? (D)(out + v) : v;", "mx_cast")
+    "const D v = mx_convert<D>(x); out = add ? mx_wrap_add(out, v) : v;", "mx_cast",
+    preamble=INT_ARITH)
 
 
 def compile_cases():
@@ -57,3 +63,11 @@ def arange(params, inputs, outputs, reqs):
 def cast(params, inputs, outputs, reqs):
     if reqs[0] != "null":
         _CAST(inputs[0], numpy.int32(reqs[0] == "add"), outputs[0])
+
+
+def convert(x, dtype):
+    """A new array of ``x`` converted to ``dtype`` by Cast's rule (CuPy's
+    astype saturates floats into integers, where the CPU gives MIN)."""
+    out = cupy.empty(x.shape, dtype)
+    _CAST(x, numpy.int32(0), out)
+    return out

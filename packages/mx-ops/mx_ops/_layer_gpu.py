@@ -14,13 +14,16 @@ import cupy
 import numpy
 
 from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops._device_code import INT_ARITH
 from mx_ops._loss_gpu import FLOAT_CTYPES, HEAD, launch_rows
 
-_SOURCE = HEAD + r"""
-// An index as MXNet converts it: a C cast to int64 (float16 through float),
-// clipped to the weight's rows (embedding_row of src/embedding_cpu.h).
-template <typename I> __device__ inline long long as_index(I v) { return (long long)v; }
-template <> __device__ inline long long as_index(float16 v) { return (long long)(float)v; }
+_SOURCE = HEAD + INT_ARITH + r"""
+// An index as the CPU converts it (x86-64's C cast to int64, float16
+// through float), clipped to the weight's rows (embedding_row of
+// src/embedding_cpu.h).
+template <typename I> __device__ inline long long as_index(I v) {
+  return mx_convert<long long>(v);
+}
 __device__ inline long long embedding_row(long long j, long long rows) {
   return j <= 0 ? 0 : (j >= rows ? rows - 1 : j);
 }
@@ -31,7 +34,7 @@ __global__ void mx_embedding(const I *idx, const T *w, T *out, long long total, 
                              long long rows, int add) {
   MX_GRID_STRIDE(i, total) {
     const T v = w[embedding_row(as_index(idx[i / d]), rows) * d + i % d];
-    out[i] = add ? T(out[i] + v) : v;
+    out[i] = add ? mx_wrap_add(out[i], v) : v;
   }
 }
 

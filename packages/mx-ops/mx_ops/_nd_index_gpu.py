@@ -1,8 +1,9 @@
 """GPU compute of gather_nd, scatter_nd and _scatter_set_nd: CuPy's own
 advanced indexing (a gather or scatter kernel of CuPy's), with the CPU
-kernels' rules: indices C-cast to int64, negatives counted from the end,
-one out of range an error before anything is written, and for a scatter
-the last duplicate tuple wins -- CuPy stores an undefined one of several
+kernels' rules: indices C-cast to int64 (by the CPU's rule: NaN and floats
+out of range give INT64_MIN, so they are out of range here too), negatives
+counted from the end, one out of range an error before anything is
+written, and for a scatter the last duplicate tuple wins -- CuPy stores an undefined one of several
 values aimed at one element, so the earlier duplicates are dropped first.
 Importing this module without CuPy raises ImportError, and the GPU
 computes are then not registered."""
@@ -12,6 +13,7 @@ import cupy
 
 from mx_engine.base import MXNetError
 from mx_ops._cuda import scatter_add
+from mx_ops._init_gpu import convert
 
 
 def compile_cases():
@@ -24,7 +26,7 @@ def _tuples(op, indices, shape):
     """The index tuples as a tuple of int64 arrays, checked on the device
     (one synchronising read of a flag)."""
     m = indices.shape[0]
-    idx = indices.astype(cupy.int64)
+    idx = convert(indices, cupy.int64)
     dims = cupy.asarray(shape[:m], dtype=cupy.int64).reshape((m,) + (1,) * (idx.ndim - 1))
     idx = cupy.where(idx < 0, idx + dims, idx)
     if idx.size and bool(((idx < 0) | (idx >= dims)).any()):

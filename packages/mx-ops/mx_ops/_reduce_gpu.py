@@ -2,12 +2,14 @@
 semantics as src/reduce_cpu.h -- floats accumulate in float64 (float16 in
 float32), integers in int64; max/min propagate NaN; argmax/argmin return the
 first occurrence (a NaN counts as the extreme); the result is cast to the
-output dtype once, and req 'add' adds in the accumulator type.  Importing
+output dtype once (by Cast's rule: an integer norm out of range gives MIN),
+and req 'add' adds in the accumulator type.  Importing
 this module without CuPy raises ImportError, and the GPU computes are then
 simply not registered."""
 import cupy
 
 from mx_ops import reduce as _reduce
+from mx_ops._init_gpu import convert
 
 _FLOAT_ACC = ("norm1", "norm2")
 
@@ -29,8 +31,8 @@ def _mean(x, axes, acc):
     n = 1
     for a in axes:
         n *= x.shape[a]
-    if acc == cupy.int64:   # truncating division, as the CPU kernel
-        return cupy.zeros_like(s) if n == 0 else cupy.sign(s) * (cupy.abs(s) // n)
+    if acc == cupy.int64:   # the CPU's truncation: floor, + 1 where they differ
+        return cupy.zeros_like(s) if n == 0 else s // n + ((s % n != 0) & (s < 0))
     return s / acc(n)
 
 
@@ -51,10 +53,12 @@ _REDUCERS = {
 
 def _store(out, r, add):
     r = r.reshape(out.shape)
-    if add:
-        out[...] = (out.astype(r.dtype) + r).astype(out.dtype)
+    if add and out.dtype.kind in "iu" and r.dtype.kind == "f":
+        out += convert(r, out.dtype)       # as the CPU: convert, then add wrapping
+    elif add:
+        out[...] = convert(out.astype(r.dtype) + r, out.dtype)
     else:
-        out[...] = r.astype(out.dtype)
+        out[...] = convert(r, out.dtype)
 
 
 def _search(x, axis, argmin):

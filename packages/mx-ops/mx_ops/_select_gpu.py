@@ -1,6 +1,7 @@
 """GPU compute of clip and where: ElementwiseKernels with the semantics of
-src/select_cpu.h (the bounds are cast to the dtype; a 1-d condition picks
-whole rows; the condition may have any dtype).  Importing this module
+src/select_cpu.h (the bounds are cast to the dtype by the CPU's rule,
+_device_code.INT_ARITH; a 1-d condition picks whole rows; the condition may
+have any dtype; req 'add' wraps integers).  Importing this module
 without CuPy raises ImportError."""
 import itertools
 
@@ -8,17 +9,18 @@ import cupy
 import numpy
 
 from mx_ops._cuda import CTYPES
+from mx_ops._device_code import INT_ARITH
 
 _CLIP = cupy.ElementwiseKernel(
     "T x, float64 a_min, float64 a_max, int32 add", "T out",
-    """const T lo = (T)a_min, hi = (T)a_max;
+    """const T lo = mx_convert<T>(a_min), hi = mx_convert<T>(a_max);
        const T v = x < lo ? lo : (x > hi ? hi : x);
-       out = add ? (T)(out + v) : v;""", "mx_clip")
+       out = add ? mx_wrap_add(out, v) : v;""", "mx_clip", preamble=INT_ARITH)
 # `cond` is raw: with a 1-d condition one element serves `row` outputs.
 _WHERE = cupy.ElementwiseKernel(
     "raw C cond, T x, T y, int64 row, int32 add", "T out",
     """const T v = cond[i / row] != (C)0 ? x : y;
-       out = add ? (T)(out + v) : v;""", "mx_where")
+       out = add ? mx_wrap_add(out, v) : v;""", "mx_where", preamble=INT_ARITH)
 
 
 def compile_cases():

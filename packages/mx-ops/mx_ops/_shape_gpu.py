@@ -8,10 +8,12 @@ import numpy
 
 from mx_ops import _elemwise_gpu
 from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops._device_code import INT_ARITH
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>
 #include <cupy/float16.cuh>   // float16, the type CuPy's own kernels use
+""" + INT_ARITH + r"""
 
 // mxop::GatherParam of src/shape_cpu.h, byte for byte.
 struct GatherParam { long long offset; long long strides[8]; };
@@ -30,7 +32,7 @@ __global__ void mx_gather(const T *src, T *dst, long long n, int nd, Dims shape,
       rest /= shape.d[d];
       off += k * p.strides[d];
     }
-    dst[i] = add ? T(dst[i] + src[off]) : src[off];
+    dst[i] = add ? mx_wrap_add(dst[i], src[off]) : src[off];
   }
 }
 
@@ -53,8 +55,8 @@ __global__ void mx_gather_scaled(const T *src, T *dst, long long n, int nd, Dims
       rest /= shape.d[d];
       off += j * p.strides[d];
     }
-    const T v = T(A(src[off]) * k);
-    dst[i] = add ? T(dst[i] + v) : v;
+    const T v = mx_convert<T>(A(src[off]) * k);
+    dst[i] = add ? mx_wrap_add(dst[i], v) : v;
   }
 }
 """

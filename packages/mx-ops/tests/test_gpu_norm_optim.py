@@ -8,8 +8,6 @@ rrelu's mask, the optimizer step with invoke's results.  With CuPy and a
 device (gpu-marked): each GPU compute against its CPU kernel for every
 dtype and mode."""
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -64,15 +62,8 @@ extern "C" void opt_f32(int kind, const double *p, float *w, const float *g, flo
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory):
-    cxx = shutil.which("c++") or shutil.which("g++")
-    if cxx is None:
-        pytest.fail("a C++ compiler ('c++') is required to build the device code for the host")
-    d = tmp_path_factory.mktemp("device_code")
-    (d / "device.cpp").write_text(_HOST)
-    subprocess.run([cxx, "-shared", "-fPIC", "-O2", "-std=c++17", str(d / "device.cpp"), "-o",
-                    str(d / "device.so")], check=True)
-    return ctypes.CDLL(str(d / "device.so"))
+def host(build_cxx):
+    return build_cxx("device_code", _HOST)
 
 
 def _ptr(a):

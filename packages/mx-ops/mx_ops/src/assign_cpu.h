@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -73,7 +74,7 @@ template <typename T>
 static void scatter_scalar(const MXOpCall *c) {
   const ScalarRegionParam &p = *static_cast<const ScalarRegionParam *>(c->params);
   const RegionParam &r = p.region;
-  const T value = T(p.scalar);
+  const T value = convert<T>(p.scalar);   // int_arith.h's rule for integers
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const int64_t inner = r.ndim ? r.shape[r.ndim - 1] : 1, s = r.ndim ? r.strides[r.ndim - 1] : 0;
   for_each_region_row(r, [&](int64_t, int64_t off) {
@@ -106,7 +107,9 @@ static void scatter_grad(const MXOpCall *c, bool add) {
   if (!add) std::memset(dst, 0, size_t(mx_tblob_size(&c->outputs[0])) * sizeof(T));
   const int64_t inner = r.ndim ? r.shape[r.ndim - 1] : 1, s = r.ndim ? r.strides[r.ndim - 1] : 0;
   for_each_region_row(r, [&](int64_t base, int64_t off) {
-    if (add) for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = T(dst[off + i * s] + src[base + i]);
+    if (add)
+      for (int64_t i = 0; i < inner; ++i)
+        dst[off + i * s] = wrap_add(dst[off + i * s], src[base + i]);
     else for (int64_t i = 0; i < inner; ++i) dst[off + i * s] = src[base + i];
   });
 }

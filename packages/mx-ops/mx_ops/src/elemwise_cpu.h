@@ -2,8 +2,9 @@
 // One X-macro table per family expands into one function per op that
 // dispatches on the dtype; the loops are templates over the element type
 // and the op's expression.  float16 (_Float16) computes in float.  Every
-// OpReqType is honoured; integer division and modulo by zero give 0 (as
-// NumPy does) instead of trapping.
+// OpReqType is honoured.  Integer arithmetic goes through int_arith.h, so
+// that no value traps or is undefined: a / 0 == a % 0 == 0, MIN / -1 ==
+// MIN, MIN % -1 == 0, -MIN == MIN, and the rest wraps as NumPy's does.
 #ifndef MX_OPS_ELEMWISE_CPU_H_
 #define MX_OPS_ELEMWISE_CPU_H_
 
@@ -12,6 +13,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "int_arith.h"
 #include "parallel.h"
 #include "stream_store.h"
 #include "vexp.h"
@@ -25,25 +27,22 @@ template <> struct Acc<half_t> { typedef float type; };
 
 // Python's sign rule for %, and 0 for a zero divisor.
 template <typename A> static inline A mod_op(A a, A b) {
-  if (b == A(0)) return A(0);
-  if constexpr (std::is_floating_point<A>::value) {
+  if constexpr (is_int_v<A>) {
+    return int_mod(a, b);
+  } else {
+    if (b == A(0)) return A(0);
     A r = std::fmod(a, b);
     if (r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
-    return r;
-  } else {
-    A r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   }
 }
 template <typename A> static inline A div_op(A a, A b) {
-  if constexpr (!std::is_floating_point<A>::value) {
-    if (b == A(0)) return A(0);
-  }
-  return a / b;
+  if constexpr (is_int_v<A>) return int_div(a, b);
+  else return a / b;
 }
 template <typename A> static inline A pow_op(A a, A b) {
-  return A(std::pow(double(a), double(b)));
+  if constexpr (is_int_v<A>) return int_pow(a, b);
+  else return A(std::pow(double(a), double(b)));
 }
 
 // The digamma function psi = d/dx log|gamma(x)|, in double (the gradients
@@ -76,10 +75,10 @@ static inline double digamma(double x) {
 // --- unary ------------------------------------------------------------------
 // X(name, expression in x of the compute type A)
 #define MX_UNARY_ANY(X)                                              \
-  X(negative, -x)                                                    \
-  X(abs, (x < A(0) ? A(-x) : x))                                     \
+  X(negative, wrap_neg(x))                                           \
+  X(abs, wrap_abs(x))                                                \
   X(sign, A((x > A(0)) - (x < A(0))))                                \
-  X(square, A(x * x))                                                \
+  X(square, wrap_mul(x, x))                                          \
   X(relu, (x > A(0) ? x : A(0)))                                     \
   X(copy, x)
 
@@ -111,7 +110,7 @@ static inline void unary_loop(const T *in, T *out, int64_t n, int32_t req, F f) 
   const int64_t bytes = n * int64_t(sizeof(T));
   parallel_for(n, [&](int64_t lo, int64_t hi) {
     if (req == MX_REQ_ADD) {
-      for (int64_t i = lo; i < hi; ++i) out[i] = T(A(out[i]) + f(A(in[i])));
+      for (int64_t i = lo; i < hi; ++i) out[i] = T(wrap_add(A(out[i]), f(A(in[i]))));
       return;
     }
     write_output(out, lo, hi, bytes, [&](int64_t i0, int64_t i1, T *d) {
@@ -193,10 +192,11 @@ MX_UNARY_FLOAT(MX_UNARY_FLOAT_DEF)
 
 // --- binary (same shapes or broadcasting) and scalar ---------------------------
 #define MX_BINARY(X)                                                     \
-  X(add, a + b) X(sub, a - b) X(mul, a * b) X(div, div_op<A>(a, b))      \
+  X(add, wrap_add(a, b)) X(sub, wrap_sub(a, b)) X(mul, wrap_mul(a, b))   \
+  X(div, div_op<A>(a, b))                                                \
   X(mod, mod_op<A>(a, b)) X(power, pow_op<A>(a, b))                      \
   X(maximum, (a > b ? a : b)) X(minimum, (a < b ? a : b))                \
-  X(hypot, A(std::hypot(double(a), double(b))))                          \
+  X(hypot, convert<A>(std::hypot(double(a), double(b))))                 \
   X(equal, A(a == b)) X(not_equal, A(a != b))                            \
   X(greater, A(a > b)) X(greater_equal, A(a >= b))                      \
   X(lesser, A(a < b)) X(lesser_equal, A(a <= b))                         \
@@ -222,7 +222,7 @@ static void binary_loop(const MXOpCall *c, F f) {
     const int64_t bytes = n * int64_t(sizeof(T));
     parallel_for(n, [&](int64_t lo, int64_t hi) {
       if (add) {
-        for (int64_t i = lo; i < hi; ++i) po[i] = T(A(po[i]) + f(A(pa[i]), A(pb[i])));
+        for (int64_t i = lo; i < hi; ++i) po[i] = T(wrap_add(A(po[i]), f(A(pa[i]), A(pb[i]))));
         return;
       }
       write_output(po, lo, hi, bytes, [&](int64_t i0, int64_t i1, T *d) {
@@ -249,7 +249,9 @@ static void binary_loop(const MXOpCall *c, F f) {
   for (int64_t base = 0; base < n; base += inner) {
     const T *ra = pa + offa, *rb = pb + offb;
     T *ro = po + base;
-    if (add) for (int64_t i = 0; i < inner; ++i) ro[i] = T(A(ro[i]) + f(A(ra[i * ia]), A(rb[i * ib])));
+    if (add)
+      for (int64_t i = 0; i < inner; ++i)
+        ro[i] = T(wrap_add(A(ro[i]), f(A(ra[i * ia]), A(rb[i * ib]))));
     else for (int64_t i = 0; i < inner; ++i) ro[i] = T(f(A(ra[i * ia]), A(rb[i * ib])));
     for (int d = nd - 2; d >= 0; --d) {      // odometer over the outer dims
       offa += sa[d];
@@ -262,13 +264,14 @@ static void binary_loop(const MXOpCall *c, F f) {
   }
 }
 
-// The scalar operand: params point at this block.
+// The scalar operand: params point at this block.  It is converted to the
+// array's dtype first (as MXNet's DType(scalar)), by int_arith.h's rule.
 struct ScalarParam { double scalar; };
 
 template <typename T, typename F>
 static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
   typedef typename Acc<T>::type A;
-  const A s = A(static_cast<const ScalarParam *>(c->params)->scalar);
+  const A s = convert<A>(static_cast<const ScalarParam *>(c->params)->scalar);
   const T *in = static_cast<const T *>(c->inputs[0].dptr);
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
@@ -278,7 +281,7 @@ static void scalar_loop(const MXOpCall *c, F f, bool reverse) {
     if (add) {
       for (int64_t i = lo; i < hi; ++i) {
         A a = A(in[i]);
-        out[i] = T(A(out[i]) + (reverse ? f(s, a) : f(a, s)));
+        out[i] = T(wrap_add(A(out[i]), reverse ? f(s, a) : f(a, s)));
       }
       return;
     }

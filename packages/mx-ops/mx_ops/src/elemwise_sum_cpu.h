@@ -9,7 +9,8 @@
 // restarts at every block, and the prefetchers lose it.)
 // The sum runs left to right, ((in0 + in1) + in2) + ..., in the compute
 // type (float for float16, rounded once at the end), so float32 and float64
-// results equal NumPy's a + b + c + ...; integers wrap as NumPy's do.  The
+// results equal NumPy's a + b + c + ...; integers wrap as NumPy's do
+// (int_arith.h's wrap_add: signed overflow is undefined in C).  The
 // output may be input 0's memory (MXNet's in-place option): each block reads
 // its inputs before it writes the same elements.
 #ifndef MX_OPS_ELEMWISE_SUM_CPU_H_
@@ -18,6 +19,7 @@
 #include <cstdint>
 
 #include "dtype.h"
+#include "int_arith.h"
 #include "isa.h"
 #include "nn_common.h"
 #include "parallel.h"
@@ -111,7 +113,7 @@ static void add_n_loop(const MXOpCall *c) {
     if (add) {
       blocks(lo, hi, [&](int64_t b, int64_t m, const A *acc) {
         T *__restrict o = out + b;
-        for (int64_t j = 0; j < m; ++j) o[j] = T(A(o[j]) + acc[j]);
+        for (int64_t j = 0; j < m; ++j) o[j] = T(wrap_add(A(o[j]), acc[j]));
       });
       return;
     }

@@ -17,10 +17,10 @@ static inline void sum_group(const MXTBlob *in, int64_t i0, int64_t m, A *__rest
   const T *__restrict c = static_cast<const T *>(in[K > 2 ? 2 : 0].dptr) + i0;
   const T *__restrict d = static_cast<const T *>(in[K > 3 ? 3 : 0].dptr) + i0;
   for (int64_t j = 0; j < m; ++j) {
-    A s = FIRST ? A(a[j]) : A(acc[j] + A(a[j]));
-    if constexpr (K > 1) s = A(s + A(b[j]));
-    if constexpr (K > 2) s = A(s + A(c[j]));
-    if constexpr (K > 3) s = A(s + A(d[j]));
+    A s = FIRST ? A(a[j]) : wrap_add(acc[j], A(a[j]));
+    if constexpr (K > 1) s = wrap_add(s, A(b[j]));
+    if constexpr (K > 2) s = wrap_add(s, A(c[j]));
+    if constexpr (K > 3) s = wrap_add(s, A(d[j]));
     acc[j] = s;
   }
 }

@@ -2,7 +2,8 @@
 // array of any dtype, and the weight's gradient.
 //
 // An index is read as MXNet's Take<clip> reads it: a C cast to int64
-// (floats truncate toward zero), then clipped to [0, input_dim).  The
+// (floats truncate toward zero; NaN and values out of range give INT64_MIN
+// by int_arith.h's rule), then clipped to [0, input_dim).  The
 // backward sums out_grad's rows into the weight rows they came from without
 // atomics and in a fixed order: a counting sort groups the positions by
 // weight row (keeping their order), then each core owns whole weight rows
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "int_arith.h"
 #include "nn_common.h"
 #include "parallel.h"
 
@@ -25,7 +27,7 @@ struct EmbeddingParam { int64_t input_dim, output_dim; };
 
 template <typename I>
 static inline int64_t embedding_row(I v, int64_t rows) {
-  const int64_t j = static_cast<int64_t>(v);
+  const int64_t j = convert<int64_t>(v);
   return j <= 0 ? 0 : (j >= rows ? rows - 1 : j);
 }
 
@@ -40,7 +42,7 @@ static void embedding_fwd_loop(const MXOpCall *c, const EmbeddingParam &p) {
     for (int64_t i = b; i < e; ++i) {
       const T *src = w + embedding_row(idx[i], p.input_dim) * d;
       T *dst = out + i * d;
-      if (add) for (int64_t j = 0; j < d; ++j) dst[j] = T(dst[j] + src[j]);
+      if (add) for (int64_t j = 0; j < d; ++j) dst[j] = wrap_add(dst[j], src[j]);
       else std::memcpy(dst, src, d * sizeof(T));
     }
   });

@@ -1,7 +1,8 @@
 // take and one_hot: kernels driven by an index array of any dtype.
 // An index is converted as MXNet does, by a C cast to int64 (floats
-// truncate toward zero), then bounded by the mode.  Every OpReqType is
-// honoured.
+// truncate toward zero; NaN and values out of range give INT64_MIN, the
+// x86-64 result, by int_arith.h's rule), then bounded by the mode.  Every
+// OpReqType is honoured; req 'add' wraps integers.
 #ifndef MX_OPS_INDEX_CPU_H_
 #define MX_OPS_INDEX_CPU_H_
 
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -38,7 +40,7 @@ static int take_loop(MXOpCall *c) {
   // Raise mode checks every index before writing anything.
   if (p->mode == TAKE_RAISE)
     for (int64_t k = 0; k < nidx; ++k)
-      if (take_row(static_cast<int64_t>(idx[k]), n, TAKE_RAISE) < 0) {
+      if (take_row(convert<int64_t>(idx[k]), n, TAKE_RAISE) < 0) {
         c->error = "argument 'indices' holds an index out of range of the axis (mode='raise')";
         return -1;
       }
@@ -47,9 +49,9 @@ static int take_loop(MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < nidx; ++k) {
-      const T *s = src + (o * n + take_row(static_cast<int64_t>(idx[k]), n, p->mode)) * inner;
+      const T *s = src + (o * n + take_row(convert<int64_t>(idx[k]), n, p->mode)) * inner;
       T *d = dst + (o * nidx + k) * inner;
-      if (add) for (int64_t i = 0; i < inner; ++i) d[i] = T(d[i] + s[i]);
+      if (add) for (int64_t i = 0; i < inner; ++i) d[i] = wrap_add(d[i], s[i]);
       else std::memcpy(d, s, inner * sizeof(T));
     }
   return 0;
@@ -87,9 +89,9 @@ static void take_grad_loop(MXOpCall *c) {
   const T *g = static_cast<const T *>(c->inputs[0].dptr);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < nidx; ++k) {
-      T *d = dst + (o * n + take_row(static_cast<int64_t>(idx[k]), n, mode)) * inner;
+      T *d = dst + (o * n + take_row(convert<int64_t>(idx[k]), n, mode)) * inner;
       const T *s = g + (o * nidx + k) * inner;
-      for (int64_t i = 0; i < inner; ++i) d[i] = T(d[i] + s[i]);
+      for (int64_t i = 0; i < inner; ++i) d[i] = wrap_add(d[i], s[i]);
     }
 }
 
@@ -108,15 +110,15 @@ static void one_hot_loop(const MXOpCall *c) {
   const OneHotParam *p = static_cast<const OneHotParam *>(c->params);
   const I *idx = static_cast<const I *>(c->inputs[0].dptr);
   const int64_t nidx = mx_tblob_size(&c->inputs[0]), depth = p->depth;
-  const T on = T(p->on_value), off = T(p->off_value);
+  const T on = convert<T>(p->on_value), off = convert<T>(p->off_value);
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   for (int64_t k = 0; k < nidx; ++k) {
-    const int64_t j = static_cast<int64_t>(idx[k]);   // out of [0, depth): all off
+    const int64_t j = convert<int64_t>(idx[k]);   // out of [0, depth): all off
     T *row = out + k * depth;
     for (int64_t i = 0; i < depth; ++i) {
       const T v = i == j ? on : off;
-      row[i] = add ? T(row[i] + v) : v;
+      row[i] = add ? wrap_add(row[i], v) : v;
     }
   }
 }

@@ -1,12 +1,14 @@
 // Kernels that write an output from parameters or convert dtypes: _full
 // (fill with a value, also behind _zeros and _ones), _arange and Cast.
-// Every OpReqType is honoured.
+// Every OpReqType is honoured.  Values become integers by int_arith.h's
+// rule (NaN and values out of range give MIN) and req 'add' wraps.
 #ifndef MX_OPS_INIT_CPU_H_
 #define MX_OPS_INIT_CPU_H_
 
 #include <cstdint>
 
 #include "dtype.h"
+#include "int_arith.h"
 #include "parallel.h"
 
 namespace mxop {
@@ -16,9 +18,9 @@ struct FillParam { double value; };
 
 template <typename T>
 static void fill_loop(T *out, int64_t n, double value, bool add) {
-  const T v = T(value);
+  const T v = convert<T>(value);
   parallel_for(n, [&](int64_t lo, int64_t hi) {
-    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = T(out[i] + v);
+    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = wrap_add(out[i], v);
     else for (int64_t i = lo; i < hi; ++i) out[i] = v;
   });
 }
@@ -44,8 +46,8 @@ static void arange_loop(const MXOpCall *c) {
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
   for (int64_t i = 0; i < n; ++i) {
-    const T v = T(p->start + static_cast<double>(i / p->repeat) * p->step);
-    out[i] = add ? T(out[i] + v) : v;
+    const T v = convert<T>(p->start + static_cast<double>(i / p->repeat) * p->step);
+    out[i] = add ? wrap_add(out[i], v) : v;
   }
 }
 
@@ -58,8 +60,8 @@ static int init_arange(MXOpCall *c) {
 template <typename S, typename D>
 static void cast_loop(const S *in, D *out, int64_t n, bool add) {
   parallel_for(n, [&](int64_t lo, int64_t hi) {
-    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = D(out[i] + D(in[i]));
-    else for (int64_t i = lo; i < hi; ++i) out[i] = D(in[i]);
+    if (add) for (int64_t i = lo; i < hi; ++i) out[i] = wrap_add(out[i], convert<D>(in[i]));
+    else for (int64_t i = lo; i < hi; ++i) out[i] = convert<D>(in[i]);
   });
 }
 

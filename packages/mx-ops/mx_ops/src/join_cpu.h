@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -40,7 +41,7 @@ static void join_loop(const MXTBlob &whole, const MXTBlob *parts, int nparts, in
         T *p = part + o * n;
         const T *src = split ? w : p;
         T *dst = split ? p : w;
-        if (r == MX_REQ_ADD) for (int64_t i = 0; i < n; ++i) dst[i] = T(dst[i] + src[i]);
+        if (r == MX_REQ_ADD) for (int64_t i = 0; i < n; ++i) dst[i] = wrap_add(dst[i], src[i]);
         else std::memcpy(dst, src, n * sizeof(T));
       }
     }

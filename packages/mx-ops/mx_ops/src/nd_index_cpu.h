@@ -6,8 +6,9 @@
 //   scatter_nd:      out = 0, then out[tuple y] = data[y, :]
 //   _scatter_set_nd: out = lhs, then out[tuple y] = rhs[y, :]
 // (with duplicate tuples the last row written wins, as in NumPy).  Indices
-// of any dtype are C-cast to int64; negatives count from the end, and one
-// out of range is an error naming the argument, before anything is written.
+// of any dtype are C-cast to int64 (NaN and floats out of range give
+// INT64_MIN, int_arith.h); negatives count from the end, and one out of
+// range is an error naming the argument, before anything is written.
 #ifndef MX_OPS_ND_INDEX_CPU_H_
 #define MX_OPS_ND_INDEX_CPU_H_
 
@@ -16,6 +17,7 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -32,7 +34,7 @@ static bool tuple_offsets(const MXTBlob &idx, const NdIndexParam &p, int64_t *of
   for (int64_t y = 0; y < p.ntuples; ++y) {
     int64_t o = 0;
     for (int64_t j = 0; j < p.m; ++j) {
-      int64_t i = static_cast<int64_t>(x[j * p.ntuples + y]);
+      int64_t i = convert<int64_t>(x[j * p.ntuples + y]);
       if (i < 0) i += p.dims[j];
       if (i < 0 || i >= p.dims[j]) return false;
       o += i * p.strides[j];
@@ -78,7 +80,7 @@ static void move_rows(char *dst, const char *src, const NdIndexParam &p, const i
   for (int64_t y = 0; y < p.ntuples; ++y) {
     T *to = d + (gather ? y * p.row : off[y]);
     const T *from = s + (gather ? off[y] : y * p.row);
-    if (add) for (int64_t i = 0; i < p.row; ++i) to[i] = T(to[i] + from[i]);
+    if (add) for (int64_t i = 0; i < p.row; ++i) to[i] = wrap_add(to[i], from[i]);
     else std::memcpy(to, from, size_t(p.row) * sizeof(T));
   }
 }

@@ -13,7 +13,9 @@
 // Sums and products accumulate floats in double (float16 in float) and
 // integers in int64 (wrapping, as the output dtype would); norm in double;
 // max, min and the searches compare in the input type (float16 in float).
-// The result is cast to the output dtype once.  Every OpReqType is honoured.
+// The result is cast to the output dtype once (int_arith.h's convert, so
+// an integer norm out of range gives MIN, as x86-64 does).  Every OpReqType
+// is honoured.
 // The dispatcher has validated axes and shapes; the kernels trust them.
 #ifndef MX_OPS_REDUCE_CPU_H_
 #define MX_OPS_REDUCE_CPU_H_
@@ -26,6 +28,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "int_arith.h"
 #include "parallel.h"
 
 namespace mxop {
@@ -54,14 +57,6 @@ struct AccOf {
                                     double>::type>::type>::type type;
 };
 
-template <typename A> static inline A add_w(A a, A b) {
-  if constexpr (std::is_integral<A>::value) return A(uint64_t(a) + uint64_t(b));
-  else return a + b;
-}
-template <typename A> static inline A mul_w(A a, A b) {
-  if constexpr (std::is_integral<A>::value) return A(uint64_t(a) * uint64_t(b));
-  else return a * b;
-}
 template <typename A> static inline bool is_nan(A x) {
   if constexpr (std::is_floating_point<A>::value) return x != x;
   else return false;
@@ -71,8 +66,8 @@ template <typename A> static inline bool is_nan(A x) {
 struct OpSum {
   static constexpr int kAcc = kWide;
   template <typename A> static A init() { return A(0); }
-  template <typename A> static void fold(A &a, A x) { a = add_w(a, x); }
-  template <typename A> static A merge(A a, A b) { return add_w(a, b); }
+  template <typename A> static void fold(A &a, A x) { a = wrap_add(a, x); }
+  template <typename A> static A merge(A a, A b) { return wrap_add(a, b); }
   template <typename A> static A finish(A a, int64_t) { return a; }
 };
 struct OpMean : OpSum {
@@ -83,17 +78,17 @@ struct OpMean : OpSum {
   }
 };
 struct OpNanSum : OpSum {
-  template <typename A> static void fold(A &a, A x) { if (!is_nan(x)) a = add_w(a, x); }
+  template <typename A> static void fold(A &a, A x) { if (!is_nan(x)) a = wrap_add(a, x); }
 };
 struct OpProd {
   static constexpr int kAcc = kWide;
   template <typename A> static A init() { return A(1); }
-  template <typename A> static void fold(A &a, A x) { a = mul_w(a, x); }
-  template <typename A> static A merge(A a, A b) { return mul_w(a, b); }
+  template <typename A> static void fold(A &a, A x) { a = wrap_mul(a, x); }
+  template <typename A> static A merge(A a, A b) { return wrap_mul(a, b); }
   template <typename A> static A finish(A a, int64_t) { return a; }
 };
 struct OpNanProd : OpProd {
-  template <typename A> static void fold(A &a, A x) { if (!is_nan(x)) a = mul_w(a, x); }
+  template <typename A> static void fold(A &a, A x) { if (!is_nan(x)) a = wrap_mul(a, x); }
 };
 // max/min propagate NaN, as NumPy does (written branch-free, so that loops
 // over them vectorise).
@@ -132,9 +127,12 @@ struct OpNorm2 {
   template <typename A> static A finish(A a, int64_t) { return std::sqrt(a); }
 };
 
-// out = r (write) or out = out + r (add), in the accumulator type.
+// out = r (write) or out = out + r (add), in the accumulator type; but an
+// integer output of a float result (norm) converts r first and adds in the
+// output's type, which a double could not hold exactly.
 template <typename O, typename A> static inline void store(O *o, A r, bool add) {
-  *o = add ? O(add_w(A(*o), r)) : O(r);
+  if constexpr (is_int_v<O> && !is_int_v<A>) *o = add ? wrap_add(*o, convert<O>(r)) : convert<O>(r);
+  else *o = convert<O>(add ? wrap_add(A(*o), r) : r);
 }
 
 // --- geometry --------------------------------------------------------------------

@@ -1,13 +1,15 @@
 // clip and where.  clip bounds every element to [a_min, a_max]; where picks
 // x where the condition is non-zero, else y; a 1-d condition picks whole
 // rows (MXNet's where with a condition over the first axis).  The condition
-// may have any dtype.  Every OpReqType is honoured.
+// may have any dtype.  Every OpReqType is honoured (req 'add' wraps
+// integers); clip's bounds become the dtype by int_arith.h's rule.
 #ifndef MX_OPS_SELECT_CPU_H_
 #define MX_OPS_SELECT_CPU_H_
 
 #include <cstdint>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -18,12 +20,12 @@ static void clip_loop(const MXOpCall *c) {
   const ClipParam *p = static_cast<const ClipParam *>(c->params);
   const T *in = static_cast<const T *>(c->inputs[0].dptr);
   T *out = static_cast<T *>(c->outputs[0].dptr);
-  const T lo = T(p->a_min), hi = T(p->a_max);
+  const T lo = convert<T>(p->a_min), hi = convert<T>(p->a_max);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
   for (int64_t i = 0; i < n; ++i) {
     T v = in[i] < lo ? lo : (in[i] > hi ? hi : in[i]);
-    out[i] = add ? T(out[i] + v) : v;
+    out[i] = add ? wrap_add(out[i], v) : v;
   }
 }
 
@@ -46,7 +48,7 @@ static void where_loop(const MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   for (int64_t i = 0; i < n; ++i) {
     T v = cond[i / row] != C(0) ? x[i] : y[i];
-    out[i] = add ? T(out[i] + v) : v;
+    out[i] = add ? wrap_add(out[i], v) : v;
   }
 }
 

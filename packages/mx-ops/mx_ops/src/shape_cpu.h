@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "int_arith.h"
 
 namespace mxop {
 
@@ -29,14 +30,14 @@ static void gather_loop(const MXOpCall *c, const GatherParam *p, F f) {
   const int nd = out.ndim;
   const int64_t n = mx_tblob_size(&out);
   if (n == 0) return;
-  if (nd == 0) { dst[0] = add ? T(dst[0] + f(src[0])) : f(src[0]); return; }
+  if (nd == 0) { dst[0] = add ? wrap_add(dst[0], f(src[0])) : f(src[0]); return; }
   int64_t idx[MX_MAX_DIM] = {0};
   const int64_t inner = out.shape[nd - 1], s = p->strides[nd - 1];
   int64_t off = 0;
   for (int64_t base = 0; base < n; base += inner) {
     T *o = dst + base;
     const T *r = src + off;
-    if (add) for (int64_t i = 0; i < inner; ++i) o[i] = T(o[i] + f(r[i * s]));
+    if (add) for (int64_t i = 0; i < inner; ++i) o[i] = wrap_add(o[i], f(r[i * s]));
     else for (int64_t i = 0; i < inner; ++i) o[i] = f(r[i * s]);
     for (int d = nd - 2; d >= 0; --d) {      // odometer over the outer axes
       off += p->strides[d];
@@ -64,7 +65,7 @@ static int shape_gather_scaled(MXOpCall *c) {
     typedef typename std::conditional<std::is_same<T, half_t>::value || std::is_same<T, float>::value,
                                       float, double>::type A;
     const A ka = A(k);
-    gather_loop<T>(c, &p->gather, [ka](T v) { return T(A(v) * ka); });
+    gather_loop<T>(c, &p->gather, [ka](T v) { return convert<T>(A(v) * ka); });
   })
   return 0;
 }
