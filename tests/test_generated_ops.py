@@ -4,6 +4,7 @@ real function or a one-line alias of one, every input must be documented,
 and they must work."""
 import importlib.util
 import inspect
+import pydoc
 import re
 import subprocess
 import sys
@@ -133,3 +134,11 @@ def test_generated_functions_call_the_operator():
     nd.relu(a - 2, out=out)
     np.testing.assert_array_equal(out.asnumpy(), np.maximum(a.asnumpy() - 2, 0))
     assert "Absolute value" in nd.abs.__doc__
+
+
+def test_help_shows_the_functions_with_their_signatures():
+    text = pydoc.render_doc(mx.sym, renderer=pydoc.plaintext)
+    assert "FullyConnected(data=None, weight=None, bias=None, num_hidden=_Null" in text
+    assert "elemwise_add(lhs=None, rhs=None, name=None, attr=None, **kwargs)" in text
+    text = pydoc.render_doc(mx.nd.FullyConnected, renderer=pydoc.plaintext)
+    assert "out=None, name=None, **kwargs)" in text and "Weight matrix" in text

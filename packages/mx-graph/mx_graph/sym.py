@@ -10,6 +10,10 @@ from mx_graph.op import *  # noqa: F401,F403
 from mx_graph.symbol import (Group, Symbol, Variable, load, load_json, maximum,  # noqa: F401
                              minimum, ones, pow, var, zeros)
 
+# Listed so that help(mx.sym) shows the operator functions too.
+__all__ = op.__all__ + ["op", "AttrScope", "Group", "Symbol", "Variable", "load", "load_json",
+                        "maximum", "minimum", "ones", "pow", "var", "zeros"]
+
 
 def __getattr__(name):
     # '_'-names live in mx.sym._internal (as in MXNet); mx.sym._plus has

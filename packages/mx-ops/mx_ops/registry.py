@@ -332,34 +332,38 @@ class OpDef:
         """numpydoc text generated from the registration, for the
         ``mx.nd`` (frontend 'ndarray') or ``mx.sym`` ('symbol') function."""
         symbol = frontend == "symbol"
-        kind = "Symbol" if symbol else "NDArray"
         lines = [self.doc.strip() or f"The {self.name} operator.", "", "Parameters",
                  "----------"]
-        lines += self._input_lines(kind, symbol)
+        lines += self._input_lines("Symbol" if symbol else "NDArray", symbol)
         for key, spec in self.params.items():
             lines.append(f"{key} : {spec.describe()}")
             if spec.doc:
                 lines.append(f"    {spec.doc}")
-        if symbol:
-            lines += ["name : str, optional",
-                      "    The node's name.  Left out, the current mx.name.NameManager makes",
-                      "    one from the name this function is called by, in lower case, and",
-                      "    a count (fullyconnected0); mx.name.Prefix prefixes either.",
-                      "attr : dict of str to str, optional",
-                      "    Attributes of the node ({'lr_mult': '2'}), added to those of the",
-                      "    current mx.AttrScope.",
-                      "", "Returns", "-------", "Symbol",
-                      "    The node's outputs" + (" (index it for one)." if self.num_outputs != 1
-                                                   else ".")]
-        else:
-            lines += ["out : NDArray, optional", "    The output array.",
-                      "name : str, optional",
-                      "    Accepted and ignored, as in MXNet: an NDArray has no name.", "",
-                      "Returns", "-------",
-                      "out : NDArray" + (" or list of NDArray" if self.num_outputs != 1 else "")]
+        lines += self._symbol_tail() if symbol else self._ndarray_tail()
         if self.aliases:
             lines += ["", "Aliases: " + ", ".join(self.aliases) + "."]
         return "\n".join(lines)
+
+    def _ndarray_tail(self):
+        """An mx.nd docstring's out= and name= entries and its Returns."""
+        return ["out : NDArray, optional", "    The output array.",
+                "name : str, optional",
+                "    Accepted and ignored, as in MXNet: an NDArray has no name.", "",
+                "Returns", "-------",
+                "out : NDArray" + (" or list of NDArray" if self.num_outputs != 1 else "")]
+
+    def _symbol_tail(self):
+        """An mx.sym docstring's name= and attr= entries and its Returns."""
+        return ["name : str, optional",
+                "    The node's name.  Left out, the current mx.name.NameManager makes",
+                "    one from the name this function is called by, in lower case, and",
+                "    a count (fullyconnected0); mx.name.Prefix prefixes either.",
+                "attr : dict of str to str, optional",
+                "    Attributes of the node ({'lr_mult': '2'}), added to those of the",
+                "    current mx.AttrScope.", "",
+                "Returns", "-------", "Symbol",
+                "    The node's outputs" + (" (index it for one)." if self.num_outputs != 1
+                                             else ".")]
 
     def _input_lines(self, kind, symbol):
         """The docstring's entries for the inputs."""
