@@ -1,25 +1,79 @@
-"""``mx.sym.<Op>``: symbol functions made from the operator registry.
+"""What a ``mx.sym.<Op>`` function does: compose one Symbol node.
 
-One function per registered name (aliases included), made on first use
-and cached, with the registry's generated docstring, so operators loaded
-at run time (mx.library.load, CustomOp) appear too.  A call composes a
-node as MXNet's generated functions do: symbol arguments by position or
-name, the rest are parameters stored as strings, missing inputs become
-variables named ``<node>_<argument>`` (``fc1_weight``, ``bn_moving_mean``)
-that inherit the node's attributes.
+The functions are generated from the registry into mx_graph/op.py and
+mx_graph/_internal.py (tools/generate_ops.py); operators registered at run
+time (mx.library.load, CustomOp) get theirs from mx_graph/_runtime_ops.py.
+All of them call ``compose``, which composes a node as MXNet's generated
+functions do: symbol arguments by position or name, the rest are
+parameters stored as strings, missing inputs become variables named
+``<node>_<argument>`` (``fc1_weight``, ``bn_moving_mean``) that inherit the
+node's attributes.
 """
-import threading
+import functools
 
+from mx_ndarray._runtime_ops import NULL
 from mx_ops import registry
 from mx_ops.node import Node, NodeEntry
 
 from mx_graph import attribute, input_var_attrs, name as _name
 from mx_graph.symbol import Symbol, attr_string
 
-__all__ = ["create", "function", "fluent", "names"]
+__all__ = ["NULL", "alias", "compose", "create", "function", "fluent", "names"]
 
-_lock = threading.Lock()
-_functions = {}
+# The keyword an alias passes its own name under (see ``alias``).
+_CALLED_AS = "__mx_called_as__"
+
+
+def compose(op_name, inputs, name, attr, kwargs, /, **params):
+    """The Symbol of a call of the ``mx.sym`` function ``op_name``.
+
+    ``inputs`` are the inputs as its signature lists them (None: left
+    out), or in order for an operator that takes them positionally (a
+    variadic one: one list stands for its items); ``params`` its named
+    parameters (NULL: not given); ``kwargs`` the rest of the call, symbols
+    (inputs by name) and parameters.
+    """
+    called_as = kwargs.pop(_CALLED_AS, op_name)
+    op = registry.get(op_name)
+    arg_names = op.call_signature()[0]
+    args, named = [], {}
+    if arg_names is None:
+        args = list(inputs)
+        if op.variadic and len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = list(args[0])
+    else:
+        # By name, as the signature bound them (MXNet's sym_kwargs): one
+        # that the parameters remove is an error, not the next input.
+        for arg, value in zip(arg_names, inputs):
+            if value is None:
+                continue
+            if not isinstance(value, Symbol):
+                raise TypeError(f"{op.name}: input '{arg}' must be a Symbol, got "
+                                f"{type(value).__name__}")
+            named[arg] = value
+    params = {k: v for k, v in params.items() if v is not NULL}
+    for key, value in kwargs.items():
+        if isinstance(value, Symbol):
+            named[key] = value
+        else:
+            params[key] = value
+    # One order whatever the call's (MXNet lists a node's parameters sorted).
+    params = dict(sorted(params.items()))
+    return create(called_as, args, named, params, name=name, attr=attr)
+
+
+def alias(fn, alias_name):
+    """The generated function ``fn`` under another name of its operator:
+    its signature and docstring, but nodes named after ``alias_name``, as
+    MXNet's alias functions name them (``mx.sym._plus(a, b)`` is
+    ``_plus0``, ``mx.sym.elemwise_add(a, b)`` ``elemwise_add0``)."""
+    @functools.wraps(fn)
+    def aliased(*args, **kwargs):
+        kwargs[_CALLED_AS] = alias_name
+        return fn(*args, **kwargs)
+
+    aliased.__name__ = aliased.__qualname__ = alias_name
+    return aliased
 
 
 def create(op_name, args, sym_kwargs, params, name=None, attr=None):
@@ -88,49 +142,11 @@ def _single(op, arg, sym):
 
 
 def function(op_name):
-    """The ``mx.sym.<op_name>`` function (made once)."""
-    fn = _functions.get(op_name)
-    if fn is not None:
-        return fn
-    op = registry.get(op_name)
-
-    def symbol_function(*args, name=None, attr=None, **kwargs):
-        sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-        params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
-        if op.variadic and len(args) == 1 and isinstance(args[0], (list, tuple)):
-            args = tuple(args[0])
-        elif not op.variadic:
-            # MXNet's generated signature: the inputs, then the parameters.
-            args, extra = _split_positional(op, args)
-            for key, value in extra.items():
-                if key in kwargs:
-                    raise TypeError(f"{op.name}: argument '{key}' given twice")
-                params[key] = value
-        return create(op_name, list(args), sym_kwargs, params, name=name, attr=attr)
-
-    symbol_function.__name__ = op_name
-    symbol_function.__qualname__ = op_name
-    symbol_function.__doc__ = op.docstring().replace("NDArray", "Symbol")
-    with _lock:
-        _functions.setdefault(op_name, symbol_function)
-    return _functions[op_name]
-
-
-def _split_positional(op, args):
-    """Positional ``args`` as (symbol inputs, {param: value}): values past
-    the operator's input slots fill its parameters in order."""
-    nin = len(op.arguments)
-    inputs, params = [], {}
-    keys = list(op.params)
-    for i, value in enumerate(args):
-        if i < nin:
-            inputs.append(value)
-        elif i - nin < len(keys):
-            params[keys[i - nin]] = value
-        else:
-            raise TypeError(f"{op.name}: takes at most {nin + len(keys)} positional "
-                            f"arguments, got {len(args)}")
-    return inputs, params
+    """The ``mx.sym`` function of operator name ``op_name`` (alias names
+    too): the generated one, or one made for an operator registered at run
+    time.  AttributeError when no operator has that name."""
+    from mx_graph import _internal, op
+    return getattr(_internal if op_name.startswith("_") else op, op_name)
 
 
 def names(namespace=""):
@@ -165,7 +181,7 @@ def fluent(method):
         return None
     try:
         fn = function(op_name)
-    except registry.OperatorNotFound:
+    except AttributeError:
         return None
     if method == "astype":
         return lambda s, dtype: fn(s, dtype=dtype)

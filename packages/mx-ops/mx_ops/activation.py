@@ -174,6 +174,8 @@ def _leaky_bwd_shape(params, shapes):
 
 register(OpDef(
     "LeakyReLU", arguments=("data", "gamma"), list_input_names=_leaky_names,
+    input_docs={"gamma": "The learned slope per channel (axis 1), (channels,) or (1,); an "
+                         "input only with act_type='prelu'."},
     outputs=_leaky_outputs, num_visible_outputs=1,
     params=_LEAKY_PARAMS, infer_shape=_leaky_shape,
     infer_type=same_float_types("LeakyReLU", _leaky_names,

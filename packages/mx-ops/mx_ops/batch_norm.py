@@ -128,6 +128,13 @@ def _workspace(data_index):
 
 register(OpDef(
     "BatchNorm", arguments=ARGUMENTS, outputs=("output", "mean", "var"), params=_PARAMS,
+    input_docs={"data": "Input data, the channels along 'axis'.",
+                "gamma": "Scale per channel, (channels,).",
+                "beta": "Shift per channel, (channels,).",
+                "moving_mean": "Running mean per channel, (channels,), an auxiliary state "
+                               "updated in place in training.",
+                "moving_var": "Running variance per channel, (channels,), an auxiliary "
+                              "state updated in place in training."},
     infer_shape=_forward_shape, infer_type=_types("BatchNorm", ARGUMENTS, 0, 1),
     compute=computes(_KERNELS["forward"], gpu_compute("_batch_norm_gpu", "forward")),
     pack_params=_pack(0), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(0),

@@ -235,6 +235,13 @@ for _name, _deconv, _shape, _doc in (
          "its data; weight (channels, num_filter / num_group, *kernel).")):
     register(OpDef(
         _name, arguments=("data", "weight", "bias"), list_input_names=_inputs,
+        input_docs={"data": "Input data, (batch, channels, *spatial): NCW or NCHW.",
+                    "weight": "Kernel weights, " + ("(channels, num_filter / num_group, "
+                                                    "*kernel)." if _deconv else
+                                                    "(num_filter, channels / num_group, "
+                                                    "*kernel)."),
+                    "bias": "Bias per filter, (num_filter,); not an input with "
+                            "no_bias=True."},
         params=_params(_deconv), infer_shape=lambda p, s, f=_shape: [f(p, s)],
         infer_type=same_float_types(_name, _inputs),
         compute=computes(_KERNELS[_name], gpu_compute("_conv_gpu", _name.lower(),

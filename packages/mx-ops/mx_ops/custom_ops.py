@@ -96,6 +96,8 @@ def _gradient(node, ograds):
 
 registry.register(registry.OpDef(
     "Custom", arguments=("data",), var_inputs=True,
+    input_docs={"data": "The custom operator's arguments, then its auxiliary states, as "
+                        "its CustomOpProp lists them."},
     list_input_names=lambda p: list(_info(p).arguments + _info(p).aux),
     outputs=lambda p: list(_info(p).outputs),
     params={"op_type": _OP_TYPE}, attr_parser=lambda kw: parse(kw, "Custom"),
@@ -110,6 +112,8 @@ registry.register(registry.OpDef(
 
 registry.register(registry.OpDef(
     "_backward_Custom", arguments=("data",), var_inputs=True,
+    input_docs={"data": "What the prop's declare_backward_dependency asks for, then the "
+                        "auxiliary states."},
     list_input_names=lambda p: _info(p).backward_input_names(),
     outputs=lambda p: [f"{a}_grad" for a in _info(p).arguments],
     params={"op_type": _OP_TYPE}, attr_parser=lambda kw: parse(kw, "_backward_Custom"),

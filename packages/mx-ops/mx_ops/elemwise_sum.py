@@ -31,6 +31,7 @@ def _sum_type(params, dtypes):
 
 register(OpDef(
     "add_n", arguments=("args",), key_var_num_args="num_args",
+    input_docs={"args": "The arrays to sum, all of one shape and dtype."},
     params={"num_args": Param("int", low=1, high=MAX_COUNT, doc="Number of inputs to be summed.")},
     infer_shape=_sum_shape, infer_type=_sum_type,
     compute=computes(_KERNELS["add_n"], gpu_compute("_elemwise_sum_gpu", "add_n")),

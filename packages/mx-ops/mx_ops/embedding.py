@@ -86,6 +86,9 @@ def _bwd_type(params, dtypes):
 
 register(OpDef(
     "Embedding", arguments=("data", "weight"), params=PARAMS, infer_shape=_shape,
+    input_docs={"data": "Indices into the table, any shape (cast to int, clipped to "
+                        "[0, input_dim - 1]).",
+                "weight": "The embedding table, (input_dim, output_dim)."},
     infer_type=_type,
     compute=computes(_KERNELS["embedding"], gpu_compute("_layer_gpu", "embedding", _pack)),
     pack_params=_pack,

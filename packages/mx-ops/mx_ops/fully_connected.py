@@ -97,6 +97,10 @@ def _bwd_pack(params, shapes):
 
 register(OpDef(
     "FullyConnected", arguments=("data", "weight", "bias"), list_input_names=_names,
+    input_docs={"data": "Input data, (batch, ...) flattened to (batch, input size) with "
+                        "flatten=True, else (..., input size).",
+                "weight": "Weight matrix, (num_hidden, input size).",
+                "bias": "Bias, (num_hidden,); not an input with no_bias=True."},
     params=_PARAMS, infer_shape=_fc_shape,
     infer_type=same_float_types("FullyConnected", _names, _FC_TYPES),
     compute=computes(_KERNELS["forward"], gpu_compute("_fc_gpu", "forward", _pack)),

@@ -36,6 +36,8 @@ def _take_pack(params, shapes):
 
 register(OpDef(
     "take", arguments=("a", "indices"),
+    input_docs={"a": "The array to take from.",
+                "indices": "Indices along 'axis', any shape (cast to int)."},
     params={"axis": Param("int", 0, doc="The axis of 'a' to take from."),
             "mode": Param("str", "clip", choices=_MODES,
                           doc="Out-of-range indices: 'clip' to the ends, 'wrap' around, or "
@@ -94,6 +96,7 @@ def _one_hot_pack(params, shapes):
 
 register(OpDef(
     "one_hot", arguments=("indices",),
+    input_docs={"indices": "Class indices, any shape (cast to int)."},
     params={"depth": Param("int", doc="The size of the one-hot axis."),
             "on_value": Param("float", 1.0, doc="The value where indices[j] == i."),
             "off_value": Param("float", 0.0, doc="The value everywhere else."),

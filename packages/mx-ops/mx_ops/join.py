@@ -46,6 +46,7 @@ def _concat_pack(params, shapes):
 
 register(OpDef(
     "Concat", arguments=("data",), key_var_num_args="num_args",
+    input_docs={"data": "The arrays to join, alike but along 'dim'."},
     params={"num_args": Param("int", low=1, high=MAX_COUNT,
                               doc="Number of inputs to be concated."),
             "dim": Param("int", 1, doc="the dimension to be concated.")},
@@ -113,6 +114,8 @@ def _concat_grad_pack(params, shapes):
 
 register(OpDef(
     "_backward_Concat", arguments=("data",), key_var_num_args="num_args",
+    input_docs={"data": "The output gradient, then the forward's inputs (read for their "
+                        "shapes only)."},
     outputs=lambda p: [f"output{i}" for i in range(p["num_args"] - 1)],
     params={"num_args": Param("int", low=2, high=MAX_COUNT,
                               doc="1 + the number of forward inputs."),

@@ -356,6 +356,6 @@ class LibraryOpDef(OpDef):
                          name=f"{node.name}_backward", **node.params)
         return back.outputs()
 
-    def docstring(self):
+    def docstring(self, frontend="ndarray"):
         return (self.doc + "\n\nAttributes are keyword arguments passed to the library's "
                 "parseAttrs as strings; inputs are given positionally.")

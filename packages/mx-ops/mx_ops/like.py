@@ -135,6 +135,7 @@ def _collapse_shape(params, shapes):
 
 register(OpDef(
     "_collapse_sum_like", arguments=("data", "like"), infer_shape=_collapse_shape,
+    input_docs={"like": "The array whose shape the sum takes (read for its shape only)."},
     infer_type=_lhs_type,
     compute=computes(_SUM, gpu_compute("_like_gpu", "collapse_sum")),
     pack_params=_collapse_pack,
@@ -173,6 +174,8 @@ def _unreduce_pack(params, shapes):
 
 register(OpDef(
     "_broadcast_reduce_like", arguments=("data", "like"),
+    input_docs={"data": "A reduction's result.",
+                "like": "The reduced array, whose shape the result takes."},
     params={**REDUCE_PARAMS,
             "normalize": Param("bool", False, doc="Divide by the number of reduced elements "
                                                   "(mean's gradient).")},

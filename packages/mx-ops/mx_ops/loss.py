@@ -89,6 +89,8 @@ def _reg_pack(mae):
 for _name, (_fwd, _old, _mae, _what, _loss) in REGRESSIONS.items():
     register(OpDef(
         _name, arguments=("data", "label"), params=_REG_PARAMS, infer_shape=_reg_shape(_name),
+        input_docs={"label": "The regression targets: data's first dimension and size (data's "
+                                  "shape, or (n,) for data (n, 1))."},
         infer_type=same_float_types(_name, lambda p: ["data", "label"]),
         compute=_unary_compute(_fwd), inplace=((0, 0),),
         doc=f"Computes {_what} of 'data' for a regression against 'label'; the backward "

@@ -41,6 +41,7 @@ def _gather_shape(params, shapes):
 
 register(OpDef(
     "gather_nd", arguments=("data", "indices"), infer_shape=_gather_shape,
+    input_docs={"indices": "Indices, (M, ...): row m indexes data's axis m."},
     infer_type=lambda p, t: [t[0]],
     compute=computes(_KERNELS["gather"], gpu_compute("_nd_index_gpu", "gather")),
     pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[0])),
@@ -64,6 +65,8 @@ def _scatter_shape(params, shapes):
 
 register(OpDef(
     "scatter_nd", arguments=("data", "indices"),
+    input_docs={"data": "The values to scatter, indices.shape[1:] + shape[M:].",
+                "indices": "Indices, (M, ...): row m indexes the output's axis m."},
     params={"shape": Param("shape", doc="The output's shape.")},
     infer_shape=_scatter_shape, infer_type=lambda p, t: [t[0]],
     compute=computes(_KERNELS["scatter"], gpu_compute("_nd_index_gpu", "scatter")),
@@ -89,6 +92,10 @@ def _scatter_set_type(params, dtypes):
 
 register(OpDef(
     "_scatter_set_nd", arguments=("lhs", "rhs", "indices"),
+    input_docs={"lhs": "The array to write into; the output is lhs with the writes (it may share "
+                       "lhs's memory).",
+                "rhs": "The values to write, indices.shape[1:] + lhs.shape[M:].",
+                "indices": "Indices, (M, ...): row m indexes lhs's axis m."},
     params={"shape": Param("shape", (), doc="The shape of 'lhs' (as MXNet stores it).")},
     infer_shape=_scatter_set_shape, infer_type=_scatter_set_type,
     compute=computes(_KERNELS["scatter_set"],

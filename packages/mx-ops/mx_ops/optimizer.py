@@ -36,6 +36,17 @@ _COMMON = {
 _LAZY = {"lazy_update": Param("bool", True, doc="Lazy updates for row_sparse gradients "
                                                 "(accepted; no effect on dense arrays).")}
 
+_INPUTS = {
+    "weight": "The weights; the output is their update (out=weight updates them in place).",
+    "grad": "The gradient of the loss with respect to weight.",
+    "mom": "Momentum, updated in place.",
+    "mean": "First moment estimate, updated in place.",
+    "var": "Second moment estimate, updated in place.",
+    "n": "Accumulated squared gradients (RMSProp's moving average, FTRL's sum), updated "
+         "in place.",
+    "z": "FTRL's z accumulator, updated in place.",
+}
+
 # name -> (inputs, the op's own parameters, names of its (a, b, c) slots, doc)
 _OPS = {
     "sgd_update": (("weight", "grad"), dict(_LAZY), (),
@@ -115,6 +126,7 @@ for _name, (_inputs, _own, _slots, _doc) in _OPS.items():
     _params.update({k: v for k, v in _own.items() if k in ("lazy_update", "clip_weights")})
     register(OpDef(
         _name, arguments=_inputs, params=_params,
+        input_docs={k: _INPUTS[k] for k in _inputs},
         infer_shape=_same_shapes(_name, _inputs),
         infer_type=same_float_types(_name, lambda p, names=_inputs: list(names)),
         compute=computes(_KERNEL, gpu_compute("_optimizer_gpu", "compute", _name)),

@@ -9,6 +9,8 @@ and Symbol (graph) calls both resolve here, and ``mx.nd.<op>`` /
 """
 import importlib
 import importlib.util
+import keyword
+import textwrap
 import threading
 
 from mx_engine.base import MXNetError
@@ -129,6 +131,12 @@ class OpDef:
     namespace : str
         '' for ``mx.nd``, or e.g. 'contrib' for ``mx.nd.contrib``.
     doc : str
+    input_docs : dict of str -> str, optional
+        What each input is (MXNet's ``add_argument`` description), for the
+        generated functions' docstrings: "Weight matrix, (num_hidden, input
+        size)."  Inputs that many operators share (data, lhs, rhs, head
+        gradients) and a ``_backward_<op>``'s inputs taken from ``<op>``
+        have one by default (``_COMMON_INPUTS``, ``input_doc``).
     """
 
     def __init__(self, name, *, arguments, outputs=("output",), params=None,
@@ -138,7 +146,7 @@ class OpDef:
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
                  differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
                  workspace=None, aliases=(),
-                 namespace="", doc=""):
+                 namespace="", doc="", input_docs=None):
         self.name = name
         self.arguments = tuple(arguments)
         self.outputs = outputs if callable(outputs) else tuple(outputs)
@@ -180,6 +188,11 @@ class OpDef:
         self.aliases = tuple(aliases)
         self.namespace = namespace
         self.doc = doc
+        self.input_docs = dict(input_docs or {})
+        unknown = sorted(set(self.input_docs) - set(self.arguments))
+        if unknown:
+            raise MXNetError(f"{name}: input_docs names {', '.join(unknown)}, which are not "
+                             f"among its arguments ({', '.join(self.arguments) or 'none'})")
 
     @property
     def variadic(self):
@@ -282,32 +295,116 @@ class OpDef:
                                    f"'{self.name}'")
         return fn
 
-    def docstring(self):
-        """numpydoc text generated from the registration."""
+    def call_signature(self):
+        """(inputs, params) that generated ``mx.nd`` / ``mx.sym`` functions
+        spell out, in order: the input names, or None when inputs come
+        positionally (a variadic operator, or one whose inputs only
+        ``list_input_names`` names); then the parameters.  A variadic count
+        (filled from the inputs) and names Python cannot take as arguments
+        are left to ``**kwargs``."""
+        reserved = {"name", "attr", "out", "kwargs"}
+        positional = (self.variadic or (self.optional_inputs and not self.arguments)
+                      or any(keyword.iskeyword(a) or a in reserved for a in self.arguments))
+        inputs = None if positional else list(self.arguments)
+        params = [p for p in self.params
+                  if p != self.key_var_num_args and not keyword.iskeyword(p)
+                  and p not in reserved and p not in self.arguments]
+        return inputs, params
+
+    def input_doc(self, arg):
+        """What input ``arg`` is: the registration's ``input_docs``, else (for
+        ``_backward_<op>``) what it is to ``<op>``, else the shared
+        description of its name; None when nothing says."""
+        text = self.input_docs.get(arg)
+        if text is not None:
+            return text
+        forward = _ops.get(self.name[len("_backward_"):]) if self.name.startswith(
+            "_backward_") else None
+        if forward is not None and arg in forward.arguments:
+            return f"{forward.name}'s input '{arg}': {forward.input_doc(arg) or 'input.'}"
+        if forward is None or arg in _COMMON_INPUTS:
+            return _COMMON_INPUTS.get(arg)
+        # MXNet's backward dependencies: head gradients, the forward's inputs
+        # and its outputs (hidden ones too: Dropout's mask, BatchNorm's mean).
+        return f"{forward.name}'s output '{arg}', as the forward pass computed it."
+
+    def docstring(self, frontend="ndarray"):
+        """numpydoc text generated from the registration, for the
+        ``mx.nd`` (frontend 'ndarray') or ``mx.sym`` ('symbol') function."""
+        symbol = frontend == "symbol"
         lines = [self.doc.strip() or f"The {self.name} operator.", "", "Parameters",
                  "----------"]
-        if self.var_inputs:
-            lines += [f"{self.arguments[0]} : NDArray[]", "    The inputs, given positionally."]
-        elif self.variadic:
-            lines += [f"{self.arguments[0]} : NDArray[]",
-                      f"    The inputs, given positionally; '{self.key_var_num_args}' is "
-                      f"filled from their number."]
-        else:
-            for arg in self.arguments:
-                lines += [f"{arg} : NDArray", "    Input."]
+        lines += self._input_lines("Symbol" if symbol else "NDArray", symbol)
         for key, spec in self.params.items():
             lines.append(f"{key} : {spec.describe()}")
             if spec.doc:
                 lines.append(f"    {spec.doc}")
-        lines += ["out : NDArray, optional", "    The output array.", "", "Returns",
-                  "-------", "out : NDArray" + (" or list of NDArray" if self.num_outputs != 1 else "")]
+        lines += self._symbol_tail() if symbol else self._ndarray_tail()
         if self.aliases:
             lines += ["", "Aliases: " + ", ".join(self.aliases) + "."]
         return "\n".join(lines)
 
+    def _ndarray_tail(self):
+        """An mx.nd docstring's out= and name= entries and its Returns."""
+        return ["out : NDArray, optional", "    The output array.",
+                "name : str, optional",
+                "    Accepted and ignored, as in MXNet: an NDArray has no name.", "",
+                "Returns", "-------",
+                "out : NDArray" + (" or list of NDArray" if self.num_outputs != 1 else "")]
+
+    def _symbol_tail(self):
+        """An mx.sym docstring's name= and attr= entries and its Returns."""
+        return ["name : str, optional",
+                "    The node's name.  Left out, the current mx.name.NameManager makes",
+                "    one from the name this function is called by, in lower case, and",
+                "    a count (fullyconnected0); mx.name.Prefix prefixes either.",
+                "attr : dict of str to str, optional",
+                "    Attributes of the node ({'lr_mult': '2'}), added to those of the",
+                "    current mx.AttrScope.", "",
+                "Returns", "-------", "Symbol",
+                "    The node's outputs" + (" (index it for one)." if self.num_outputs != 1
+                                             else ".")]
+
+    def _input_lines(self, kind, symbol):
+        """The docstring's entries for the inputs."""
+        if self.variadic:
+            arg = self.arguments[0]
+            how = (f"Given positionally ({self.name}(a, b, c)"
+                   + (", or as one list)" if symbol else ")"))
+            if self.key_var_num_args is not None:
+                how += f"; '{self.key_var_num_args}' is filled from their number"
+            text = self.input_doc(arg) or "The inputs."
+            return [f"{arg} : {kind}[]", _indented(f"{text}  {how}.")]
+        lines = []
+        for arg in self.arguments:
+            text = self.input_doc(arg) or f"Input '{arg}'."
+            if symbol:
+                text += f"  Left out, it is a new variable named '<name>_{arg}'."
+            lines += [f"{arg} : {kind}" + (", optional" if symbol else ""), _indented(text)]
+        return lines
+
     def __repr__(self):
         return f"<OpDef {self.name}>"
 
+
+def _indented(text):
+    """A docstring entry's description: wrapped and indented."""
+    return textwrap.fill(text, 75, initial_indent="    ", subsequent_indent="    ")
+
+
+# What the inputs that many operators share are; an operator's input_docs
+# say it for its own.
+_HEAD_GRADIENT = "Gradient of the loss with respect to the forward output (head gradient)."
+_COMMON_INPUTS = {
+    "data": "Input data.",
+    "lhs": "First operand.",
+    "rhs": "Second operand.",
+    "out_grad": _HEAD_GRADIENT,
+    "ograd": _HEAD_GRADIENT,
+    "output_grad": _HEAD_GRADIENT,
+    "in_data": "The forward pass's input data.",
+    "out_data": "The forward pass's output.",
+}
 
 _lock = threading.Lock()
 _ops = {}          # every name and alias -> OpDef

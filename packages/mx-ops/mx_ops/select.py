@@ -45,6 +45,10 @@ def _where_type(params, dtypes):
 
 register(OpDef(
     "where", arguments=("condition", "x", "y"), infer_shape=_where_shape,
+    input_docs={"condition": "Chooses x where non-zero, else y: x's shape, or (x.shape[0],) "
+                             "to choose rows.",
+                "x": "Values where condition is non-zero.",
+                "y": "Values where condition is zero, x's shape."},
     infer_type=_where_type,
     compute=computes(_KERNELS["where"], gpu_compute("_select_gpu", "where")),
     doc="x where condition is non-zero, else y; a 1-d condition chooses rows."))

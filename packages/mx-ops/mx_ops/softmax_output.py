@@ -145,6 +145,8 @@ def _bwd_shape(params, shapes):
 
 register(OpDef(
     "SoftmaxOutput", arguments=("data", "label"), params=PARAMS,
+    input_docs={"label": "Class indices (data's shape without the class axis), or "
+                         "probabilities of data's shape."},
     infer_shape=_shape,
     infer_type=same_float_types("SoftmaxOutput", lambda p: ["data", "label"]),
     compute=computes(_SOFTMAX, gpu_compute("_loss_gpu", "softmax_output", _forward_pack)),

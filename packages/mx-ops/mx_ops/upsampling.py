@@ -136,6 +136,7 @@ def _bwd_pack(params, shapes):
 
 register(OpDef(
     "UpSampling", arguments=("data",), key_var_num_args="num_args", params=PARAMS,
+    input_docs={"data": "The NCHW arrays to upsample."},
     infer_shape=lambda p, s: [_layout("UpSampling", p, s)[0]],
     infer_type=same_float_types("UpSampling",
                                 lambda p: [f"arg{k}" for k in range(p["num_args"])]),
@@ -148,6 +149,7 @@ register(OpDef(
 
 register(OpDef(
     "_backward_UpSampling", arguments=("args",), key_var_num_args="num_inputs",
+    input_docs={"args": "The output gradient, then the forward's inputs (see above)."},
     list_input_names=_bwd_names,
     outputs=lambda p: [f"arg{k}_grad" for k in range(p["num_args"])], params=_BWD_PARAMS,
     infer_shape=lambda p, s: _bwd_layout(p, s)[0],
