@@ -98,8 +98,24 @@ def test_siblings_found_from_a_package_and_from_the_root():
         others = dict(everything)
         del others[package.name]
         assert backend.sibling_trees(package) == others
-    # Outside a checkout (an unpacked sdist) there are none.
     assert backend.sibling_trees(ROOT / "tools") == {}
+
+
+def test_siblings_only_in_a_checkout(tmp_path):
+    def project(path, name):
+        path.mkdir(parents=True)
+        (path / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "1.0"\n')
+        return path
+
+    root = project(tmp_path / "src", "mx")
+    a = project(root / "packages" / "mx-a", "mx-a")
+    project(root / "packages" / "mx-b-renamed", "mx-b")     # not named after itself
+    (root / "packages" / "notes").mkdir()
+    assert backend.sibling_trees(root) == {"mx-a": (a, "1.0")}
+    assert backend.sibling_trees(a) == {}
+    # An unpacked sdist builds a release, even the root's, which holds packages/.
+    (root / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: mx\nVersion: 1.0\n")
+    assert backend.sibling_trees(root) == {}
 
 
 # ---------------------------------------------------------------------------
@@ -209,6 +225,14 @@ def test_sdist_holds_the_backend_and_needs_the_lower_packages_from_the_index(tmp
     assert backend_file.read_bytes() == (ROOT / "tools" / "build_backend.py").read_bytes()
     # Unpacked alone, it installs mx-engine (with its .pxd files) to build.
     assert "mx-engine==0.1.0" in packaging_checks.run_hook(tree, requires, env)
+
+
+def test_meta_package_sdist_builds_a_wheel_with_the_pins(tmp_path):
+    env = packaging_checks.clean_env()
+    tree = packaging_checks.sdist_tree(ROOT, tmp_path / "sdist", env)
+    assert (tree / "packages").is_dir()       # meson dist ships the whole repository
+    pins = _pyproject(ROOT)["project"]["dependencies"]
+    assert _wheel_requires(tree, tmp_path) == pins
 
 
 # ---------------------------------------------------------------------------

@@ -11,11 +11,11 @@ mx-storage and mx-engine from the same checkout.  At build time the
 ``.pxd`` files of the lower packages come from those trees as well (each
 meson.build looks there), so nothing is installed for the build.
 
-Outside a checkout (a build from an sdist), or with ``-Cmx-release=true``,
-the wheel keeps the exact pins of pyproject.toml, as an index needs, and
-the lower packages whose ``.pxd`` files the build cimports
-(``[tool.mx] build-requires``) are build requirements, installed from the
-index.
+A build from an sdist (its PKG-INFO says so), or with
+``-Cmx-release=true``, keeps the exact pins of pyproject.toml in the wheel,
+as an index needs; from an sdist, the lower packages whose ``.pxd`` files
+the build cimports (``[tool.mx] build-requires``) are build requirements,
+installed from the index.
 
 Every package holds this file as the symlink ``build_backend.py``
 (``backend-path = ["."]``: PEP 517 loads a backend only from inside the
@@ -25,6 +25,7 @@ import base64
 import hashlib
 import io
 import pathlib
+import posixpath
 import tarfile
 import tomllib
 import zipfile
@@ -59,8 +60,11 @@ def sibling_trees(project=pathlib.Path(".")):
     """{canonical name: (source tree, version)} of the mx packages beside
     ``project`` in a checkout: the other ``packages/<name>`` seen from a
     package, all of them seen from the root.  A directory counts only if
-    its pyproject.toml gives it its own name."""
+    its pyproject.toml gives it its own name.  None from an unpacked sdist
+    (the root's holds packages/ too): a build from an sdist is a release's."""
     project = project.resolve()
+    if (project / "PKG-INFO").is_file():
+        return {}
     if (project / "packages").is_dir():
         parent = project / "packages"
     elif project.parent.name == "packages":
@@ -184,7 +188,7 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 
 # ---------------------------------------------------------------------------
-# sdists: meson-python's, plus this file (it drops the symlink to it)
+# sdists: meson-python's, plus this file where it dropped the symlink to it
 # ---------------------------------------------------------------------------
 def build_sdist(sdist_directory, config_settings=None):
     settings, _ = _split_settings(config_settings)
@@ -194,7 +198,11 @@ def build_sdist(sdist_directory, config_settings=None):
         members = [(m, tin.extractfile(m).read() if m.isfile() else None)
                    for m in tin.getmembers()]
     top = members[0][0].name.split("/")[0]
-    backend = tarfile.TarInfo(f"{top}/build_backend.py")
+    (backend_path,) = _pyproject()["build-system"]["backend-path"]
+    path = posixpath.normpath(f"{top}/{backend_path}/build_backend.py")
+    if any(member.name == path for member, _ in members):
+        return name
+    backend = tarfile.TarInfo(path)
     source = pathlib.Path(__file__).resolve().read_bytes()
     backend.size, backend.mode, backend.mtime = len(source), 0o644, members[0][0].mtime
     tmp = sdist.with_suffix(".tmp")
