@@ -4,13 +4,13 @@ In a checkout, ``pip install ./packages/mx-<name>`` must install that
 package and the packages of ours it needs, from the same checkout, with
 nothing but pip's defaults (build isolation on).  The build backend does it
 by turning the exact pins on sibling packages into direct references to
-their source trees; a release build keeps the pins.  The fast tests check
-that rewriting and the project files it relies on; the slow one installs
-mx-ndarray into a fresh virtual environment, as a user would, and computes
-with it.  A missing venv or pip fails the test, never skips it.
-"""
-import importlib.util
-import json
+their source trees; a release build (``-Cmx-release=true``, or from an
+sdist) keeps the pins.  Most tests here check that rewriting and the
+project files it relies on in seconds; the slow ones build sdists (meson
+dist) and, the last, install mx-ndarray into a fresh virtual environment
+as a user would and compute with it.  A missing venv or pip fails the
+test, never skips it.
+"""import importlib.util
 import pathlib
 import re
 import sys
@@ -214,6 +214,7 @@ def test_release_setting_refuses_other_values(tmp_path):
         _wheel_requires(ROOT / "packages" / "mx-io", tmp_path, "mx-release=yes")
 
 
+@pytest.mark.slow     # meson dist clones the repository: 5-10 s
 def test_sdist_holds_the_backend_and_needs_the_lower_packages_from_the_index(tmp_path):
     storage, env = ROOT / "packages" / "mx-storage", packaging_checks.clean_env()
     requires = "build_backend.get_requires_for_build_wheel()"
@@ -227,6 +228,7 @@ def test_sdist_holds_the_backend_and_needs_the_lower_packages_from_the_index(tmp
     assert "mx-engine==0.1.0" in packaging_checks.run_hook(tree, requires, env)
 
 
+@pytest.mark.slow     # meson dist clones the repository: 5-10 s
 def test_meta_package_sdist_builds_a_wheel_with_the_pins(tmp_path):
     env = packaging_checks.clean_env()
     tree = packaging_checks.sdist_tree(ROOT, tmp_path / "sdist", env)
