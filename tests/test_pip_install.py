@@ -10,7 +10,8 @@ project files it relies on in seconds; the slow ones build sdists (meson
 dist) and, the last, install mx-ndarray into a fresh virtual environment
 as a user would and compute with it.  A missing venv or pip fails the
 test, never skips it.
-"""import importlib.util
+"""
+import importlib.util
 import pathlib
 import re
 import sys
