@@ -97,7 +97,9 @@ def direct_reference(requirement, trees):
     # The trailing "/." keeps pip (before 26.2) from caching the wheel it
     # builds there under the URL and installing it again after the tree
     # changed: it caches trees whose name looks like name-version
-    # (pypa/pip#13093, #14044).
+    # (pypa/pip#13093, #14044).  The price: pip sees ./packages/mx-engine and
+    # .../mx-engine/. as two URLs, so a command names one package and its
+    # siblings come with it.
     return f"{req.name}{extras} @ {tree.as_uri()}/.{marker}"
 
 
