@@ -14,8 +14,10 @@ Rewrite a pin after an intended ABI break with
 ``python packages/mx-engine/tests/packaging_checks.py --write-capi-pin
 PIN_FILE MODULE...`` (a failing pin check prints the exact line).
 """
+import base64
 import contextlib
 import ctypes
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -24,6 +26,8 @@ import pathlib
 import pkgutil
 import subprocess
 import sys
+import tarfile
+import tomllib
 import types
 import zipfile
 
@@ -71,19 +75,68 @@ def clean_env(**extra):
 # ---------------------------------------------------------------------------
 # Wheels and fresh environments
 # ---------------------------------------------------------------------------
-def build_wheel(project, out_dir, build_dir, env, setup_args=()):
+def build_wheel(project, out_dir, build_dir, env, setup_args=(), settings=()):
     """The wheel of one project directory, built with this environment's
     build tools (no isolation) and no index; ``setup_args`` go to meson
-    setup (``-Doptimization=0`` halves the build time)."""
+    setup (``-Doptimization=0`` halves the build time), ``settings``
+    (``key=value``) to the build backend."""
     require(("pip", "mesonpy"), f"building the wheel of {project.name}")
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
          "--no-index", "--no-cache-dir", "--disable-pip-version-check", project,
          "-w", out_dir, f"--config-settings=build-dir={build_dir}"]
-        + [f"--config-settings=setup-args={a}" for a in setup_args],
+        + [f"--config-settings=setup-args={a}" for a in setup_args]
+        + [f"--config-settings={s}" for s in settings],
         f"building the {project.name} wheel", env=env)
-    found = sorted(pathlib.Path(out_dir).glob(project.name.replace("-", "_") + "-*.whl"))
-    assert len(found) == 1, f"expected one {project.name} wheel, got {os.listdir(out_dir)}"
+    name = tomllib.loads((pathlib.Path(project) / "pyproject.toml").read_text())["project"]["name"]
+    found = sorted(pathlib.Path(out_dir).glob(name.replace("-", "_") + "-*.whl"))
+    assert len(found) == 1, f"expected one {name} wheel, got {os.listdir(out_dir)}"
     return found[0]
+
+
+def run_hook(project, expression, env):
+    """The JSON value of ``expression`` (Python, with ``build_backend``
+    imported), evaluated as a PEP 517 front end calls the build backend: in a
+    fresh interpreter, in the project directory, with the project's
+    backend-path first on sys.path."""
+    pyproject = tomllib.loads((pathlib.Path(project) / "pyproject.toml").read_text())
+    paths = [str(pathlib.Path(project) / p) for p in pyproject["build-system"]["backend-path"]]
+    proc = run([sys.executable, "-c",
+                f"import json, build_backend; print(json.dumps({expression}))"],
+               f"the build backend of {project}", cwd=project,
+               env={**env, "PYTHONPATH": os.pathsep.join(paths)})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def sdist_tree(project, out_dir, env):
+    """The sdist of ``project`` (meson dist: the committed files) unpacked
+    in ``out_dir``: what a build from the sdist starts from, with no sibling
+    package beside it."""
+    require(("mesonpy",), f"building the sdist of {project.name}")
+    out_dir = pathlib.Path(out_dir)
+    name = run_hook(project, f"build_backend.build_sdist({str(out_dir)!r})", env)
+    with tarfile.open(out_dir / name) as tf:
+        tf.extractall(out_dir / "unpacked", filter="data")
+    (tree,) = (out_dir / "unpacked").iterdir()
+    return tree
+
+
+def requires_dist(wheel):
+    """The Requires-Dist values of ``wheel``'s METADATA, once every file's
+    hash and size match its RECORD (the build backend rewrites METADATA)."""
+    with zipfile.ZipFile(wheel) as zf:
+        (record,) = [n for n in zf.namelist() if n.count("/") == 1
+                     and n.endswith(".dist-info/RECORD")]
+        for line in zf.read(record).decode().splitlines():
+            path, digest, size = line.rsplit(",", 2)
+            if digest:
+                data = zf.read(path)
+                want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+                assert (digest, int(size)) == (f"sha256={want.decode()}", len(data)), (
+                    f"{wheel}: {path} does not match its RECORD line {line!r}")
+        metadata = zf.read(record.replace("/RECORD", "/METADATA")).decode()
+    headers = metadata.split("\n\n", 1)[0]
+    return [line[len("Requires-Dist: "):] for line in headers.splitlines()
+            if line.startswith("Requires-Dist: ")]
 
 
 def check_wheel_contents(wheel, source, c_api):

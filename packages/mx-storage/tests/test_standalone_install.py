@@ -1,24 +1,25 @@
 """mx-storage installs with only what it depends on (mx-engine, NumPy) and
-works.
+works, built as a release is: from its sdist, against mx-engine installed.
 
-Builds wheels of packages/mx-engine and packages/mx-storage, installs them
+Builds the mx-engine wheel, and the mx-storage wheel from mx-storage's
+sdist (meson dist: the committed files) unpacked alone, and installs both
 with no index and no dependencies into a fresh virtual environment without
-system site packages, and runs a small program there.  A missing tool fails
-the test instead of skipping it, so CI cannot pass by luck.
+system site packages; then runs a small program there.  A missing tool
+fails the test instead of skipping it, so CI cannot pass by luck.
 
-Building mx-storage needs mx-engine's .pxd files.  Its meson.build finds
-them through the sibling project only in the one-tree build
-(-Dpackages=true); built alone, Cython looks for ``mx_engine/*.pxd`` on its
-sys.path, and the development environment's editable mx_engine is not there
-(meson-python's editable loader serves it from a virtual path,
-``_mx_editable_loader.py/mx_engine``, which Cython cannot read).  So the
-test installs the mx-engine wheel just built into a directory of its own
-(``pip install --target``) and puts that on PYTHONPATH for the build, as
-pip's isolated builds expose build requirements (mx-engine==0.1.0 is one).
-The build tools are this environment's.  NumPy, a run-time dependency, comes
-from ``pip download`` of the version installed here, through pip's own
-configuration (its index, or a mirror or wheel directory), then installs
-with --no-index like the rest.
+Building mx-storage needs mx-engine's .pxd files.  In the checkout its
+meson.build reads them from ../mx-engine (tests/test_pip_install.py
+installs that way); the unpacked sdist has no sibling, so Cython must find
+an installed mx_engine on its sys.path, as in pip's isolated build of the
+sdist, where the build backend adds mx-engine==0.1.0 (``[tool.mx]
+build-requires``) to the build requirements.  The test installs the
+mx-engine wheel into a directory of its own (``pip install --target``) and
+puts it on PYTHONPATH for the build; the build tools are this
+environment's.  With no sibling beside it, the wheel requires
+``mx-engine==0.1.0`` as an index needs, not a direct reference.  NumPy, a
+run-time dependency, comes from ``pip download`` of the version installed
+here, through pip's own configuration (its index, or a mirror or wheel
+directory), then installs with --no-index like the rest.
 """
 import pathlib
 import sys
@@ -107,9 +108,11 @@ def test_storage_installs_with_its_dependencies_and_works(tmp_path):
     packaging_checks.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps",
                           "--disable-pip-version-check", "--target", build_deps, engine_wheel],
                          "installing the mx-engine wheel as a build requirement", env=env)
-    wheel = packaging_checks.build_wheel(PACKAGE, wheels, tmp_path / "build-storage",
+    sdist = packaging_checks.sdist_tree(PACKAGE, tmp_path / "sdist", env)
+    wheel = packaging_checks.build_wheel(sdist, wheels, tmp_path / "build-storage",
                                          {**env, "PYTHONPATH": str(build_deps)}, FAST)
     packaging_checks.check_wheel_contents(wheel, SOURCE, C_API)
+    assert packaging_checks.requires_dist(wheel) == ["mx-engine==0.1.0", "numpy>=2.0"]
 
     # pip's own configuration (index, mirror, find-links) applies here only.
     packaging_checks.run([sys.executable, "-m", "pip", "download", "--no-deps",
