@@ -23,9 +23,7 @@ brackets, in microseconds per call; ratios to ``c = a + b`` are the medians
 of the ratios taken within each repeat.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,9 +36,9 @@ import numpy as np
 from benchmarks import call_cases
 from benchmarks.common import format_table
 from benchmarks.mxnet_worker import MXNET_PYTHON, mxnet_env
+from benchmarks.net_worker import ROOT, NetWorker, start_server
 from benchmarks.torch_worker import TORCH_PYTHON
 
-ROOT = Path(__file__).resolve().parent.parent
 CALL_TARGET = 2.0       # every case within 2x ours for c = a + b
 NUMPY_TARGET = 5.0      # c = a + b within 5x np.add on (1,)
 GAP_S = 0.01            # idle time before each burst (tiny arrays: no BLAS spinners)
@@ -97,47 +95,24 @@ class LocalSide:
         pass
 
 
-class WorkerSide:
+class WorkerSide(NetWorker):
     """MXNet or PyTorch in its own interpreter (see _SERVER)."""
-
-    def __init__(self, name, proc, version):
-        self.name, self._proc, self.version = name, proc, version
 
     @classmethod
     def start(cls, name, framework, python, n, env):
         """The worker, or None (with the reason printed) when ``python`` is
         missing or does not start."""
-        if not python or not os.path.exists(python):
-            print(f"({name}: no interpreter at {python!r}; skipped)")
+        started = start_server(name, python, _SERVER, [str(ROOT), framework, str(n)], env)
+        if started is None:
             return None
-        try:
-            proc = subprocess.Popen([python, "-c", _SERVER, str(ROOT), framework, str(n)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                    env=env)
-            line = proc.stdout.readline()
-            if not line:
-                proc.wait(timeout=60)
-                raise ValueError(f"it exited with status {proc.returncode}")
-            version = json.loads(line)["version"]
-        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
-            print(f"({name}: {python} failed to start the worker: {e}; skipped)")
-            return None
-        return cls(f"{name} {version}", proc, version)
+        proc, info = started
+        side = cls(proc, name, info["version"], threads=None)
+        side.name = f"{name} {side.version}"
+        return side
 
     def run(self, key, count):
-        self._proc.stdin.write(json.dumps({"key": key, "count": count}) + "\n")
-        self._proc.stdin.flush()
-        line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the {self.name} worker exited")
-        out = json.loads(line)
-        if "error" in out:
-            raise RuntimeError(out["error"])
-        return out["s"]
-
-    def close(self):
-        self._proc.stdin.close()
-        self._proc.wait(timeout=60)
+        """As LocalSide.run, timed inside the worker."""
+        return self._ask({"key": key, "count": count})["s"]
 
 
 def measure(sides, keys, repeat):
