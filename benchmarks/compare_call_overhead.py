@@ -18,8 +18,8 @@ MXNet runs in its own interpreter ($MX_MXNET_PYTHON, default
 subprocess that times its loops itself; a missing one is skipped.  Each
 repeat runs, case by case, a short burst of every side in turn
 (interleaved), so a shared machine's load hits all alike.  Figures are the
-median over repeats of each burst's median warm run, with the best run in
-brackets, in microseconds per call; ratios to ``c = a + b`` are the medians
+median over repeats of each burst's median warm run, with the best
+repeat's in brackets, in microseconds per call; ratios to ``c = a + b`` are the medians
 of the ratios taken within each repeat.
 """
 import argparse
@@ -32,6 +32,8 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
+
+import mx
 
 from benchmarks import call_cases
 from benchmarks.common import format_table
@@ -191,11 +193,10 @@ def main(argv=None):
         parser.error(f"unknown cases {unknown}; known: {call_cases.KEYS}")
     if call_cases.YARDSTICK not in keys:
         keys.insert(0, call_cases.YARDSTICK)
-    import mx
     sides = [LocalSide("ours", "mx", {"mx": mx}, args.n),
              LocalSide("NumPy", "np", {"np": np}, args.n)]
-    # One OpenMP thread per operator as the machine's cores allow, MXNet's
-    # default engine (benchmarks/mxnet_worker.py); tiny arrays never split.
+    # MXNet as its users run it (benchmarks/mxnet_worker.py): the default
+    # engine, OpenMP on every core (a tiny array never splits anyway).
     for side in (WorkerSide.start("MXNet", "mx", args.mxnet_python, args.n,
                                   mxnet_env(os.cpu_count() or 1)),
                  WorkerSide.start("PyTorch", "torch", args.torch_python, args.n,

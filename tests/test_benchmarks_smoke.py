@@ -106,6 +106,21 @@ def test_compare_call_overhead_quick(tmp_path):
     assert "error:" not in out and "np.add" in out
 
 
+def test_call_overhead_reports_a_broken_case(monkeypatch):
+    # A side whose calls raise is reported per case; the other sides go on.
+    monkeypatch.syspath_prepend(str(ROOT))
+    import numpy as np
+    from benchmarks import compare_call_overhead as cco
+    sides = [cco.LocalSide("ours", "mx", {"mx": None}, 5),
+             cco.LocalSide("NumPy", "np", {"np": np}, 5)]
+    keys = ["add", "iadd_scalar"]
+    times, errors = cco.measure(sides, keys, 2)
+    assert errors["ours"] == {k: "'NoneType' object has no attribute 'nd'" for k in keys}
+    assert all(len(times["NumPy"][k]) == 2 for k in keys)
+    out = cco.table(sides, times, errors, keys)
+    assert "error: 'NoneType'" in out and "MISS" not in out and "PASS" not in out
+
+
 def test_compare_conv_quick(tmp_path, monkeypatch):
     monkeypatch.setenv("MX_TORCH_PYTHON", str(tmp_path / "no-torch"))    # ours and NumPy only
     out = _run_script("benchmarks/compare_conv.py", "--quick", cwd=tmp_path)
