@@ -84,6 +84,28 @@ class WorkerError(RuntimeError):
     """The reference failed a request (its message says how)."""
 
 
+def start_server(name, python, script, args, env=None):
+    """(process, first reply) of ``script`` run by ``python -c`` with
+    ``args``, speaking one JSON line per request and reply; None (with the
+    reason printed, under ``name``) when ``python`` is missing or the
+    script exits before its first reply."""
+    if not python or not os.path.exists(python):
+        print(f"({name}: no interpreter at {python!r}; skipped)")
+        return None
+    try:
+        proc = subprocess.Popen([python, "-c", script, *args],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                env=env if env is not None else dict(os.environ))
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait(timeout=60)
+            raise ValueError(f"it exited with status {proc.returncode}")
+        return proc, json.loads(line)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        print(f"({name}: {python} failed to start the worker: {e}; skipped)")
+        return None
+
+
 class NetWorker:
     """A reference framework's subprocess answering training requests."""
 
@@ -98,21 +120,11 @@ class NetWorker:
         """The worker for ``framework`` ('mxnet' or 'torch') run by
         ``python``, or None (with the reason printed) when that interpreter
         is missing or fails to start."""
-        if not python or not os.path.exists(python):
-            print(f"({framework}: no interpreter at {python!r}; skipped)")
+        started = start_server(framework, python, _SERVER, [str(ROOT), framework, str(threads)],
+                               env)
+        if started is None:
             return None
-        try:
-            proc = subprocess.Popen([python, "-c", _SERVER, str(ROOT), framework, str(threads)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                    env=env if env is not None else dict(os.environ))
-            line = proc.stdout.readline()
-            if not line:
-                proc.wait(timeout=60)
-                raise ValueError(f"it exited with status {proc.returncode}")
-            info = json.loads(line)
-        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
-            print(f"({framework}: {python} failed to start the worker: {e}; skipped)")
-            return None
+        proc, info = started
         return cls(proc, framework, info["version"], info["threads"])
 
     def _ask(self, req):

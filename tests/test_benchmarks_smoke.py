@@ -95,6 +95,32 @@ def test_compare_ndarray_quick(tmp_path):
     assert "c = a + b on (1,), per op" in out and "float32" in out
 
 
+def test_compare_call_overhead_quick(tmp_path):
+    # References switched off: ours and NumPy, every case, the targets judged.
+    out = _run_script("benchmarks/compare_call_overhead.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "MXNet: no interpreter" in out and "PyTorch: no interpreter" in out
+    for case in ("c = a + b", "a += 1", "mx.nd.elemwise_add(a, b, out=c)",
+                 "mx.nd.FullyConnected 4x8 -> 3", "mx.nd.dot 2x2"):
+        assert case in out
+    assert "error:" not in out and "np.add" in out
+
+
+def test_call_overhead_reports_a_broken_case(monkeypatch):
+    # A side whose calls raise is reported per case; the other sides go on.
+    monkeypatch.syspath_prepend(str(ROOT))
+    import numpy as np
+    from benchmarks import compare_call_overhead as cco
+    sides = [cco.LocalSide("ours", "mx", {"mx": None}, 5),
+             cco.LocalSide("NumPy", "np", {"np": np}, 5)]
+    keys = ["add", "iadd_scalar"]
+    times, errors = cco.measure(sides, keys, 2)
+    assert errors["ours"] == {k: "'NoneType' object has no attribute 'nd'" for k in keys}
+    assert all(len(times["NumPy"][k]) == 2 for k in keys)
+    out = cco.table(sides, times, errors, keys)
+    assert "error: 'NoneType'" in out and "MISS" not in out and "PASS" not in out
+
+
 def test_compare_conv_quick(tmp_path, monkeypatch):
     monkeypatch.setenv("MX_TORCH_PYTHON", str(tmp_path / "no-torch"))    # ours and NumPy only
     out = _run_script("benchmarks/compare_conv.py", "--quick", cwd=tmp_path)
