@@ -1,6 +1,8 @@
 """An asynchronous error is raised once and then gone, as in MXNet 1.9: the
 wait that raises it clears it from every array that carried it, so waitall,
-later writes into those arrays and executor re-runs see it no more."""
+later writes into those arrays and executor re-runs see it no more.
+MXNet 1.9.1 itself does exactly this on the first two cases
+(tests/data/mxnet_error_clearing.py, its output in the docstring)."""
 import numpy as np
 import pytest
 
