@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops.registry import ShapeError
+from mx_ops.core.registry import ShapeError
 
 
 def _out_size(x, k, s, p, full):
@@ -127,7 +127,7 @@ def test_max_2x2_stride_2_with_ties(nn, threads, dtype, shape):
     falls back to the general loop) against the reference: small integers
     make ties common, where the first window position (row-major) takes the
     gradient; planes split over threads, every req."""
-    from mx_ops import _conv_cpu
+    from mx_ops.ops.nn import _conv_cpu
     old = _conv_cpu.set_max_threads(threads)
     try:
         rng = np.random.default_rng(11)

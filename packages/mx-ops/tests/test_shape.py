@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError
-from mx_ops.shape import reshape_shape
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError
+from mx_ops.ops.shape.shape import reshape_shape
 
 X = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
 

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings, strategies as st
 
-from mx_ops import batch_norm, elemwise, get, infer_shapes, infer_types, list_ops, loss
-from mx_ops import optimizer
-from mx_ops import shape as shape_ops
-from mx_ops._params import ParamError
-from mx_ops.registry import MXNetError, ShapeError
+from mx_ops import get, infer_shapes, infer_types, list_ops
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import MXNetError, ShapeError
+from mx_ops.ops.elemwise import elemwise
+from mx_ops.ops.loss import loss
+from mx_ops.ops.norm import batch_norm
+from mx_ops.ops.optimizer import optimizer
+from mx_ops.ops.shape import shape as shape_ops
 
 FLOATS = ("float16", "float32", "float64")
 SETTINGS = settings(max_examples=400, deadline=None)

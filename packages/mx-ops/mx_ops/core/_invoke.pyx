@@ -5,7 +5,7 @@ tests, reference runs and code that has plain arrays."""
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
-from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
 
 import threading
 
@@ -13,15 +13,14 @@ import numpy as np
 
 from mx_engine.base import MXNetError
 from mx_engine import cpu, gpu as gpu_ctx
-from mx_ops import registry
-from mx_ops.training import is_training
-from mx_ops._random_state import pack_call, random_kind
-from mx_ops._limits import check_shape
-from mx_ops._params import DTYPE_NAMES
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core import registry
+from mx_ops.core.training import is_training
+from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core._limits import check_shape
+from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, DTYPE_NAMES
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 REQS = {"null": 0, "write": 1, "inplace": 2, "add": 3}
-_FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
 
 
 cdef int _fill(MXTBlob* b, arr, str op, str what) except -1:
@@ -49,7 +48,7 @@ def invoke(op_name, inputs, out=None, req="write", **params):
 
     Inputs that the operator mutates (aux states, optimizer states) are
     written in place, so they must be C-contiguous arrays of the right
-    dtype.  The call runs in training mode when ``mx_ops.training`` says so.
+    dtype.  The call runs in training mode when ``mx_ops.core.training`` says so.
 
     ``out`` receives the result (required with ``req='add'``, which
     accumulates into it); ``req`` is 'write', 'inplace', 'add' or 'null',

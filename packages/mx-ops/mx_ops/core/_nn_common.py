@@ -1,6 +1,6 @@
 """Type inference shared by the neural-network operators: every input has
 the first input's dtype, which must be a float type."""
-from mx_ops.registry import TypeInferenceError
+from mx_ops.core.registry import TypeInferenceError
 
 FLOATS = ("float16", "float32", "float64")
 

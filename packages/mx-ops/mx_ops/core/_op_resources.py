@@ -104,7 +104,7 @@ class Random:
         shape, n, start = self._take(shape)
         draw_t = "float32" if dtype.name == "float16" else dtype.name
         if self._gpu:
-            from mx_ops._random_gpu import _state
+            from mx_ops.ops.random._random_gpu import _state
             rs = _state({"_random_state": (self.seed, (self.offset + start) % (1 << 64))})
             fn = rs.uniform if kind == "uniform" else rs.normal
             return fn(a, b, shape, draw_t).astype(dtype, copy=False)

@@ -12,12 +12,11 @@ import reprlib
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64, is_int
+from mx_ops.core._limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64, is_int
+from mx_ops.core.dtypes import DTYPE_NAMES
 
 REQUIRED = object()
 
-# MXNet's dtype names in type-flag order (mshadow's kFloat32 ...).
-DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int32", "int8", "int64")
 
 
 class ParamError(MXNetError, ValueError):

@@ -9,8 +9,8 @@ maker's result what the backward needs of the forward (MXNet's
 DeclareBackwardDependency), which memory planning uses to free forward
 values early.
 """
-from mx_ops import registry
-from mx_ops.node import NodeEntry, make_node
+from mx_ops.core import registry
+from mx_ops.core.node import NodeEntry, make_node
 
 __all__ = ["set_gradient", "grad_entries", "backward_dependency", "apply"]
 
@@ -43,6 +43,24 @@ def grad_entries(node, out_grads):
 def apply(op_name, *inputs, **params):
     """Entry 0 of a new node applying ``op_name`` (a maker's building block)."""
     return NodeEntry(make_node(op_name, inputs, **params), 0)
+
+
+def zeros_like(entry):
+    """A zeros_like node of ``entry``: the gradient of an input read for its
+    shape or as indices only (MXNet's MakeZeroGradNodes)."""
+    return apply("zeros_like", entry)
+
+
+def backward_op(name, reads):
+    """A maker in MXNet's legacy convention: one ``_backward_<name>`` node,
+    with the forward node's parameters, reading ``reads(node, out_grads)``
+    (the output gradients and the forward values its backward needs); its
+    outputs are the input gradients in order."""
+    def maker(node, ograds):
+        back = make_node(f"_backward_{name}", reads(node, ograds),
+                         name=f"{node.name}_backward", **node.params)
+        return back.outputs()
+    return maker
 
 
 def backward_dependency(node, out_grads, grads):

@@ -12,7 +12,7 @@ tests and reference runs.
 import itertools
 from typing import NamedTuple
 
-from mx_ops import registry
+from mx_ops.core import registry
 
 __all__ = ["Node", "NodeEntry", "variable", "make_node", "evaluate", "topological_order"]
 
@@ -100,7 +100,7 @@ def evaluate(heads, feed):
     """The values of entries ``heads``, running each node once through
     ``mx_ops.invoke``; ``feed`` maps every variable reached (node or name)
     to its array."""
-    from mx_ops._invoke import invoke
+    from mx_ops.core._invoke import invoke
     values = {}
     for node in topological_order(list(heads)):
         if node.is_variable:

@@ -31,8 +31,8 @@ the first known output, where the forward infer_type accepts the guess.
 """
 import numpy as np
 
-from mx_ops import registry
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core import registry
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 __all__ = ["infer_shapes", "infer_types", "set_infer_shape_partial", "set_infer_type_partial",
            "Slots", "known", "merge_shape", "same_shape", "same_type", "format_shape"]
@@ -115,6 +115,13 @@ def same_type(inputs=None, outputs=None):
     """A type rule giving the listed inputs and outputs one dtype (MXNet's
     ElemwiseType)."""
     return _same("dtype", inputs, outputs)
+
+
+def dtype_param(params, ins, outs):
+    """A type rule: the output's dtype is the 'dtype' parameter; the
+    inputs' are the caller's (MXNet leaves them to be known)."""
+    outs.assign(0, params["dtype"], why=f"argument 'dtype' is {params['dtype']}")
+    return ins, outs
 
 
 def _same(attr, inputs, outputs):

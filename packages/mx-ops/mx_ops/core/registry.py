@@ -14,8 +14,8 @@ import textwrap
 import threading
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import ShapeError
-from mx_ops._params import ParamError
+from mx_ops.core._limits import ShapeError
+from mx_ops.core._params import ParamError
 from mx_storage.resource import ResourceRequest
 
 __all__ = ["OpDef", "register", "get", "list_ops", "OperatorNotFound", "ShapeError",
@@ -76,14 +76,14 @@ class OpDef:
         MXNet's FInferShape: fills unknown input and output shapes (None,
         or 0 in a dimension) from the known ones, in both directions
         (FullyConnected's weight from its data).  See
-        ``mx_ops.partial_infer``, which runs it and whose
+        ``mx_ops.core.partial_infer``, which runs it and whose
         ``set_infer_shape_partial`` sets it after registration.
     infer_type_partial : callable(params, in_dtypes, out_dtypes), optional
         MXNet's FInferType, likewise (``set_infer_type_partial``).
     compute : dict
         Per device kind: 'cpu' -> address of an MXFCompute function (run
         without the GIL), or a Python callable; 'gpu' -> a Python callable
-        (see mx_ops._elemwise_gpu).  A Python compute is called as
+        (see mx_ops.ops.elemwise._elemwise_gpu).  A Python compute is called as
         ``fn(params, inputs, outputs, reqs)`` with NumPy (CuPy) arrays and
         req names; ``params`` also holds '_is_train', '_random_state' for
         a random operator, and '_workspace' (a uint8 NumPy or CuPy array of
@@ -445,7 +445,8 @@ def list_ops():
 
 
 def gpu_compute(module, attr, *args):
-    """The 'gpu' compute ``mx_ops.<module>.<attr>`` (or what ``attr(*args)``
+    """The 'gpu' compute ``<module>.<attr>`` (module: a dotted path, a
+    family's CuPy twin such as ``mx_ops.ops.dot._dot_gpu``; or what ``attr(*args)``
     returns, where args are given), imported with CuPy on its first call so
     that importing mx_ops never imports CuPy; None where CuPy is not
     installed, so that the GPU compute is then not registered."""
@@ -459,7 +460,7 @@ def gpu_compute(module, attr, *args):
     def run(params, inputs, outputs, reqs):
         nonlocal fn
         if fn is None:
-            obj = getattr(importlib.import_module(f"mx_ops.{module}"), attr)
+            obj = getattr(importlib.import_module(module), attr)
             fn = obj(*args) if args else obj
         fn(params, inputs, outputs, reqs)
 

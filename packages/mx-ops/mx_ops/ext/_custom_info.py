@@ -13,9 +13,10 @@ import threading
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops import custom
-from mx_ops._params import DTYPE_NAMES, ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.dtypes import DTYPE_FLAGS, DTYPE_NAMES
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext import custom
 
 __all__ = ["CustomInfo", "CustomOpError", "parse"]
 
@@ -227,7 +228,7 @@ class CustomInfo:
             if self._operator is None:
                 op = self._call("create_operator", CustomOpError, ctx,
                                 [list(s) for s in in_shapes],
-                                [DTYPE_NAMES.index(d) for d in in_dtypes])
+                                [DTYPE_FLAGS[d] for d in in_dtypes])
                 if not (callable(getattr(op, "forward", None))
                         and callable(getattr(op, "backward", None))):
                     raise CustomOpError(f"{self._where('create_operator')} must return a "

@@ -24,8 +24,7 @@ from cpython.exc cimport PyErr_Clear
 from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
 
 from mx_engine._context cimport DEV_CPU, DEV_GPU
-from mx_ops._types cimport (MXFCompute, MXOpCall, MXTBlob, MX_MAX_DIM, MX_REQ_ADD,
-                            MX_REQ_NULL)
+from mx_ops.core._types cimport MXFCompute, MXOpCall, MXTBlob, MX_MAX_DIM, MX_REQ_ADD, MX_REQ_NULL
 from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
 
 from mx_engine.base import MXNetError

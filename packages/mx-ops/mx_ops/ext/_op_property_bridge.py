@@ -1,4 +1,4 @@
-"""How an OperatorProperty class becomes registry entries (mx_ops.operator):
+"""How an OperatorProperty class becomes registry entries (mx_ops.ext.operator):
 the forward OpDef, the ``_backward_<name>`` OpDef and the gradient maker
 between them, each attribute a function of the call's parameters that asks
 the property built from them.
@@ -13,14 +13,15 @@ import threading
 
 from mx_engine import cpu
 from mx_engine.base import MXNetError
-from mx_ops import _operator, registry
-from mx_ops._op_resources import resources, run_context
-from mx_ops._params import REQUIRED, Param, ParamError
-from mx_ops.gradient import set_gradient
-from mx_ops.node import NodeEntry, make_node
-from mx_ops.operator import (NativeOperator, Operator, OperatorProperty, OperatorPropertyError,
-                             OpContext, ParamStruct)
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.core import registry
+from mx_ops.core._op_resources import resources, run_context
+from mx_ops.core._params import REQUIRED, Param, ParamError
+from mx_ops.core.gradient import set_gradient
+from mx_ops.core.node import NodeEntry, make_node
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.ext import _operator
+from mx_ops.ext.operator import (NativeOperator, Operator, OperatorProperty, OperatorPropertyError,
+                                 OpContext, ParamStruct)
 from mx_storage.resource import ResourceRequest
 
 _RANDOM = (ResourceRequest.RANDOM, ResourceRequest.PARALLEL_RANDOM)
@@ -199,7 +200,7 @@ class _Registration:
         return self._infer(prop, [tuple(s) for s in shapes[:nargs]], shapes[nargs:])[1]
 
     def partial_shape(self, params, ins, outs):
-        """The partial inference rule (mx_ops.partial_infer): MXNet's
+        """The partial inference rule (mx_ops.core.partial_infer): MXNet's
         OperatorProperty::InferShape is partial, so the property gets None
         for the arguments not known yet (and 0 for unknown dimensions), and
         whatever it returns fills arguments, outputs and aux states.  A

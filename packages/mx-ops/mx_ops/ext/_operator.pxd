@@ -1,15 +1,15 @@
-# The Cython API of OperatorProperty-style operators (mx_ops.operator):
+# The Cython API of OperatorProperty-style operators (mx_ops.ext.operator):
 # a native operator is a cdef class deriving from NativeOperator whose
 # forward / backward run without the GIL on the engine's worker, called
 # through an MXFCompute trampoline.  User code cimports it:
 #
-#     from mx_ops._operator cimport NativeOperator, MXOpContext, MXBlobs
+#     from mx_ops.ext._operator cimport NativeOperator, MXOpContext, MXBlobs
 #
 # and returns an instance from its OperatorProperty's create_operator with
 # ``native = True`` on the property class.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
-from mx_ops._types cimport MXTBlob, MXRandomState
+from mx_ops.core._types cimport MXTBlob, MXRandomState
 
 cdef extern from "mx_ops/operator.h" nogil:
     # A list of tensors: in_data, out_data, aux_states, out_grad, in_grad.

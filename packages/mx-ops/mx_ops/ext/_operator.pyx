@@ -3,7 +3,7 @@ users derive from, and the trampolines through which the engine's workers
 call their forward and backward without the GIL.
 
 A call's packed parameters start with a Header naming the operator
-instance (a borrowed reference: mx_ops.operator keeps the instance alive
+instance (a borrowed reference: mx_ops.ext.operator keeps the instance alive
 for as long as the operator is registered) and how the call's inputs split
 into arguments, auxiliary states and, for a backward call, the out_grad /
 in_data / out_data entries its property declared as dependencies."""
@@ -13,7 +13,7 @@ from libc.stdlib cimport calloc, free
 
 import struct
 
-from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, mx_random_state, MX_MAX_DIM
+from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, mx_random_state, MX_MAX_DIM
 
 _HEADER = struct.Struct("=Q6i")
 
@@ -33,7 +33,7 @@ cdef struct Header:
 cdef class NativeOperator:
     """Base of native operators: override the cdef methods forward and
     backward (``noexcept nogil``) in a cdef class of your own.  See
-    mx_ops/_operator.pxd for their signatures and mx_ops._lrn_cpu for an
+    mx_ops/ext/_operator.pxd for their signatures and mx_ops.ops.norm._lrn_cpu for an
     operator written this way."""
 
     cdef int forward(self, MXOpContext* ctx, MXBlobs in_data, const int32_t* req,

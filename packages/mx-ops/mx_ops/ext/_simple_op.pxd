@@ -1,9 +1,9 @@
 # The Cython view of SimpleOp functions (include/mx_ops/simple_op.h): write
 # a ``cdef int f(...) noexcept nogil`` of one of these types and register
-# ``<size_t>&f`` through mx_ops.simple_op.UnaryFunction(...) and friends.
+# ``<size_t>&f`` through mx_ops.ext.simple_op.UnaryFunction(...) and friends.
 from libc.stdint cimport int32_t, int64_t
 
-from mx_ops._types cimport MXTBlob, MXRandomState
+from mx_ops.core._types cimport MXTBlob, MXRandomState
 
 cdef extern from "mx_ops/simple_op.h" nogil:
     ctypedef struct MXEnvArguments:

@@ -11,9 +11,9 @@ from libc.stdlib cimport malloc, free
 
 import struct
 
-from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, mx_random_state
+from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, mx_random_state
 
-# Function kinds, as mx_ops.simple_op numbers them.
+# Function kinds, as mx_ops.ext.simple_op numbers them.
 cdef enum:
     K_UNARY = 0
     K_BINARY = 1

@@ -1,8 +1,8 @@
-"""The vocabulary of SimpleOp registrations (mx_ops.simple_op): the
+"""The vocabulary of SimpleOp registrations (mx_ops.ext.simple_op): the
 in-place options, EnvArguments, and the function kinds, typed as the
 design notes' operator_util.h types them (Unary/BinaryFunction, gradients
 T0 / T1 / T2 by what they read besides out_grad).  The kind numbers are
-the ones mx_ops/_simple_op.pyx dispatches on."""
+the ones mx_ops/ext/_simple_op.pyx dispatches on."""
 import inspect
 
 from mx_engine.base import MXNetError

@@ -7,7 +7,7 @@ NDArrays), registers the property class under a name, and calls the
 operator ``Custom`` with ``op_type=<name>``; its other keyword arguments
 reach the property's constructor as strings, as in MXNet.  The operator
 ``Custom`` and its ``_backward_Custom`` are registered in
-``mx_ops.custom_ops``; mx-ndarray runs their Python callbacks on threads of
+``mx_ops.ext.custom_ops``; mx-ndarray runs their Python callbacks on threads of
 their own, off the engine's workers.
 """
 import threading

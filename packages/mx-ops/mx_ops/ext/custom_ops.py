@@ -10,11 +10,11 @@ The gradient maker reads ``declare_backward_dependency``: the backward node
 takes the out_grad / in_data / out_data entries it asked for, then the aux
 states, and yields the argument gradients.
 """
-from mx_ops import registry
-from mx_ops._custom_info import CustomOpError, parse
-from mx_ops._params import Param
-from mx_ops.gradient import set_gradient
-from mx_ops.node import NodeEntry, make_node
+from mx_ops.core import registry
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import set_gradient
+from mx_ops.core.node import NodeEntry, make_node
+from mx_ops.ext._custom_info import CustomOpError, parse
 
 _OP_TYPE = Param("str", doc="The name a CustomOpProp was registered under with "
                             "mx.operator.register; other keyword arguments reach its "

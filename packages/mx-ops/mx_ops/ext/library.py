@@ -10,13 +10,13 @@ Attributes reach the library as strings (MXNet's convention: ``str`` of
 each keyword value), checked by its parseAttrs, which also says how many
 inputs and outputs a call has; shapes and dtypes come from its inferShape
 and inferType.  The CPU compute is the native trampoline of
-``mx_ops._library`` (no GIL on the engine worker), the GPU compute calls the
+``mx_ops.ext._library`` (no GIL on the engine worker), the GPU compute calls the
 same trampoline on the worker's stream.  An operator with a backward (or a
 stateful one) gets ``_backward_<name>`` and a gradient maker: its inputs are
 the output gradients, the forward inputs and the forward outputs, its
 outputs the input gradients, as MXNet passes them to the library.
 
-Nothing the library returns is trusted: ``mx_ops._library`` checks every
+Nothing the library returns is trusted: ``mx_ops.ext._library`` checks every
 count, status, name, shape and dtype against lib_abi.h's limits and raises
 ``LibraryError`` for a value outside them (a crash or a hang in the
 library's own code is beyond what a loader can prevent).
@@ -30,22 +30,23 @@ import logging
 import os
 import threading
 
-from mx_ops import _library, registry
-from mx_ops._params import DTYPE_NAMES, ParamError
-from mx_ops.node import make_node
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.core import registry
+from mx_ops.core._params import ParamError
+from mx_ops.core.dtypes import DTYPE_FLAGS, DTYPE_NAMES
+from mx_ops.core.node import make_node
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.ext import _library
 
 __all__ = ["load", "LibraryError", "ABI_VERSION"]
 
 ABI_VERSION = _library.ABI_VERSION
-_FLAGS = {name: i for i, name in enumerate(DTYPE_NAMES)}
 # Keys the invokers add to an operator's parameters, not the user's attributes.
 _INVOKER_KEYS = ("_is_train", "_random_state")
 _log = logging.getLogger("mx.library")
 _lock = threading.Lock()
 _loaded = {}          # real path -> {"library": Library, "ops": [names]}
 # A library that cannot be loaded, or that returned a value lib_abi.h does
-# not allow (raised by mx_ops._library too, hence defined there).
+# not allow (raised by mx_ops.ext._library too, hence defined there).
 LibraryError = _library.LibraryError
 
 
@@ -240,7 +241,7 @@ class _LibOp:
         block, nin, nout = self.parse(params)
         try:
             out = self.lib.infer_type(self.name, self.info["infer_type"], block,
-                                      [_FLAGS[d] for d in in_dtypes], nout)
+                                      [DTYPE_FLAGS[d] for d in in_dtypes], nout)
         except _library.LibraryCallError as exc:
             raise TypeInferenceError(f"{self.where()}: inferType failed for input dtypes "
                                      f"{list(in_dtypes)}: {exc}") from None
@@ -347,7 +348,7 @@ class LibraryOpDef(OpDef):
 
     def _run_gpu(self, params, inputs, outputs, reqs):
         """The GPU compute (CuPy is imported only there)."""
-        from mx_ops import _library_gpu
+        from mx_ops.ext import _library_gpu
         _library_gpu.run(self.core, self.forward, params, inputs, outputs, reqs)
 
     def _gradient(self, node, ograds):

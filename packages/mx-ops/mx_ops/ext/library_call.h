@@ -1,4 +1,4 @@
-// The mx side of a call into a custom-operator library (mx_ops._library):
+// The mx side of a call into a custom-operator library (mx_ops.ext._library):
 // the packed parameter block of a library operator, the states of its
 // stateful operators, the per-thread error text and the req 'add' sum.
 #ifndef MX_OPS_LIBRARY_CALL_H_
@@ -34,8 +34,8 @@ inline int lib_status(int rc, const char *function, char *err, int32_t err_size)
 }
 
 // MXOpCall.params of a library operator's call, built by
-// mx_ops._library.pack_call; the pointers are owned by the operator's
-// caches (mx_ops.library), which live as long as the process.
+// mx_ops.ext._library.pack_call; the pointers are owned by the operator's
+// caches (mx_ops.ext.library), which live as long as the process.
 struct LibCall {
   mxlib_compute_t compute;
   mxlib_state_compute_t state_compute;

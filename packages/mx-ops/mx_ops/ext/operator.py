@@ -11,16 +11,16 @@ graph nodes and ``check_numeric_gradient``.
 An Operator is written in Python, on NumPy arrays (and CuPy arrays on a GPU
 when the property lists 'gpu' in ``devices``), and runs on the engine's
 worker with the GIL; or in Cython, as a ``NativeOperator`` (cdef class,
-``mx_ops/_operator.pxd``) whose ``cdef ... nogil`` forward and backward
+``mx_ops/ext/_operator.pxd``) whose ``cdef ... nogil`` forward and backward
 the worker calls without the GIL (set ``native = True`` on the property;
-``mx_ops._lrn_cpu`` is an example).
+``mx_ops.ops.norm._lrn_cpu`` is an example).
 
 Example
 -------
 ::
 
     from mx_ops import Param
-    from mx_ops.operator import Operator, OperatorProperty, register_op_property
+    from mx_ops.ext.operator import Operator, OperatorProperty, register_op_property
 
     class Scale(Operator):
         def __init__(self, k):
@@ -60,8 +60,8 @@ with the parameters' defaults (required ones None), because the registry
 keeps them per operator.
 """
 from mx_engine.base import MXNetError
-from mx_ops._op_resources import RunContext, assign
-from mx_ops._operator import NativeOperator
+from mx_ops.core._op_resources import RunContext, assign
+from mx_ops.ext._operator import NativeOperator
 from mx_storage.resource import ResourceRequest
 
 __all__ = ["Operator", "OperatorProperty", "OpContext", "RunContext", "ParamStruct",
@@ -191,7 +191,7 @@ class OperatorProperty:
     def infer_type(self, in_types):
         """``(in_types, out_types, aux_types)``; by default every input,
         output and aux state has the first argument's dtype."""
-        from mx_ops.registry import TypeInferenceError
+        from mx_ops.core.registry import TypeInferenceError
         args = self.list_arguments()
         for name, t in zip(args[1:], in_types[1:]):
             if t != in_types[0]:
@@ -259,5 +259,5 @@ def register_op_property(name, prop_class, *, aliases=(), doc=None):
     OpDef.  Raises OperatorPropertyError for a class that cannot work
     (no infer_shape or create_operator, parameters that are not Params,
     bad backward dependencies) and MXNetError for a name already taken."""
-    from mx_ops._op_property_bridge import register
+    from mx_ops.ext._op_property_bridge import register
     return register(name, prop_class, aliases=aliases, doc=doc)

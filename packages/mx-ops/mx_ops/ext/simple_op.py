@@ -25,16 +25,16 @@ Each wraps a Python callable, which gets NumPy arrays (CuPy arrays for
 'gpu') and req names and writes ``ret`` / the gradients in place
 (``assign(ret, req, value)`` honours req), or, on the CPU, the address of
 a C / C++ / Cython function of the matching type in
-``include/mx_ops/simple_op.h`` (``mx_ops/_simple_op.pxd`` for Cython),
+``include/mx_ops/simple_op.h`` (``mx_ops/ext/_simple_op.pxd`` for Cython),
 which then runs on the engine's worker without the GIL.  ``env`` holds
 the scalar (``set_enable_scalar``) or the keyword arguments
 (``set_enable_kwargs``) and the resources (``set_resource_request``).
 
-Example: the notes' smooth l1 loss (``mx_ops.smooth_l1`` registers it with
+Example: the notes' smooth l1 loss (``mx_ops.ops.loss.smooth_l1`` registers it with
 native kernels)::
 
     import numpy as np
-    from mx_ops.simple_op import (register_simple_op, assign, UnaryFunction,
+    from mx_ops.ext.simple_op import (register_simple_op, assign, UnaryFunction,
                                   UnaryGradFunctionT2, NO_INPLACE, INPLACE_OUT_IN)
 
     def forward(src, env, ret, req, ctx):
@@ -60,19 +60,20 @@ shape function must map to itself.
 """
 import math
 
-from mx_ops import _simple_op, registry
-from mx_ops._op_resources import RunContext, assign, resources, run_context
-from mx_ops._params import Param
-from mx_ops._simple_op_kinds import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_NAMES,
-                                     INPLACE_OUT_IN, INPLACE_OUT_LHS, NO_INPLACE, READS,
-                                     BinaryFunction, BinaryGradFunctionT0, BinaryGradFunctionT1,
-                                     BinaryGradFunctionT2, EnvArguments, SimpleOpError,
-                                     UnaryFunction, UnaryGradFunctionT0, UnaryGradFunctionT1,
-                                     UnaryGradFunctionT2, _Function, positional)
-from mx_ops.gradient import set_gradient
-from mx_ops.node import make_node
-from mx_ops.partial_infer import same_shape
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.core import registry
+from mx_ops.core._op_resources import RunContext, assign, resources, run_context
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import set_gradient
+from mx_ops.core.node import make_node
+from mx_ops.core.partial_infer import same_shape
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.ext import _simple_op
+from mx_ops.ext._simple_op_kinds import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_NAMES,
+                                         INPLACE_OUT_IN, INPLACE_OUT_LHS, NO_INPLACE, READS,
+                                         BinaryFunction, BinaryGradFunctionT0, BinaryGradFunctionT1,
+                                         BinaryGradFunctionT2, EnvArguments, SimpleOpError,
+                                         UnaryFunction, UnaryGradFunctionT0, UnaryGradFunctionT1,
+                                         UnaryGradFunctionT2, _Function, positional)
 from mx_storage.resource import ResourceRequest
 
 __all__ = ["register_simple_op", "SimpleOp", "SimpleOpError", "EnvArguments", "RunContext",

@@ -2,13 +2,13 @@
 backward ops: the strided scatter of src/assign_cpu.h.  out = lhs (unless they are one buffer, the
 usual in-place call), then out[offset + sum_d i_d * strides[d]] = rhs[i]
 (or the scalar) for every i of the region, reading the very RegionParam
-(and ScalarRegionParam) block mx_ops.assign packs for the CPU kernels.
+(and ScalarRegionParam) block mx_ops.ops.assign.assign packs for the CPU kernels.
 Importing this module without CuPy raises ImportError."""
 import numpy
 
 from mx_engine.base import MXNetError
-from mx_ops._cuda import CTYPES, launch, raw_module
-from mx_ops._device_code import INT_ARITH
+from mx_ops.core._cuda import CTYPES, launch, raw_module
+from mx_ops.core._device_code import INT_ARITH
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

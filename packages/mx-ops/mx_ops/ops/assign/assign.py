@@ -5,11 +5,15 @@ the region begin:end:step replaced by ``rhs`` or by a scalar.  NDArray's
 that are not one contiguous block."""
 import struct
 
-from mx_ops import _assign_cpu
-from mx_ops._params import Param
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
-from mx_ops.shape import _axis_slices, _sliced_shape, _slices, _strides
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.assign import _assign_cpu
+from mx_ops.ops.shape.shape import _axis_slices, _sliced_shape, _slices, _strides
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_ASSIGN_GPU = "mx_ops.ops.assign._assign_gpu"
 
 _KERNELS = _assign_cpu.kernels()
 
@@ -60,7 +64,7 @@ def _assign_pack(params, shapes):
 register(OpDef(
     "_slice_assign", arguments=("lhs", "rhs"), params=_slice_params(),
     infer_shape=_assign_shape, infer_type=_assign_type,
-    compute=computes(_KERNELS["array"], gpu_compute("_assign_gpu", "slice_assign",
+    compute=computes(_KERNELS["array"], gpu_compute(_ASSIGN_GPU, "slice_assign",
                                                     _assign_pack)),
     pack_params=_assign_pack, inplace=((0, 0),),
     aliases=("_crop_assign",),
@@ -83,7 +87,7 @@ register(OpDef(
     "_slice_assign_scalar", arguments=("data",),
     params={"scalar": Param("float", 0.0, doc="The value the region gets."), **_slice_params()},
     infer_shape=_scalar_shape, infer_type=lambda p, t: [t[0]],
-    compute=computes(_KERNELS["scalar"], gpu_compute("_assign_gpu", "slice_assign_scalar",
+    compute=computes(_KERNELS["scalar"], gpu_compute(_ASSIGN_GPU, "slice_assign_scalar",
                                                      _scalar_pack)),
     pack_params=_scalar_pack,
     inplace=((0, 0),), aliases=("_crop_assign_scalar",),
@@ -125,7 +129,7 @@ register(OpDef(
     "_backward_slice", arguments=("ograd", "data"), params=_slice_params(),
     infer_shape=_grad_shape("_backward_slice", lambda p, s: _slices(p, s, "_backward_slice")),
     infer_type=_grad_type("_backward_slice"),
-    compute=computes(_KERNELS["backward"], gpu_compute("_assign_gpu", "slice_backward",
+    compute=computes(_KERNELS["backward"], gpu_compute(_ASSIGN_GPU, "slice_backward",
                                                        _slice_region)),
     pack_params=_slice_region,
     doc="slice's gradient: zeros of the shape of ``data`` (read for its shape only) with "
@@ -138,8 +142,42 @@ register(OpDef(
             "end": Param("int", None, doc="Stop (None: to the end).")},
     infer_shape=_grad_shape("_backward_slice_axis", _axis_slices),
     infer_type=_grad_type("_backward_slice_axis"),
-    compute=computes(_KERNELS["backward"], gpu_compute("_assign_gpu", "slice_backward",
+    compute=computes(_KERNELS["backward"], gpu_compute(_ASSIGN_GPU, "slice_backward",
                                                        _slice_axis_region)),
     pack_params=_slice_axis_region,
     doc="slice_axis's gradient: zeros of the shape of ``data`` (read for its shape only) "
         "with data[..., begin:end, ...] set to ``ograd``."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _param_region(p):
+    """The slice parameters of a node, as slice and _slice_assign take them."""
+    return {"begin": p["begin"], "end": p["end"], "step": p["step"]}
+
+
+def _slice_assign(node, ograds):
+    """out = lhs with the region set to rhs: lhs gets g outside the region,
+    rhs gets g's region.  (MXNet 1.x registers no gradient here.)"""
+    g, region = ograds[0], _param_region(node.params)
+    return [apply("_slice_assign_scalar", g, scalar=0.0, **region), apply("slice", g, **region)]
+
+
+def _slice_assign_scalar(node, ograds):
+    return [apply("_slice_assign_scalar", ograds[0], scalar=0.0, **_param_region(node.params))]
+
+
+def _backward_slice(node, ograds):
+    p = node.params
+    return [apply("slice", ograds[0], **_param_region(p)), zeros_like(node.inputs[1])]
+
+
+def _backward_slice_axis(node, ograds):
+    p = node.params
+    return [apply("slice_axis", ograds[0], axis=p["axis"], begin=p["begin"], end=p["end"]),
+            zeros_like(node.inputs[1])]
+
+
+_GRADIENTS = {"_slice_assign": _slice_assign, "_slice_assign_scalar": _slice_assign_scalar, "_backward_slice": _backward_slice, "_backward_slice_axis": _backward_slice_axis}
+for _name, _maker in _GRADIENTS.items():
+    set_gradient(_name, _maker)

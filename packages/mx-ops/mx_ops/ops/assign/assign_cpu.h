@@ -14,7 +14,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.assign from the output shape and the slices.
+// Packed by mx_ops.ops.assign.assign from the output shape and the slices.
 struct RegionParam {
   int64_t offset;
   int64_t strides[MX_MAX_DIM];

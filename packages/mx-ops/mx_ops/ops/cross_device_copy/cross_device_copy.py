@@ -10,9 +10,9 @@ also works as a plain copy within one device, e.g. when called directly.
 Its gradient is the output gradient itself (a placement pass then copies
 it back to the input's device).
 """
-from mx_ops import registry
-from mx_ops.gradient import set_gradient
-from mx_ops.registry import OpDef, register
+from mx_ops.core import registry
+from mx_ops.core.gradient import set_gradient
+from mx_ops.core.registry import OpDef, register
 
 register(OpDef(
     "_CrossDeviceCopy", arguments=("data",),

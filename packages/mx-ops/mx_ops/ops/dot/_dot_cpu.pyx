@@ -6,8 +6,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mx_ops._types cimport (MXFCompute, MXOpCall, MXTBlob, MX_FLOAT32, MX_FLOAT64,
-                            MX_FLOAT16, MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size)
+from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXTBlob, MX_FLOAT32, MX_FLOAT64, MX_FLOAT16,
+                                 MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size)
 
 cdef extern from *:
     """
@@ -24,7 +24,7 @@ cdef extern from *:
     void mx_h2f(const void* src, float* dst, int64_t n) nogil
     void mx_f2h(const float* src, void* dst, int64_t n) nogil
 
-# The packed parameters (mx_ops.dot): transpose flags.
+# The packed parameters (mx_ops.ops.dot.dot): transpose flags.
 cdef struct DotParam:
     int32_t transpose_a
     int32_t transpose_b

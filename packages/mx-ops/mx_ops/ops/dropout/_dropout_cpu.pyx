@@ -3,8 +3,8 @@ addresses.  The forward kernel draws its mask from mx_storage's Philox
 stream (fill_uniform_f32), handed to the C++ code as a function pointer."""
 from libc.stdint cimport uint64_t
 
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 from mx_storage._philox cimport fill_uniform_f32
-from mx_ops._types cimport MXFCompute, MXOpCall
 
 cdef extern from "dropout_cpu.h" namespace "mxop" nogil:
     ctypedef void (*UniformFill)(uint64_t, uint64_t, uint64_t, float*, size_t, float,

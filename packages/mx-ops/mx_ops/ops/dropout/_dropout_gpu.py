@@ -9,9 +9,9 @@ without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES, launch, raw_module
-from mx_ops._device_code import PHILOX_UNIFORM
-from mx_ops.dropout import keep_probability, mask_shape
+from mx_ops.core._cuda import CTYPES, launch, raw_module
+from mx_ops.core._device_code import PHILOX_UNIFORM
+from mx_ops.ops.dropout.dropout import keep_probability, mask_shape
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

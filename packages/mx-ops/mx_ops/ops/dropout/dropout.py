@@ -4,7 +4,7 @@ shapes (src/operator/nn/dropout-inl.h).
 Outputs (output, mask); the mask is hidden.  It has the data's shape with
 size 1 along ``axes`` (one draw shared along them, "variational" dropout)
 and the data's dtype; kept elements hold 1/(1-p), dropped ones 0.  Dropout
-applies in training (``mx_ops.training``) or with mode='always'; otherwise
+applies in training (``mx_ops.core.training``) or with mode='always'; otherwise
 the output is the data and the mask is ones.
 
 The mask comes from the context's parallel random resource: each call
@@ -19,12 +19,17 @@ import struct
 
 import numpy as np
 
-from mx_ops import _dropout_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
-from mx_ops.training import is_training
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.partial_infer import set_infer_shape_partial
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core.training import is_training
+from mx_ops.ops.dropout import _dropout_cpu
 from mx_storage.resource import ResourceRequest
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_DROPOUT_GPU = "mx_ops.ops.dropout._dropout_gpu"
 
 _KERNELS = _dropout_cpu.kernels()
 
@@ -88,7 +93,7 @@ register(OpDef(
     "Dropout", arguments=("data",), outputs=("output", "mask"), params=_PARAMS,
     infer_shape=_forward_shape,
     infer_type=same_float_types("Dropout", lambda p: ["data"], nout=2),
-    compute=computes(_KERNELS["forward"], gpu_compute("_dropout_gpu", "forward")),
+    compute=computes(_KERNELS["forward"], gpu_compute(_DROPOUT_GPU, "forward")),
     pack_params=_pack, inplace=((0, 0),), num_visible_outputs=1,
     resources=(ResourceRequest.PARALLEL_RANDOM,),
     # One counter value per mask element, only for calls that draw.
@@ -102,7 +107,28 @@ register(OpDef(
     "_backward_Dropout", arguments=("out_grad", "mask"), outputs=("data_grad",),
     params=_PARAMS, infer_shape=_backward_shape,
     infer_type=same_float_types("_backward_Dropout", lambda p: ["out_grad", "mask"]),
-    compute=computes(_KERNELS["backward"], gpu_compute("_dropout_gpu", "backward")),
+    compute=computes(_KERNELS["backward"], gpu_compute(_DROPOUT_GPU, "backward")),
     inplace=((0, 0),), differentiable=False,
     doc="Gradient of Dropout from (out_grad, mask): out_grad * mask, the mask broadcast "
         "along the forward's axes."))
+
+
+# The gradient: _backward_Dropout reads the out_grad and the mask (output 1).
+set_gradient("Dropout", backward_op("Dropout", lambda n, g: [g[0], n.outputs()[1]]))
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+
+def _dropout(params, ins, outs):
+    """Dropout: the output has the data's shape, the mask the data's with
+    size 1 along 'axes'."""
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    outs.assign(0, data, why="the shape of 'data'")
+    outs.assign(1, mask_shape("Dropout", params, data),
+                why=f"'data' {data} with size 1 along axes {tuple(params['axes'])}")
+    return ins, outs
+
+
+set_infer_shape_partial("Dropout", _dropout)

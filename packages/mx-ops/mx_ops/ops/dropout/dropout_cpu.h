@@ -22,7 +22,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.dropout; the MXRandomState follows it.
+// Packed by mx_ops.ops.dropout.dropout; the MXRandomState follows it.
 struct DropoutParam { float pkeep; int32_t always; };
 
 // Where data element i finds its mask element: rows along the last axis

@@ -2,7 +2,7 @@
 compute functions for the registry: unary, binary (same shapes or
 broadcasting) and scalar (array op scalar, and scalar op array).  tanh and
 sigmoid run src/vexp.h's per-instruction-set copies (``isa``, ``set_isa``)."""
-from mx_ops._types cimport MXFCompute
+from mx_ops.core._types cimport MXFCompute
 
 cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
     cdef struct NamedKernel:
@@ -16,7 +16,7 @@ cdef extern from "elemwise_cpu.h" namespace "mxop" nogil:
     const NamedKernel kFloatOnlyUnary[]
 
 
-include "_isa.pxi"
+include "mx_ops/core/_isa.pxi"
 
 
 cdef dict _table(const NamedKernel* table):

@@ -9,8 +9,8 @@ import itertools
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES
-from mx_ops._device_code import INT_ARITH
+from mx_ops.core._cuda import CTYPES
+from mx_ops.core._device_code import INT_ARITH
 
 # mod_op, div_op and pow_op of src/elemwise_cpu.h: integers through
 # INT_ARITH (no value traps; MIN / -1 wraps), floats as the CPU computes them.
@@ -119,7 +119,7 @@ def _kernel(family, name):
 def compile_cases():
     """(kind, label, kernel, in dtypes, out dtypes) for the NVRTC check: every
     kernel with every dtype its registration accepts."""
-    from mx_ops import _elemwise_cpu
+    from mx_ops.ops.elemwise import _elemwise_cpu
     float_only = _elemwise_cpu.float_only_unary()
     b, f64 = numpy.dtype("bool"), numpy.dtype("float64")
     cases = []

@@ -4,9 +4,10 @@
 """
 import struct
 
-from mx_ops import _elemwise_cpu
-from mx_ops._params import DTYPE_NAMES, Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.core._params import Param
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.ops.elemwise import _elemwise_cpu
 
 FLOATS = ("float16", "float32", "float64")
 _KERNELS = _elemwise_cpu.kernels()
@@ -14,7 +15,7 @@ _FLOAT_ONLY = _elemwise_cpu.float_only_unary()
 
 
 try:
-    from mx_ops import _elemwise_gpu
+    from mx_ops.ops.elemwise import _elemwise_gpu
 except ImportError:            # no CuPy: the GPU computes are not registered
     _elemwise_gpu = None
 

@@ -1,13 +1,12 @@
 """Gradients of the elementwise operators (unary, scalar, same-shape and
-broadcasting binary, add_n, _grad_add), transpose, dot, batch_dot, argmax
-and argmin, built from existing operators: d(exp x) = g * exp x reuses exp's output, d(a - b)
-= (g, -g), a broadcast op's gradients are summed down to each operand's
+broadcasting binary, _grad_add), built from existing operators:
+d(exp x) = g * exp x reuses exp's output, d(a - b) = (g, -g), a broadcast op's gradients are summed down to each operand's
 shape (_collapse_sum_like), and only gamma and gammaln use dedicated
-backward kernels (digamma).  Comparisons, logical ops, argmax and argmin
-get zero gradients, as MXNet's MakeZeroGradNodes gives them."""
+backward kernels (digamma).  Comparisons and logical ops get zero
+gradients, as MXNet's MakeZeroGradNodes gives them."""
 import math
 
-from mx_ops.gradient import apply, set_gradient
+from mx_ops.core.gradient import apply, set_gradient
 
 
 def _out(node):
@@ -190,57 +189,12 @@ def _binary_maker(kernel, family):
     return maker
 
 
-def _transpose_maker(node, ograds):
-    axes = node.params["axes"]
-    if not axes:                    # reversed axes are their own inverse
-        return [apply("transpose", ograds[0])]
-    inverse = [0] * len(axes)
-    for i, a in enumerate(axes):
-        inverse[a % len(axes)] = i
-    return [apply("transpose", ograds[0], axes=tuple(inverse))]
-
-
-def _dot_maker(op):
-    """C = op(A) op(B) for (batches of) matrices: dA and dB as products of g
-    with the other operand, the transposes chosen so no explicit transpose
-    is needed."""
-    def maker(node, ograds):
-        g, (a, b) = ograds[0], node.inputs
-        ta, tb = node.params["transpose_a"], node.params["transpose_b"]
-        grad_a = (apply(op, b, g, transpose_a=tb, transpose_b=True) if ta
-                  else apply(op, g, b, transpose_b=not tb))
-        grad_b = (apply(op, g, a, transpose_a=True, transpose_b=ta) if tb
-                  else apply(op, a, g, transpose_a=not ta))
-        return [grad_a, grad_b]
-    return maker
-
-
-def _zero_maker(node, ograds):
-    """MXNet's MakeZeroGradNodes: zeros for every input."""
-    return [apply("zeros_like", x) for x in node.inputs]
-
-
 for _name, _expr in UNARY.items():
     set_gradient(_name, _unary(_expr))
 for _name, _expr in SCALAR.items():
     set_gradient(_name, _scalar_maker(_expr))
 for _name, (_kernel, _family) in BINARY.items():
     set_gradient(_name, _binary_maker(_kernel, _family))
-set_gradient("transpose", _transpose_maker)
-set_gradient("dot", _dot_maker("dot"))
-set_gradient("batch_dot", _dot_maker("batch_dot"))
-for _name in ("argmax", "argmin"):
-    set_gradient(_name, _zero_maker)
-
-
-def _add_n_maker(node, ograds):
-    """MXNet's ElementWiseSumGrad: each input gets the output gradient
-    through an identity node of its own, so that every input's gradient is
-    a distinct entry (a memory planner may then write each in place)."""
-    return [apply("_copy", ograds[0]) for _ in node.inputs]
-
-
-set_gradient("add_n", _add_n_maker)
 # MXNet registers no gradient for _grad_add; elemwise_add's (g, g) is the
 # correct one and lets a gradient graph be differentiated again.
 set_gradient("_grad_add", _binary_maker("add", ELEMWISE))

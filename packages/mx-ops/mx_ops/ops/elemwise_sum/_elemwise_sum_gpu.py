@@ -9,7 +9,7 @@ without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES, NN_HEAD, launch, raw_module
+from mx_ops.core._cuda import CTYPES, NN_HEAD, launch, raw_module
 
 _SOURCE = NN_HEAD + r"""
 // out[i] = ((in0[i] + in1[i]) + in2[i]) + ..., input k at ptrs[k]; the
@@ -36,7 +36,7 @@ def compile_cases():
 
 def add_n(params, inputs, outputs, reqs):
     """add_n's compute: (arg0, ..., argN-1) -> output, on CuPy arrays of
-    one shape and dtype (checked by mx_ops.elemwise_sum)."""
+    one shape and dtype (checked by mx_ops.ops.elemwise_sum.elemwise_sum)."""
     out = outputs[0]
     if reqs[0] == "null" or out.size == 0:
         return

@@ -127,7 +127,7 @@ static void add_n_loop(const MXOpCall *c) {
 }
 
 // add_n's compute: nin inputs and the output share one shape and dtype
-// (mx_ops.elemwise_sum checks both before any kernel runs).
+// (mx_ops.ops.elemwise_sum.elemwise_sum checks both before any kernel runs).
 static int add_n(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL || mx_tblob_size(&c->outputs[0]) == 0) return 0;
   MX_TYPE_SWITCH(c->outputs[0].dtype, T, add_n_loop<T>(c))

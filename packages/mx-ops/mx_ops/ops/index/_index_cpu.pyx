@@ -1,6 +1,6 @@
 """The CPU kernels of take, its backward and one_hot (src/index_cpu.h), as
 addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "index_cpu.h" namespace "mxop" nogil:
     int index_take(MXOpCall* c)

@@ -2,7 +2,7 @@
 an index of any dtype is C-cast to int64 (floats truncate toward zero; NaN
 and values out of range give INT64_MIN, _device_code.INT_ARITH), then
 bounded by the mode; the parameters come from the very TakeParam and
-OneHotParam blocks mx_ops.index packs for the CPU kernels.  take's 'raise'
+OneHotParam blocks mx_ops.ops.index.index packs for the CPU kernels.  take's 'raise'
 mode checks every index with a reduction before writing anything, as the
 CPU kernel does.  Importing this module without CuPy raises ImportError."""
 import itertools
@@ -12,9 +12,9 @@ import cupy
 import numpy
 
 from mx_engine.base import MXNetError
-from mx_ops._cuda import CTYPES, launch, raw_module, scatter_add
-from mx_ops._device_code import INT_ARITH
-from mx_ops._init_gpu import convert
+from mx_ops.core._cuda import CTYPES, launch, raw_module, scatter_add
+from mx_ops.core._device_code import INT_ARITH
+from mx_ops.ops.init._init_gpu import convert
 
 _HEAD = r"""
 #include <cupy/carray.cuh>

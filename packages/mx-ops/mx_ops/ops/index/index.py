@@ -3,10 +3,15 @@ may have any dtype; they are C-cast to int64 (floats truncate toward zero,
 as MXNet's kernels do) before the mode bounds them."""
 import struct
 
-from mx_ops import _index_cpu
-from mx_ops._params import Param
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+from mx_ops.core.partial_infer import dtype_param, same_type, set_infer_type_partial
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.index import _index_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_INDEX_GPU = "mx_ops.ops.index._index_gpu"
 
 _KERNELS = _index_cpu.kernels()
 _MODES = ("clip", "wrap", "raise")          # mxop::TakeMode order
@@ -43,7 +48,7 @@ register(OpDef(
                           doc="Out-of-range indices: 'clip' to the ends, 'wrap' around, or "
                               "'raise' an error.")},
     infer_shape=_take_shape, infer_type=lambda p, t: [t[0]],
-    compute=computes(_KERNELS["take"], gpu_compute("_index_gpu", "take", _take_pack)),
+    compute=computes(_KERNELS["take"], gpu_compute(_INDEX_GPU, "take", _take_pack)),
     pack_params=_take_pack,
     doc="Entries of 'a' along 'axis' at 'indices'; the output has shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]."))
@@ -76,7 +81,7 @@ register(OpDef(
             "mode": Param("str", "clip", choices=_MODES, doc="The forward's mode.")},
     infer_shape=_take_grad_shape, infer_type=_take_grad_type,
     compute=computes(_KERNELS["take_backward"],
-                     gpu_compute("_index_gpu", "take_backward", _take_grad_pack)),
+                     gpu_compute(_INDEX_GPU, "take_backward", _take_grad_pack)),
     pack_params=_take_grad_pack,
     doc="take's gradient with respect to 'a' (read for its shape only): zeros with each "
         "index's rows of 'ograd' added to the row it picked (duplicates accumulate)."))
@@ -102,8 +107,35 @@ register(OpDef(
             "off_value": Param("float", 0.0, doc="The value everywhere else."),
             "dtype": Param("dtype", "float32", doc="The output's dtype.")},
     infer_shape=_one_hot_shape, infer_type=lambda p, t: [p["dtype"]],
-    compute=computes(_KERNELS["one_hot"], gpu_compute("_index_gpu", "one_hot", _one_hot_pack)),
+    compute=computes(_KERNELS["one_hot"], gpu_compute(_INDEX_GPU, "one_hot", _one_hot_pack)),
     pack_params=_one_hot_pack,
     differentiable=False,
     doc="One-hot rows: output[..., i] is on_value where indices == i, else off_value; "
         "indices outside [0, depth) give rows of off_value."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _take(node, ograds):
+    a, idx = node.inputs
+    p = node.params
+    return [apply("_backward_take", ograds[0], idx, a, axis=p["axis"], mode=p["mode"]),
+            zeros_like(idx)]
+
+
+def _backward_take(node, ograds):
+    g, idx, a = node.inputs
+    p = node.params
+    return [apply("take", ograds[0], idx, axis=p["axis"], mode=p["mode"]), zeros_like(idx),
+            zeros_like(a)]
+
+
+set_gradient("take", _take)
+set_gradient("_backward_take", _backward_take)
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+set_infer_type_partial("one_hot", dtype_param)
+# The data and the output share a dtype; the indices have their own (MXNet
+# requires them known rather than guessing).
+set_infer_type_partial("take", same_type(inputs=(0,)))

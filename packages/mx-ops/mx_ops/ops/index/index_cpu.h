@@ -16,7 +16,7 @@ namespace mxop {
 
 enum TakeMode { TAKE_CLIP = 0, TAKE_WRAP = 1, TAKE_RAISE = 2 };
 
-// Packed by mx_ops.index: the normalized axis of `a` and the mode.
+// Packed by mx_ops.ops.index.index: the normalized axis of `a` and the mode.
 struct TakeParam { int64_t axis; int64_t mode; };
 
 // The row of an axis of n entries that index j picks, or -1 (raise mode).
@@ -102,7 +102,7 @@ static int index_take_backward(MXOpCall *c) {
   return 0;
 }
 
-// Packed by mx_ops.index for one_hot.
+// Packed by mx_ops.ops.index.index for one_hot.
 struct OneHotParam { int64_t depth; double on_value; double off_value; };
 
 template <typename I, typename T>

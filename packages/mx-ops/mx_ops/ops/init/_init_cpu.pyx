@@ -1,5 +1,5 @@
 """The CPU kernels of _full, _arange and Cast (src/init_cpu.h), as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "init_cpu.h" namespace "mxop" nogil:
     int init_full(MXOpCall* c)

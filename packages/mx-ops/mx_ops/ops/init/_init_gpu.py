@@ -10,8 +10,8 @@ import itertools
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES
-from mx_ops._device_code import INT_ARITH
+from mx_ops.core._cuda import CTYPES
+from mx_ops.core._device_code import INT_ARITH
 
 _FULL = cupy.ElementwiseKernel(
     "float64 value, int32 add", "T out",
@@ -53,7 +53,7 @@ def fill(value):
 
 
 def arange(params, inputs, outputs, reqs):
-    from mx_ops.init import _range
+    from mx_ops.ops.init.init import _range
     if reqs[0] != "null":
         start, _, step = _range(params)
         _ARANGE(start, step, numpy.int64(params["repeat"]), numpy.int32(reqs[0] == "add"),

@@ -4,15 +4,19 @@ cast)."""
 import math
 import struct
 
-import numpy as np
+from mx_ops.core._limits import check_shape
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.dtypes import ITEMSIZES
+from mx_ops.core.gradient import apply, set_gradient
+from mx_ops.core.partial_infer import (dtype_param, same_shape, set_infer_shape_partial,
+                                       set_infer_type_partial)
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.init import _init_cpu
 
-from mx_ops import _init_cpu
-from mx_ops._limits import check_shape
-from mx_ops._params import DTYPE_NAMES, Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_INIT_GPU = "mx_ops.ops.init._init_gpu"
 
 _KERNELS = _init_cpu.kernels()
-_ITEMSIZE = {name: np.dtype(name).itemsize for name in DTYPE_NAMES}
 
 
 def shape_param_infer(op):
@@ -23,7 +27,7 @@ def shape_param_infer(op):
 
     def infer(params, shapes):
         dtype = params["dtype"] or "float32"
-        check_shape(params["shape"], where, _ITEMSIZE[dtype], dtype)
+        check_shape(params["shape"], where, ITEMSIZES[dtype], dtype)
         return [params["shape"]]
     return infer
 
@@ -45,7 +49,7 @@ register(OpDef(
     "_full", arguments=(),
     params=_init_params(value=Param("float", 0.0, doc="The value of every element.")),
     infer_shape=shape_param_infer("_full"), infer_type=lambda params, dtypes: [params["dtype"]],
-    compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "full")),
+    compute=computes(_KERNELS["full"], gpu_compute(_INIT_GPU, "full")),
     pack_params=lambda params, shapes: struct.pack("=d", params["value"]),  # FillParam
     differentiable=False,
     doc="An array of ``shape`` with every element ``value``."))
@@ -54,7 +58,7 @@ for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
     register(OpDef(
         _name, arguments=("data",), infer_shape=lambda params, shapes: [tuple(shapes[0])],
         infer_type=lambda params, dtypes: [dtypes[0]],
-        compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "fill", _value)),
+        compute=computes(_KERNELS["full"], gpu_compute(_INIT_GPU, "fill", _value)),
         pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
         differentiable=False,
         doc=f"An array of the shape and dtype of ``data`` filled with {_value:g} (``data`` "
@@ -64,7 +68,7 @@ for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
     register(OpDef(
         _name, arguments=(), params=_init_params(), infer_shape=shape_param_infer(_name),
         infer_type=lambda params, dtypes: [params["dtype"]],
-        compute=computes(_KERNELS["full"], gpu_compute("_init_gpu", "fill", _value)),
+        compute=computes(_KERNELS["full"], gpu_compute(_INIT_GPU, "fill", _value)),
         pack_params=lambda params, shapes, v=_value: struct.pack("=d", v),
         differentiable=False, doc=f"An array of ``shape`` filled with {_value:g}."))
 
@@ -108,7 +112,7 @@ register(OpDef(
         "dtype": Param("dtype", "float32", doc="The output's dtype."),
     },
     infer_shape=_arange_shape, infer_type=lambda params, dtypes: [params["dtype"]],
-    compute=computes(_KERNELS["arange"], gpu_compute("_init_gpu", "arange")),
+    compute=computes(_KERNELS["arange"], gpu_compute(_INIT_GPU, "arange")),
     pack_params=lambda params, shapes: struct.pack(           # mxop::RangeParam
         "=ddq", _range(params)[0], params["step"], params["repeat"]),
     differentiable=False,
@@ -119,6 +123,21 @@ register(OpDef(
     "Cast", arguments=("data",), params={"dtype": Param("dtype", doc="The output dtype.")},
     infer_shape=lambda params, shapes: [shapes[0]],
     infer_type=lambda params, dtypes: [params["dtype"]],
-    compute=computes(_KERNELS["cast"], gpu_compute("_init_gpu", "cast")), aliases=("cast",),
+    compute=computes(_KERNELS["cast"], gpu_compute(_INIT_GPU, "cast")), aliases=("cast",),
     doc="Converts ``data`` to ``dtype`` (C conversions: floats truncate toward zero "
         "into integers, out-of-range values wrap)."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _cast(node, ograds):
+    return [apply("_backward_Cast", ograds[0], node.inputs[0])]
+
+
+set_gradient("Cast", _cast)
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+for _name in ("Cast", "zeros_like", "ones_like"):
+    set_infer_shape_partial(_name, same_shape())
+set_infer_type_partial("Cast", dtype_param)

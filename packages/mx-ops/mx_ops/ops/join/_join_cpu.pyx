@@ -1,5 +1,5 @@
 """The CPU kernels of Concat and SliceChannel (src/join_cpu.h), as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "join_cpu.h" namespace "mxop" nogil:
     int join_concat(MXOpCall* c)

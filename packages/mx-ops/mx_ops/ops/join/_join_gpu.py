@@ -2,13 +2,13 @@
 src/join_cpu.h as one RawKernel launched per part.  Seen around the joined
 axis every array is (outer, row); a part's rows sit at column ``off`` of the
 whole array's rows, so one kernel serves both directions.  The axis comes
-from the very JoinParam block mx_ops.join packs for the CPU kernel.
+from the very JoinParam block mx_ops.ops.join.join packs for the CPU kernel.
 Importing this module without CuPy raises ImportError."""
 import math
 
 import numpy
 
-from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops.core._cuda import CTYPES, launch, raw_module
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

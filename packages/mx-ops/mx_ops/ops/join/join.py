@@ -3,11 +3,17 @@
 run one blocked copy (src/join_cpu.h) packed with the joined axis."""
 import struct
 
-from mx_ops import _join_cpu
-from mx_ops._limits import MAX_COUNT
-from mx_ops._params import Param
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
+from mx_ops.core._limits import MAX_COUNT
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+from mx_ops.core.node import make_node
+from mx_ops.core.partial_infer import merge_shape, set_infer_shape_partial
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.join import _join_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_JOIN_GPU = "mx_ops.ops.join._join_gpu"
 
 _KERNELS = _join_cpu.kernels()
 
@@ -51,7 +57,7 @@ register(OpDef(
                               doc="Number of inputs to be concated."),
             "dim": Param("int", 1, doc="the dimension to be concated.")},
     infer_shape=_concat_shape, infer_type=_concat_type,
-    compute=computes(_KERNELS["concat"], gpu_compute("_join_gpu", "concat", _concat_pack)),
+    compute=computes(_KERNELS["concat"], gpu_compute(_JOIN_GPU, "concat", _concat_pack)),
     pack_params=_concat_pack,
     aliases=("concat",),
     doc="Joins input arrays along a given axis; the other axes must match."))
@@ -87,7 +93,7 @@ register(OpDef(
             "squeeze_axis": Param("bool", False, doc="Drop the split axis (its size must "
                                                      "equal num_outputs).")},
     infer_shape=_split_shape, infer_type=lambda p, t: [t[0]] * p["num_outputs"],
-    compute=computes(_KERNELS["split"], gpu_compute("_join_gpu", "split", _split_pack)),
+    compute=computes(_KERNELS["split"], gpu_compute(_JOIN_GPU, "split", _split_pack)),
     pack_params=_split_pack,
     aliases=("split",),
     doc="Splits an array along an axis into num_outputs equal parts."))
@@ -122,7 +128,105 @@ register(OpDef(
             "dim": Param("int", 1, doc="The forward's joined axis.")},
     infer_shape=_concat_grad_shape,
     infer_type=lambda p, t: [t[0]] * (p["num_args"] - 1),
-    compute=computes(_KERNELS["split"], gpu_compute("_join_gpu", "split", _concat_grad_pack)),
+    compute=computes(_KERNELS["split"], gpu_compute(_JOIN_GPU, "split", _concat_grad_pack)),
     pack_params=_concat_grad_pack,
     doc="Concat's gradient: the inputs are the output gradient, then the forward's inputs "
         "(read for their shapes only); output i is the output gradient's slice of input i."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _concat(node, ograds):
+    back = make_node("_backward_Concat", [ograds[0]] + list(node.inputs),
+                     name=f"{node.name}_backward", dim=node.params["dim"])
+    return back.outputs()
+
+
+def _split(node, ograds):
+    """SliceChannel's outputs joined back (MXNet's Concat of the ograds),
+    each squeezed one first given back its axis."""
+    axis = node.params["axis"]
+    parts = list(ograds)
+    if node.params["squeeze_axis"]:
+        parts = [apply("expand_dims", g, axis=axis) for g in parts]
+    return [apply("Concat", *parts, dim=axis)]
+
+
+def _backward_concat(node, ograds):
+    parts = node.inputs[1:]
+    return ([apply("Concat", *ograds, dim=node.params["dim"])]
+            + [zeros_like(x) for x in parts])
+
+
+_GRADIENTS = {"Concat": _concat, "SliceChannel": _split, "_backward_Concat": _backward_concat}
+for _name, _maker in _GRADIENTS.items():
+    set_gradient(_name, _maker)
+
+
+# --- partial inference (graph-level FInferShape: 0 = unknown) -----------------------
+# Concat: every input and the output agree off the joined axis, in both
+# directions; the output's joined size is the sum of the inputs' once all are
+# known (an input's joined size is not inferred from the output's).
+# SliceChannel: the outputs from the data, and the data back from any output.
+def _concat(params, ins, outs):
+    """ConcatShape, with one difference: an input of unknown rank leaves the
+    output's joined size unknown (MXNet counts it as 0 there)."""
+    common, total, unknown, source = None, 0, False, None
+    slots = [(ins, i) for i in range(len(ins))] + [(outs, 0)]
+    for side, i in slots:
+        s = side[i]
+        if s is None:
+            unknown = unknown or side is ins
+            continue
+        axis = _axis("Concat", "dim", params["dim"], s, side.describe(i))
+        if side is ins:
+            total += s[axis]
+            unknown = unknown or not s[axis]
+        rest = s[:axis] + (0,) + s[axis + 1:]
+        try:
+            common = merge_shape(common, rest)
+        except ValueError:
+            raise ShapeError(f"Concat: {side.describe(i)} has shape {s}, which differs from "
+                             f"{source} {common} on an axis other than "
+                             f"dim={params['dim']}") from None
+        source = source or side.describe(i)
+    if common is None:
+        return ins, outs
+    for i in range(len(ins)):
+        ins.assign(i, common, why=f"the shapes off axis dim={params['dim']}")
+    if not unknown:
+        common = common[:axis] + (total,) + common[axis + 1:]
+    outs.assign(0, common, why=f"the inputs joined along dim={params['dim']}")
+    return ins, outs
+
+
+def _slice_channel(params, ins, outs):
+    """SliceChannel's InferShape: each output is the data with its split
+    axis divided by num_outputs (dropped with squeeze_axis); the data comes
+    back from an output."""
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    n, squeeze = params["num_outputs"], params["squeeze_axis"]
+    axis = _axis("SliceChannel", "axis", params["axis"], data, "'data'")
+    for _ in range(2):                   # again with what the outputs taught the data
+        data = ins[0]
+        size = data[axis]
+        if size and size % n:
+            raise ShapeError(f"SliceChannel: axis {params['axis']} of 'data' {data} has size "
+                             f"{size}, which num_outputs={n} does not divide")
+        if squeeze and size and size != n:
+            raise ShapeError(f"SliceChannel: squeeze_axis=True needs axis {params['axis']} of "
+                             f"'data' {data} to have size num_outputs={n}")
+        part = data[:axis] + (() if squeeze else (size // n,)) + data[axis + 1:]
+        for i in range(n):
+            out = outs.assign(i, part, why=f"'data' {data} split {n} ways along axis "
+                                           f"{params['axis']}")
+            back = (out[:axis] + (n,) + out[axis:] if squeeze
+                    else out[:axis] + (out[axis] * n,) + out[axis + 1:])
+            ins.assign(0, back, why=f"{n} outputs of shape {out}")
+    return ins, outs
+
+
+set_infer_shape_partial("Concat", _concat)
+set_infer_shape_partial("SliceChannel", _slice_channel)

@@ -15,7 +15,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.join: the joined axis, normalized, of the whole array.
+// Packed by mx_ops.ops.join.join: the joined axis, normalized, of the whole array.
 struct JoinParam { int64_t axis; };
 
 // Copies between the whole array `whole` and its parts; `split` says which

@@ -1,7 +1,7 @@
 """The CPU kernels of Embedding, UpSampling (nearest) and L2Normalization,
 forward and backward (src/embedding_cpu.h, src/upsampling_cpu.h,
 src/l2norm_cpu.h), as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "embedding_cpu.h" namespace "mxop" nogil:
     int embedding_forward(MXOpCall* c)

@@ -13,9 +13,9 @@ import itertools
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES, launch, raw_module
-from mx_ops._device_code import INT_ARITH
-from mx_ops._loss_gpu import FLOAT_CTYPES, HEAD, launch_rows
+from mx_ops.core._cuda import CTYPES, launch, raw_module
+from mx_ops.core._device_code import INT_ARITH
+from mx_ops.ops.loss._loss_gpu import FLOAT_CTYPES, HEAD, launch_rows
 
 _SOURCE = HEAD + INT_ARITH + r"""
 // An index as the CPU converts it (x86-64's C cast to int64, float16

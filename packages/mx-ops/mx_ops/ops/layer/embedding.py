@@ -13,11 +13,16 @@ out_grad's rows over the positions that picked each row, in a fixed order
 is refused."""
 import struct
 
-from mx_ops import _layer_cpu
-from mx_ops._nn_common import FLOATS
-from mx_ops._params import Param, ParamError
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
+from mx_ops.core._nn_common import FLOATS
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.partial_infer import set_infer_shape_partial, set_infer_type_partial
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.layer import _layer_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_LAYER_GPU = "mx_ops.ops.layer._layer_gpu"
 
 _KERNELS = _layer_cpu.kernels()
 
@@ -90,7 +95,7 @@ register(OpDef(
                         "[0, input_dim - 1]).",
                 "weight": "The embedding table, (input_dim, output_dim)."},
     infer_type=_type,
-    compute=computes(_KERNELS["embedding"], gpu_compute("_layer_gpu", "embedding", _pack)),
+    compute=computes(_KERNELS["embedding"], gpu_compute(_LAYER_GPU, "embedding", _pack)),
     pack_params=_pack,
     doc="Maps integer indices to vector representations (embeddings): output[..., :] = "
         "weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: "
@@ -101,7 +106,38 @@ register(OpDef(
     outputs=("data_grad", "weight_grad"), params=PARAMS, infer_shape=_bwd_shape,
     infer_type=_bwd_type,
     compute=computes(_KERNELS["embedding_backward"],
-                     gpu_compute("_layer_gpu", "embedding_backward", _pack)),
+                     gpu_compute(_LAYER_GPU, "embedding_backward", _pack)),
     pack_params=_pack, differentiable=False,
     doc="Gradient of Embedding from (out_grad, data): (data_grad = 0, weight_grad, the "
         "rows of out_grad summed per picked weight row)."))
+
+
+# The gradient: _backward_Embedding reads the out_grad and the indices.
+set_gradient("Embedding", backward_op("Embedding", lambda n, g: [g[0], n.inputs[0]]))
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+
+def _embedding(params, ins, outs):
+    """EmbeddingOpShape: once the data's rank is known, weight (input_dim,
+    output_dim) and the output data.shape + (output_dim,)."""
+    _check_params("Embedding", params)
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    ins.assign(1, (params["input_dim"], params["output_dim"]), why="input_dim, output_dim")
+    outs.assign(0, data + (params["output_dim"],), why=f"'data' {data} + (output_dim,)")
+    return ins, outs
+
+
+def _embedding_types(params, ins, outs):
+    """EmbeddingOpType: the weight and the output have the 'dtype'
+    parameter's dtype; the indices' dtype is the caller's."""
+    dtype = params["dtype"]
+    ins.assign(1, dtype, why=f"Embedding's argument 'dtype' is {dtype}")
+    outs.assign(0, dtype, why=f"Embedding's argument 'dtype' is {dtype}")
+    return ins, outs
+
+
+set_infer_shape_partial("Embedding", _embedding)
+set_infer_type_partial("Embedding", _embedding_types)

@@ -22,7 +22,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.embedding.
+// Packed by mx_ops.ops.layer.embedding.
 struct EmbeddingParam { int64_t input_dim, output_dim; };
 
 template <typename I>

@@ -13,10 +13,15 @@ sum over the same axes.  The norm's own gradient is not propagated.
 import math
 import struct
 
-from mx_ops import _layer_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.partial_infer import set_infer_shape_partial
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.layer import _layer_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_LAYER_GPU = "mx_ops.ops.layer._layer_gpu"
 
 _KERNELS = _layer_cpu.kernels()
 
@@ -70,7 +75,7 @@ register(OpDef(
     num_visible_outputs=1,
     infer_shape=lambda p, s: [tuple(s[0]), geometry("L2Normalization", p, s[0])[1]],
     infer_type=same_float_types("L2Normalization", lambda p: ["data"], nout=2),
-    compute=computes(_KERNELS["l2norm"], gpu_compute("_layer_gpu", "l2_normalization",
+    compute=computes(_KERNELS["l2norm"], gpu_compute(_LAYER_GPU, "l2_normalization",
                                                      _pack("L2Normalization"))),
     pack_params=_pack("L2Normalization"),
     doc="Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) "
@@ -84,8 +89,31 @@ register(OpDef(
     infer_type=same_float_types("_backward_L2Normalization",
                                 lambda p: ["out_grad", "out_data", "norm"]),
     compute=computes(_KERNELS["l2norm_backward"],
-                     gpu_compute("_layer_gpu", "l2_normalization_backward",
+                     gpu_compute(_LAYER_GPU, "l2_normalization_backward",
                                  _pack("_backward_L2Normalization"))),
     pack_params=_pack("_backward_L2Normalization"), differentiable=False,
     doc="Gradient of L2Normalization's output from (out_grad, out_data, norm): "
         "data_grad."))
+
+
+# The gradient: the norm (hidden output 1) gets no gradient of its own, as in
+# MXNet.
+set_gradient("L2Normalization", backward_op(
+    "L2Normalization", lambda n, g: [g[0], n.outputs()[0], n.outputs()[1]]))
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+
+def _l2_normalization(params, ins, outs):
+    """L2Normalization: the output has the data's shape, the norm that of
+    the mode's kept axes."""
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    outs.assign(0, data, why="the shape of 'data'")
+    outs.assign(1, geometry("L2Normalization", params, data)[1],
+                why=f"mode '{params['mode']}' on 'data' {data}")
+    return ins, outs
+
+
+set_infer_shape_partial("L2Normalization", _l2_normalization)

@@ -22,7 +22,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.l2_normalization.
+// Packed by mx_ops.ops.layer.l2_normalization.
 struct L2NormParam { int64_t outer, n, inner; double eps; };
 
 template <bool ADD, bool ADD_NORM, typename T>

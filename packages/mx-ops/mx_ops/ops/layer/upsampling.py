@@ -18,11 +18,16 @@ the invokers), so that the generated function takes either form.
 """
 import struct
 
-from mx_ops import _layer_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._limits import INT64_MAX, MAX_COUNT
-from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._limits import INT64_MAX, MAX_COUNT
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.partial_infer import set_infer_shape_partial
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.layer import _layer_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_LAYER_GPU = "mx_ops.ops.layer._layer_gpu"
 
 _KERNELS = _layer_cpu.kernels()
 
@@ -140,7 +145,7 @@ register(OpDef(
     infer_shape=lambda p, s: [_layout("UpSampling", p, s)[0]],
     infer_type=same_float_types("UpSampling",
                                 lambda p: [f"arg{k}" for k in range(p["num_args"])]),
-    compute=computes(_KERNELS["upsampling"], gpu_compute("_layer_gpu", "upsampling",
+    compute=computes(_KERNELS["upsampling"], gpu_compute(_LAYER_GPU, "upsampling",
                                                          _fwd_pack)),
     pack_params=_fwd_pack,
     doc="Upsamples the given input data (NCHW) by nearest-neighbour repetition; several "
@@ -156,8 +161,39 @@ register(OpDef(
     infer_type=same_float_types("_backward_UpSampling", _bwd_names,
                                 nout=lambda p: p["num_args"]),
     compute=computes(_KERNELS["upsampling_backward"],
-                     gpu_compute("_layer_gpu", "upsampling_backward", _bwd_pack)),
+                     gpu_compute(_LAYER_GPU, "upsampling_backward", _bwd_pack)),
     pack_params=_bwd_pack, differentiable=False,
     doc="Gradient of UpSampling (nearest): each input's gradient sums the scale x scale "
         "blocks of out_grad over its channels.  Inputs, positionally: out_grad, and with "
         "num_args > 1 the forward inputs (arg0, ...) for their shapes."))
+
+
+# The gradient: with one input out_grad tells the input's shape; with
+# several the inputs do.
+set_gradient("UpSampling", backward_op(
+    "UpSampling", lambda n, g: [g[0]] + (list(n.inputs) if n.params["num_args"] > 1 else [])))
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+
+def _upsampling(params, ins, outs):
+    """UpSampling, forward: every input's shape must be known but for its
+    batch size, which the inputs and the output share."""
+    if any(s is None or 0 in s[1:] for s in ins) or any(not s for s in ins):
+        return ins, outs
+    batch = 0
+    for i, s in enumerate(ins):
+        if s[0] and batch and s[0] != batch:
+            raise ShapeError(f"UpSampling: argument '{ins.names[i]}' has batch size {s[0]}, "
+                             f"another input {batch}")
+        batch = batch or s[0]
+    if outs[0] is not None and outs[0]:
+        batch = batch or outs[0][0]
+    out = ins.op.infer_shape(params, [(batch or 1,) + s[1:] for s in ins])[0]
+    outs.assign(0, (batch,) + tuple(out[1:]), why="arg0's size times 'scale'")
+    for i, s in enumerate(ins):
+        ins.assign(i, (batch,) + s[1:], why="the batch size of the other inputs")
+    return ins, outs
+
+
+set_infer_shape_partial("UpSampling", _upsampling)

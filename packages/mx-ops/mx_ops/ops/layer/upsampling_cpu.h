@@ -17,7 +17,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.upsampling: the output's geometry, then one
+// Packed by mx_ops.ops.layer.upsampling: the output's geometry, then one
 // UpSampleInput per input.
 struct UpSampleParam { int64_t batch, channels, height, width, nargs, sum; };
 struct UpSampleInput { int64_t channels, scale; };

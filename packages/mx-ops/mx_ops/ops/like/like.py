@@ -20,11 +20,20 @@ cast of src/init_cpu.h.
 import math
 import struct
 
-from mx_ops import _elemwise_cpu, _init_cpu, _reduce_cpu, _shape_cpu
-from mx_ops._params import Param
-from mx_ops.reduce import MAX_DIM, REDUCE_PARAMS, reduce_shape, reduced_axes
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
-from mx_ops.shape import _gather, _pack_broadcast, _strides
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.elemwise import _elemwise_cpu
+from mx_ops.ops.init import _init_cpu
+from mx_ops.ops.reduce import _reduce_cpu
+from mx_ops.ops.reduce.reduce import MAX_DIM, REDUCE_PARAMS, reduce_shape, reduced_axes
+from mx_ops.ops.shape import _shape_cpu
+from mx_ops.ops.shape.shape import _gather, _pack_broadcast, _strides
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_INIT_GPU = "mx_ops.ops.init._init_gpu"
+_LIKE_GPU = "mx_ops.ops.like._like_gpu"
+_SHAPE_GPU = "mx_ops.ops.shape._shape_gpu"
 
 _COPY = _elemwise_cpu.kernels()["unary"]["copy"]
 _GATHER = _shape_cpu.kernels()
@@ -67,7 +76,7 @@ register(OpDef(
             "rhs_begin": Param("int", None, doc="First axis of 'rhs' copied (None: 0)."),
             "rhs_end": Param("int", None, doc="End of the axes of 'rhs' copied (None: all).")},
     infer_shape=_reshape_like_shape, infer_type=_lhs_type,
-    compute=computes(_COPY, gpu_compute("_shape_gpu", "copy")), inplace=((0, 0),),
+    compute=computes(_COPY, gpu_compute(_SHAPE_GPU, "copy")), inplace=((0, 0),),
     doc="``lhs`` reshaped: its axes lhs_begin:lhs_end replaced by the axes rhs_begin:rhs_end "
         "of the shape of ``rhs`` (all of them by default); ``rhs`` is read for its shape "
         "only."))
@@ -102,7 +111,7 @@ register(OpDef(
     params={"lhs_axes": Param("shape", None, doc="Axes of 'lhs' to broadcast (None: all)."),
             "rhs_axes": Param("shape", None, doc="The axes of 'rhs' giving their sizes.")},
     infer_shape=_broadcast_like_shape, infer_type=_lhs_type,
-    compute=computes(_GATHER["gather"], gpu_compute("_shape_gpu", "gather", _pack_broadcast)),
+    compute=computes(_GATHER["gather"], gpu_compute(_SHAPE_GPU, "gather", _pack_broadcast)),
     pack_params=_pack_broadcast,
     doc="``lhs`` with axes of size 1 repeated to the shape of ``rhs`` (or only lhs_axes, to "
         "the sizes of rhs_axes of ``rhs``); ``rhs`` is read for its shape only."))
@@ -137,7 +146,7 @@ register(OpDef(
     "_collapse_sum_like", arguments=("data", "like"), infer_shape=_collapse_shape,
     input_docs={"like": "The array whose shape the sum takes (read for its shape only)."},
     infer_type=_lhs_type,
-    compute=computes(_SUM, gpu_compute("_like_gpu", "collapse_sum")),
+    compute=computes(_SUM, gpu_compute(_LIKE_GPU, "collapse_sum")),
     pack_params=_collapse_pack,
     doc="``data`` summed down to the shape of ``like`` (read for its shape only), which must "
         "broadcast to it: over the leading axes ``like`` lacks and where it has size 1."))
@@ -181,7 +190,7 @@ register(OpDef(
                                                   "(mean's gradient).")},
     infer_shape=_unreduce_shape, infer_type=_lhs_type,
     compute=computes(_GATHER["gather_scaled"],
-                     gpu_compute("_shape_gpu", "gather_scaled", _unreduce_pack)),
+                     gpu_compute(_SHAPE_GPU, "gather_scaled", _unreduce_pack)),
     pack_params=_unreduce_pack,
     doc="A reduction's result ``data`` (the reduction of ``like`` with these axis, keepdims "
         "and exclude) repeated over the reduced axes to the shape of ``like``, which is read "
@@ -193,6 +202,46 @@ register(OpDef(
     "_backward_Cast", arguments=("ograd", "data"),
     infer_shape=lambda params, shapes: [tuple(shapes[0])],
     infer_type=lambda params, dtypes: [dtypes[1]],
-    compute=computes(_CAST, gpu_compute("_init_gpu", "cast")), aliases=("_backward_cast",),
+    compute=computes(_CAST, gpu_compute(_INIT_GPU, "cast")), aliases=("_backward_cast",),
     doc="Cast's gradient: ``ograd`` converted to the dtype of the cast's input ``data`` "
         "(read for its dtype only; the shapes may differ)."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _reshape_like(node, ograds):
+    lhs, rhs = node.inputs
+    return [apply("reshape_like", ograds[0], lhs), zeros_like(rhs)]
+
+
+def _broadcast_like(node, ograds):
+    lhs, rhs = node.inputs
+    return [apply("_collapse_sum_like", ograds[0], lhs), zeros_like(rhs)]
+
+
+def _collapse_sum_like(node, ograds):
+    """The sum's gradient: g broadcast back to data's shape (broadcast_add
+    onto zeros of it, NumPy's rule: ``like`` may have fewer axes)."""
+    data, like = node.inputs
+    return [apply("broadcast_add", zeros_like(data), ograds[0]), zeros_like(like)]
+
+
+def _broadcast_reduce_like(node, ograds):
+    """The repeat's gradient is the reduction it undoes: the sum over the
+    repeated axes, or their mean with normalize (its scale is 1 / their
+    count)."""
+    data, like = node.inputs
+    p = node.params
+    op = "mean" if p["normalize"] else "sum"
+    return [apply(op, ograds[0], axis=p["axis"], keepdims=p["keepdims"], exclude=p["exclude"]),
+            zeros_like(like)]
+
+
+def _backward_cast(node, ograds):
+    g, like = node.inputs
+    return [apply("_backward_Cast", ograds[0], g), zeros_like(like)]
+
+
+_GRADIENTS = {"reshape_like": _reshape_like, "broadcast_like": _broadcast_like, "_collapse_sum_like": _collapse_sum_like, "_broadcast_reduce_like": _broadcast_reduce_like, "_backward_Cast": _backward_cast}
+for _name, _maker in _GRADIENTS.items():
+    set_gradient(_name, _maker)

@@ -1,7 +1,7 @@
 """The CPU backward kernels of the output (loss) operators: SoftmaxOutput,
 the regression outputs and MakeLoss (src/loss_cpu.h), as addresses.  Their
 forwards reuse the softmax and elementwise kernels."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "loss_cpu.h" namespace "mxop" nogil:
     int softmax_output_backward(MXOpCall* c)

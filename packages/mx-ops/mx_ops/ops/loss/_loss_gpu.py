@@ -5,12 +5,12 @@ parameter blocks mx_ops packs for the CPU kernels.  float16 computes in
 float, as on the CPU.  Row reductions run one block per row with a tree in
 shared memory (a fixed order: results do not depend on scheduling); label
 counts for 'valid' normalization stay on the device.  ``HEAD`` (helpers
-and the block reductions) is shared with mx_ops._layer_gpu.  Importing
+and the block reductions) is shared with mx_ops.ops.layer._layer_gpu.  Importing
 this module without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops.core._cuda import CTYPES, launch, raw_module
 
 FLOAT_CTYPES = tuple(CTYPES[t] for t in ("float32", "float64", "float16"))
 ROW_THREADS = 256           # MX_ROW_THREADS: the block of a row reduction

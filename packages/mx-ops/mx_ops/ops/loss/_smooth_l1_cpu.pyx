@@ -1,10 +1,10 @@
 """The CPU kernels of smooth_l1 (src/smooth_l1_cpu.h), SimpleOp functions
-registered by address in mx_ops.smooth_l1."""
+registered by address in mx_ops.ops.loss.smooth_l1."""
 from libc.stdint cimport int32_t
 
-from mx_ops._simple_op cimport (MXEnvArguments, MXRunContext, MXUnaryFunction,
-                                MXUnaryGradFunctionT2)
-from mx_ops._types cimport MXTBlob
+from mx_ops.core._types cimport MXTBlob
+from mx_ops.ext._simple_op cimport (MXEnvArguments, MXRunContext, MXUnaryFunction,
+                                    MXUnaryGradFunctionT2)
 
 cdef extern from "smooth_l1_cpu.h" namespace "mxop" nogil:
     int smooth_l1_forward(const MXTBlob* src, const MXEnvArguments* env, const MXTBlob* ret,

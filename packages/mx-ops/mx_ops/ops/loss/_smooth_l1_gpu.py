@@ -6,7 +6,7 @@ Importing this module without CuPy raises ImportError."""
 import numpy
 
 from mx_engine.base import MXNetError
-from mx_ops._cuda import CTYPES, launch, raw_module
+from mx_ops.core._cuda import CTYPES, launch, raw_module
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

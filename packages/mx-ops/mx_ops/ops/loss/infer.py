@@ -5,13 +5,13 @@ axis; with multi_output (batch, positions)), the regression outputs' label
 BlockGrad, whose output is their input (ElemwiseShape, both directions).
 Their types need no rule: the label takes the data's dtype under the
 default ElemwiseType rule, as in MXNet.  0 in a shape is a dimension not
-known yet (mx_ops.partial_infer).
+known yet (mx_ops.core.partial_infer).
 """
 import math
 
-from mx_ops import loss, softmax_output
-from mx_ops.partial_infer import known, merge_shape, same_shape, set_infer_shape_partial
-from mx_ops.registry import ShapeError
+from mx_ops.core.partial_infer import known, merge_shape, same_shape, set_infer_shape_partial
+from mx_ops.core.registry import ShapeError
+from mx_ops.ops.loss import loss, softmax_output
 
 
 def _fits(a, b):

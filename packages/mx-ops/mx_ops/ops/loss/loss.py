@@ -24,10 +24,14 @@ of the losses these operators stand for, so out_grad is never read:
 import math
 import struct
 
-from mx_ops import _loss_cpu, registry
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core import registry
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.loss import _loss_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_LOSS_GPU = "mx_ops.ops.loss._loss_gpu"
 
 _KERNELS = _loss_cpu.kernels()
 
@@ -103,7 +107,7 @@ for _name, (_fwd, _old, _mae, _what, _loss) in REGRESSIONS.items():
         params=_REG_PARAMS, infer_shape=_reg_bwd_shape(_back),
         infer_type=same_float_types(_back, lambda p: ["label", "out_data"], nout=2),
         compute=computes(_KERNELS["regression_backward"],
-                         gpu_compute("_loss_gpu", "regression_backward", _reg_pack(_mae))),
+                         gpu_compute(_LOSS_GPU, "regression_backward", _reg_pack(_mae))),
         pack_params=_reg_pack(_mae), aliases=(_old,), differentiable=False,
         doc=f"Gradient of {_name} from (label, out_data): (data_grad, label_grad = 0)."))
 
@@ -146,7 +150,7 @@ register(OpDef(
     params=_MAKE_LOSS_PARAMS, infer_shape=lambda p, s: [tuple(s[0])],
     infer_type=same_float_types("_backward_MakeLoss", lambda p: ["data"]),
     compute=computes(_KERNELS["make_loss_backward"],
-                     gpu_compute("_loss_gpu", "make_loss_backward", _make_loss_pack)),
+                     gpu_compute(_LOSS_GPU, "make_loss_backward", _make_loss_pack)),
     pack_params=_make_loss_pack, differentiable=False,
     doc="Gradient of MakeLoss from its input 'data' (its shape, and with "
         "normalization='valid' the count of elements above valid_thresh): data_grad."))

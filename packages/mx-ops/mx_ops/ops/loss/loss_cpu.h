@@ -31,7 +31,7 @@ static inline int64_t label_class(double v) {
   return static_cast<int64_t>(v);
 }
 
-// Packed by mx_ops.softmax_output: data seen as (outer, n classes, inner),
+// Packed by mx_ops.ops.loss.softmax_output: data seen as (outer, n classes, inner),
 // one label per row r = o * inner + i (rows = outer * inner).
 struct SoftmaxOutParam {
   int64_t outer, n, inner;
@@ -106,7 +106,7 @@ static int softmax_output_backward(MXOpCall *c) {
   return 0;
 }
 
-// Packed by mx_ops.loss: grad_scale / num_output, and which difference.
+// Packed by mx_ops.ops.loss.loss: grad_scale / num_output, and which difference.
 struct RegressionParam { double scale; int32_t mae; int32_t pad_; };
 
 template <bool ADD, typename T>
@@ -135,7 +135,7 @@ static int regression_backward(MXOpCall *c) {
   return 0;
 }
 
-// Packed by mx_ops.loss: grad_scale (already over the batch size for
+// Packed by mx_ops.ops.loss.loss: grad_scale (already over the batch size for
 // 'batch'), and for 'valid' the threshold whose exceeders divide it.
 struct MakeLossParam { double scale, valid_thresh; int32_t valid; int32_t pad_; };
 

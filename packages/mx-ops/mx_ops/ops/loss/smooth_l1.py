@@ -2,13 +2,13 @@
 example: a unary function with the scalar sigma, whose gradient reads the
 input (UnaryGradFunctionT2) and may overwrite the output gradient
 (kInplaceOutIn).  CPU: native kernels (src/smooth_l1_cpu.h) called by
-address without the GIL; GPU: CuPy RawKernels (mx_ops._smooth_l1_gpu),
+address without the GIL; GPU: CuPy RawKernels (mx_ops.ops.loss._smooth_l1_gpu),
 registered where CuPy is installed and imported on first use."""
 import importlib.util
 
-from mx_ops import _smooth_l1_cpu
-from mx_ops.simple_op import (INPLACE_OUT_IN, NO_INPLACE, UnaryFunction, UnaryGradFunctionT2,
-                              register_simple_op)
+from mx_ops.ext.simple_op import (INPLACE_OUT_IN, NO_INPLACE, UnaryFunction, UnaryGradFunctionT2,
+                                  register_simple_op)
+from mx_ops.ops.loss import _smooth_l1_cpu
 
 _KERNELS = _smooth_l1_cpu.kernels()
 
@@ -21,12 +21,12 @@ def _have_cupy():
 
 
 def _gpu_forward(src, env, ret, req, ctx):
-    from mx_ops import _smooth_l1_gpu
+    from mx_ops.ops.loss import _smooth_l1_gpu
     _smooth_l1_gpu.forward(src, env, ret, req, ctx)
 
 
 def _gpu_backward(out_grad, in_data0, env, in_grad, req, ctx):
-    from mx_ops import _smooth_l1_gpu
+    from mx_ops.ops.loss import _smooth_l1_gpu
     _smooth_l1_gpu.backward(out_grad, in_data0, env, in_grad, req, ctx)
 
 

@@ -4,7 +4,7 @@
 //   f'(x) = sigma^2 x             if |x| < 1 / sigma^2,  else sign(x)
 // mshadow_op's smooth_l1_loss / smooth_l1_gradient, branch for branch, so
 // results agree with MXNet at the turning points.  The GPU twin
-// (mx_ops/_smooth_l1_gpu.py) computes the same expressions.
+// (mx_ops/ops/loss/_smooth_l1_gpu.py) computes the same expressions.
 #ifndef MX_OPS_SMOOTH_L1_CPU_H_
 #define MX_OPS_SMOOTH_L1_CPU_H_
 

@@ -29,10 +29,14 @@ takes the usual name.
 import math
 import struct
 
-from mx_ops import _loss_cpu, _nn_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.loss import _loss_cpu
+from mx_ops.ops.nn import _nn_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_LOSS_GPU = "mx_ops.ops.loss._loss_gpu"
 
 _SOFTMAX = _nn_cpu.kernels()["softmax"]
 _BACKWARD = _loss_cpu.kernels()["softmax_output_backward"]
@@ -149,7 +153,7 @@ register(OpDef(
                          "probabilities of data's shape."},
     infer_shape=_shape,
     infer_type=same_float_types("SoftmaxOutput", lambda p: ["data", "label"]),
-    compute=computes(_SOFTMAX, gpu_compute("_loss_gpu", "softmax_output", _forward_pack)),
+    compute=computes(_SOFTMAX, gpu_compute(_LOSS_GPU, "softmax_output", _forward_pack)),
     pack_params=_forward_pack, inplace=((0, 0),), aliases=("Softmax",),
     doc="Computes the softmax of 'data' and, in the backward pass, the gradient of the "
         "cross-entropy loss against 'label' (class indices, or probabilities of data's "
@@ -162,7 +166,7 @@ register(OpDef(
     list_input_names=_bwd_names, outputs=("data_grad", "label_grad"), params=PARAMS,
     infer_shape=_bwd_shape,
     infer_type=same_float_types("_backward_SoftmaxOutput", _bwd_names, nout=2),
-    compute=computes(_BACKWARD, gpu_compute("_loss_gpu", "softmax_output_backward",
+    compute=computes(_BACKWARD, gpu_compute(_LOSS_GPU, "softmax_output_backward",
                                             backward_pack)),
     pack_params=backward_pack, differentiable=False,
     doc="Gradient of SoftmaxOutput's cross-entropy loss from ([ograd, the output's gradient, "

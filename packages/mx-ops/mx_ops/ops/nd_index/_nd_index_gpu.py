@@ -12,8 +12,8 @@ import math
 import cupy
 
 from mx_engine.base import MXNetError
-from mx_ops._cuda import scatter_add
-from mx_ops._init_gpu import convert
+from mx_ops.core._cuda import scatter_add
+from mx_ops.ops.init._init_gpu import convert
 
 
 def compile_cases():

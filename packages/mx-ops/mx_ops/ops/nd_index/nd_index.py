@@ -6,11 +6,16 @@ index arrays (``a[[0, 2], [1, 1]]``, ``a[idx] = v``) runs on them."""
 import math
 import struct
 
-from mx_ops import _nd_index_cpu
-from mx_ops._params import Param
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
-from mx_ops.shape import _strides
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+from mx_ops.core.partial_infer import same_type, set_infer_type_partial
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.nd_index import _nd_index_cpu
+from mx_ops.ops.shape.shape import _strides
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_ND_INDEX_GPU = "mx_ops.ops.nd_index._nd_index_gpu"
 
 _KERNELS = _nd_index_cpu.kernels()
 
@@ -43,7 +48,7 @@ register(OpDef(
     "gather_nd", arguments=("data", "indices"), infer_shape=_gather_shape,
     input_docs={"indices": "Indices, (M, ...): row m indexes data's axis m."},
     infer_type=lambda p, t: [t[0]],
-    compute=computes(_KERNELS["gather"], gpu_compute("_nd_index_gpu", "gather")),
+    compute=computes(_KERNELS["gather"], gpu_compute(_ND_INDEX_GPU, "gather")),
     pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[0])),
     doc="out[y, ...] = data[indices[0, y], ..., indices[M-1, y], ...]; the output has "
         "shape indices.shape[1:] + data.shape[M:]."))
@@ -69,7 +74,7 @@ register(OpDef(
                 "indices": "Indices, (M, ...): row m indexes the output's axis m."},
     params={"shape": Param("shape", doc="The output's shape.")},
     infer_shape=_scatter_shape, infer_type=lambda p, t: [t[0]],
-    compute=computes(_KERNELS["scatter"], gpu_compute("_nd_index_gpu", "scatter")),
+    compute=computes(_KERNELS["scatter"], gpu_compute(_ND_INDEX_GPU, "scatter")),
     pack_params=lambda p, s: _pack(tuple(s[1]), p["shape"]),
     doc="Zeros of ``shape`` with out[indices[:, y]] = data[y] (the last duplicate wins)."))
 
@@ -99,7 +104,7 @@ register(OpDef(
     params={"shape": Param("shape", (), doc="The shape of 'lhs' (as MXNet stores it).")},
     infer_shape=_scatter_set_shape, infer_type=_scatter_set_type,
     compute=computes(_KERNELS["scatter_set"],
-                     gpu_compute("_nd_index_gpu", "scatter_set")),
+                     gpu_compute(_ND_INDEX_GPU, "scatter_set")),
     pack_params=lambda p, s: _pack(tuple(s[2]), tuple(s[0])), inplace=((0, 0),),
     doc="``lhs`` with out[indices[:, y]] = rhs[y] (the last duplicate wins)."))
 
@@ -124,7 +129,45 @@ register(OpDef(
     "_backward_gather_nd", arguments=("ograd", "indices", "data"),
     infer_shape=_gather_grad_shape, infer_type=_gather_grad_type,
     compute=computes(_KERNELS["gather_backward"],
-                     gpu_compute("_nd_index_gpu", "gather_backward")),
+                     gpu_compute(_ND_INDEX_GPU, "gather_backward")),
     pack_params=lambda p, s: _pack(tuple(s[1]), tuple(s[2])),
     doc="gather_nd's gradient with respect to 'data' (read for its shape only): zeros with "
         "out[indices[:, y]] += ograd[y] (duplicate tuples accumulate)."))
+
+
+# --- gradients (makers over core.gradient's apply) ----------------------------------
+
+def _gather_nd(node, ograds):
+    data, idx = node.inputs
+    return [apply("_backward_gather_nd", ograds[0], idx, data), zeros_like(idx)]
+
+
+def _scatter_nd(node, ograds):
+    """MXNet's: gather_nd of g at the indices (zeros for the indices)."""
+    idx = node.inputs[1]
+    return [apply("gather_nd", ograds[0], idx), zeros_like(idx)]
+
+
+def _scatter_set_nd(node, ograds):
+    """out = lhs with rows set from rhs: lhs gets g with those rows zeroed,
+    rhs gets g's rows.  (MXNet 1.x registers no gradient here.)"""
+    g, (lhs, rhs, idx) = ograds[0], node.inputs
+    return [apply("_scatter_set_nd", g, zeros_like(rhs), idx, shape=node.params["shape"]),
+            apply("gather_nd", g, idx), zeros_like(idx)]
+
+
+def _backward_gather_nd(node, ograds):
+    g, idx, data = node.inputs
+    return [apply("gather_nd", ograds[0], idx), zeros_like(idx), zeros_like(data)]
+
+
+_GRADIENTS = {"gather_nd": _gather_nd, "scatter_nd": _scatter_nd, "_scatter_set_nd": _scatter_set_nd, "_backward_gather_nd": _backward_gather_nd}
+for _name, _maker in _GRADIENTS.items():
+    set_gradient(_name, _maker)
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+# The data and the output share a dtype; the indices have their own (MXNet
+# requires them known rather than guessing).
+for _name in ("gather_nd", "scatter_nd"):
+    set_infer_type_partial(_name, same_type(inputs=(0,)))

@@ -21,7 +21,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.nd_index: M, the number of tuples, the row length, and
+// Packed by mx_ops.ops.nd_index.nd_index: M, the number of tuples, the row length, and
 // the addressed array's leading dims and row-major strides (in elements).
 struct NdIndexParam {
   int64_t m, ntuples, row;

@@ -1,20 +1,20 @@
 """GPU compute of Activation and LeakyReLU, forward and backward: the
 functors of src/activation_cpu.h and src/leaky_relu_cpu.h as RawKernels,
-reading the very parameter block mx_ops.activation packs for the CPU
+reading the very parameter block mx_ops.ops.nn.activation packs for the CPU
 kernels.  Every backward but PReLU's and rrelu's is computed from the
 forward output; PReLU's gamma gradient is one block per slope summing in
 double in a fixed order (no atomics), as the CPU sums each slope serially.
 rrelu's training slopes come from the very Philox stream the CPU kernel
-draws from (mx_ops._device_code), so a GPU call with the same (seed,
+draws from (mx_ops.core._device_code), so a GPU call with the same (seed,
 offset) gives the CPU's mask bit for bit.  float16 computes in float.
 Importing this module without CuPy raises ImportError."""
 import numpy
 
-from mx_ops._cuda import FLOAT_CTYPES, NN_HEAD, launch, launch_blocks, raw_module
-from mx_ops._device_code import PHILOX_UNIFORM, PHILOX_UNIFORM_RANGE
+from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, launch, launch_blocks, raw_module
+from mx_ops.core._device_code import PHILOX_UNIFORM, PHILOX_UNIFORM_RANGE
 
 _SOURCE = NN_HEAD + PHILOX_UNIFORM + PHILOX_UNIFORM_RANGE + r"""
-// Codes of src/activation_cpu.h (mx_ops.activation ACT_TYPES / LEAKY_TYPES).
+// Codes of src/activation_cpu.h (mx_ops.ops.nn.activation ACT_TYPES / LEAKY_TYPES).
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
        kLeaky = 5, kElu = 6, kSelu = 7 };
 #define MX_SELU_ALPHA 1.6732632423543772848170429916717

@@ -3,7 +3,7 @@
 (TEMP_SPACE) a call of each needs."""
 from libc.stdint cimport int64_t
 
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "conv_ops_cpu.h" namespace "mxop" nogil:
     ctypedef struct ConvParam:
@@ -23,7 +23,7 @@ cdef extern from "conv_ops_cpu.h" namespace "mxop" nogil:
     int c_max_threads "mxop::max_threads"()
     int c_set_max_threads "mxop::set_max_threads"(int n)
 
-include "_isa.pxi"
+include "mx_ops/core/_isa.pxi"
 
 # conv_ops_cpu.h's ConvOp numbering.
 OPS = {"Convolution": 0, "_backward_Convolution": 1, "Deconvolution": 2,

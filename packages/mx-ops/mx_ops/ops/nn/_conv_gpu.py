@@ -1,6 +1,6 @@
 """GPU compute of Convolution, Deconvolution and their backward ops: the
 im2col + GEMM algorithm of src/conv_cpu.h / conv_ops_cpu.h on the very
-ConvParam block mx_ops.convolution packs (1-D runs as 2-D with H = 1).
+ConvParam block mx_ops.ops.nn.convolution packs (1-D runs as 2-D with H = 1).
 
 Everything is phrased on one convolution geometry: an image (N, C, H, W),
 an output (N, F, Ho, Wo), a weight (F, C/G, kh, kw).  Deconvolution is its
@@ -22,8 +22,8 @@ as_float32 does.  Importing this module without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._blas_gpu import gemm
-from mx_ops._cuda import CTYPES, NN_HEAD, launch, raw_module
+from mx_ops.core._cuda import CTYPES, NN_HEAD, launch, raw_module
+from mx_ops.ops.nn._blas_gpu import gemm
 
 _SOURCE = NN_HEAD + r"""
 // A chunk of nb samples in convolution terms (ConvGeom of src/conv_cpu.h).

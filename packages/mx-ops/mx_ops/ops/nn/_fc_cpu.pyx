@@ -1,14 +1,14 @@
 """FullyConnected on the CPU (src/fc_cpu.h): out = data . weight^T + bias as
 one GEMM split over the cores, its backward as two GEMMs and a column sum,
 on the GEMM core of src/gemm_cpu.h with packing buffers from the call's
-workspace (TEMP_SPACE).  float32 and float64 only (mx_ops.fully_connected
+workspace (TEMP_SPACE).  float32 and float64 only (mx_ops.ops.nn.fully_connected
 rejects other dtypes at inference)."""
 from libc.stdint cimport int32_t, int64_t
 
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "fc_cpu.h" namespace "mxop" nogil:
-    # The packed parameters (mx_ops.fully_connected): data as (M, K) rows,
+    # The packed parameters (mx_ops.ops.nn.fully_connected): data as (M, K) rows,
     # weight (N, K), and whether a bias input is present.
     ctypedef struct FCParam:
         int32_t no_bias
@@ -21,7 +21,7 @@ cdef extern from "fc_cpu.h" namespace "mxop" nogil:
     int64_t fc_workspace_bytes(bint backward, const FCParam& p, int threads)
     int c_max_threads "mxop::max_threads"()
 
-include "_isa.pxi"
+include "mx_ops/core/_isa.pxi"
 
 
 def kernels():

@@ -1,6 +1,6 @@
 """GPU compute of FullyConnected and _backward_FullyConnected, the GEMMs of
-_fc_cpu.pyx through cuBLAS (mx_ops._blas_gpu) with the same M, K, N (the
-FCParam block mx_ops.fully_connected packs): out = data . weight^T + bias,
+_fc_cpu.pyx through cuBLAS (mx_ops.ops.nn._blas_gpu) with the same M, K, N (the
+FCParam block mx_ops.ops.nn.fully_connected packs): out = data . weight^T + bias,
 the bias laid down first and the GEMM adding onto it for req 'write'.
 Backward: dX = dY . W, dW = dY^T . X, db = column sums of dY in float64.
 float32 and float64 only, as on the CPU.  Importing this module without
@@ -8,7 +8,7 @@ CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._blas_gpu import gemm
+from mx_ops.ops.nn._blas_gpu import gemm
 
 _FC_T = numpy.dtype([("no_bias", "<i4"), ("pad", "<i4"), ("M", "<i8"), ("K", "<i8"),
                      ("N", "<i8")])      # FCParam of _fc_cpu.pyx

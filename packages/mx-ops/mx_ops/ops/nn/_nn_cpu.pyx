@@ -10,8 +10,8 @@ from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np
 
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 from mx_storage._philox cimport fill_uniform_f32
-from mx_ops._types cimport MXFCompute, MXOpCall
 
 cdef extern from "activation_cpu.h" namespace "mxop" nogil:
     int activation_forward(MXOpCall* c)
@@ -41,7 +41,7 @@ cdef int _leaky(MXOpCall* c) noexcept nogil:
     return leaky_forward(c, <UniformFill>fill_uniform_f32)
 
 
-include "_isa.pxi"
+include "mx_ops/core/_isa.pxi"
 
 
 def kernels():

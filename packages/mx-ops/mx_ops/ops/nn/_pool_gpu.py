@@ -1,6 +1,6 @@
 """GPU compute of Pooling and _backward_Pooling (max / avg / sum over NCW
 and NCHW, global, valid / full, count_include_pad): the windows of
-src/pool_cpu.h, reading the very PoolParam block mx_ops.pooling packs for
+src/pool_cpu.h, reading the very PoolParam block mx_ops.ops.nn.pooling packs for
 the CPU kernels (1-D is 2-D with H = 1).
 
 Forward is one thread per output.  Backward gathers instead of scattering:
@@ -14,7 +14,7 @@ without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._cuda import FLOAT_CTYPES, NN_HEAD, launch, raw_module
+from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, launch, raw_module
 
 _SOURCE = NN_HEAD + r"""
 enum { kPoolMax = 0, kPoolAvg = 1, kPoolSum = 2 };

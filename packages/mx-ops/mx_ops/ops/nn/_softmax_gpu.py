@@ -1,13 +1,13 @@
 """GPU compute of softmax and log_softmax, forward and backward, with the
 formulas of src/softmax_cpu.h and the very SoftmaxParam block
-mx_ops.activation packs for the CPU kernels: the array is (outer, n, inner)
+mx_ops.ops.nn.activation packs for the CPU kernels: the array is (outer, n, inner)
 around the axis, and each of its outer*inner rows (stride ``inner``) is
 one thread block that reduces the row's maximum and sum (or, backward, its
 dot product) in shared memory, in the compute type (float for float16).
 Importing this module without CuPy raises ImportError."""
 import numpy
 
-from mx_ops._cuda import FLOAT_CTYPES, NN_HEAD, block_threads, launch_blocks, raw_module
+from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, block_threads, launch_blocks, raw_module
 
 _SOURCE = NN_HEAD + r"""
 // Forward: y = exp((x - max) / T) / sum, or (x - max) / T - log(sum) with

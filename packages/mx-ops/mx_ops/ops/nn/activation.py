@@ -14,7 +14,7 @@ Backward conventions (inputs; outputs), each output honouring its req:
 
 LeakyReLU with act_type='rrelu' has outputs (output, mask), the mask hidden
 (MXNet's ListOutputs and NumVisibleOutputs).  In training
-(``mx_ops.training``) each element's slope is drawn uniformly on
+(``mx_ops.core.training``) each element's slope is drawn uniformly on
 [lower_bound, upper_bound) from the context's RANDOM resource: the call
 reserves one counter value per element when it is pushed and draws element
 i from Philox (seed, offset + i) (src/leaky_relu_cpu.h), so a seeded run
@@ -26,12 +26,16 @@ import struct
 
 import numpy as np
 
-from mx_ops import _nn_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
-from mx_ops.training import is_training
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core.training import is_training
+from mx_ops.ops.nn import _nn_cpu
 from mx_storage.resource import ResourceRequest
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_ACT_GPU = "mx_ops.ops.nn._act_gpu"
+_SOFTMAX_GPU = "mx_ops.ops.nn._softmax_gpu"
 
 _KERNELS = _nn_cpu.kernels()
 
@@ -65,7 +69,7 @@ register(OpDef(
     "Activation", arguments=("data",), params=_ACT_PARAMS,
     infer_shape=lambda p, s: [tuple(s[0])],
     infer_type=same_float_types("Activation", lambda p: ["data"]),
-    compute=computes(_KERNELS["activation"], gpu_compute("_act_gpu", "activation", _act_pack)),
+    compute=computes(_KERNELS["activation"], gpu_compute(_ACT_GPU, "activation", _act_pack)),
     pack_params=_act_pack, inplace=((0, 0),),
     doc="Applies an activation function element-wise: relu max(x, 0), sigmoid "
         "1/(1+exp(-x)), tanh, softrelu log(1+exp(x)), softsign x/(1+|x|).  Backward: "
@@ -77,7 +81,7 @@ register(OpDef(
     infer_shape=_same_shape("_backward_Activation", lambda p: ["out_grad", "out_data"]),
     infer_type=same_float_types("_backward_Activation", lambda p: ["out_grad", "out_data"]),
     compute=computes(_KERNELS["activation_backward"],
-                     gpu_compute("_act_gpu", "activation_backward", _act_pack)),
+                     gpu_compute(_ACT_GPU, "activation_backward", _act_pack)),
     pack_params=_act_pack,
     inplace=((0, 0),), differentiable=False,
     doc="Gradient of Activation from (out_grad, out_data): data_grad."))
@@ -180,7 +184,7 @@ register(OpDef(
     params=_LEAKY_PARAMS, infer_shape=_leaky_shape,
     infer_type=same_float_types("LeakyReLU", _leaky_names,
                                 nout=lambda p: len(_leaky_outputs(p))),
-    compute=computes(_KERNELS["leaky"], gpu_compute("_act_gpu", "leaky", _leaky_pack)),
+    compute=computes(_KERNELS["leaky"], gpu_compute(_ACT_GPU, "leaky", _leaky_pack)),
     pack_params=_leaky_pack,
     # MXNet's kRandom, which only rrelu draws from (random_draws is 0 else).
     resources=(ResourceRequest.RANDOM,), random_draws=rrelu_draws,
@@ -200,7 +204,7 @@ register(OpDef(
     infer_type=same_float_types("_backward_LeakyReLU", _leaky_bwd_names,
                                 nout=lambda p: 2 if p["act_type"] == "prelu" else 1),
     compute=computes(_KERNELS["leaky_backward"],
-                     gpu_compute("_act_gpu", "leaky_backward", _leaky_pack)),
+                     gpu_compute(_ACT_GPU, "leaky_backward", _leaky_pack)),
     pack_params=_leaky_pack,
     differentiable=False,
     doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu "
@@ -249,7 +253,7 @@ for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
         _name, arguments=("data",), params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_shape(_name, lambda p: ["data"]),
         infer_type=same_float_types(_name, lambda p: ["data"]),
-        compute=computes(_KERNELS["softmax"], gpu_compute("_softmax_gpu", "softmax",
+        compute=computes(_KERNELS["softmax"], gpu_compute(_SOFTMAX_GPU, "softmax",
                                                           _softmax_pack(_name, _log))),
         pack_params=_softmax_pack(_name, _log),
         inplace=((0, 0),),
@@ -261,7 +265,7 @@ for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
         infer_shape=_softmax_shape(f"_backward_{_name}", lambda p: ["out_grad", "out_data"]),
         infer_type=same_float_types(f"_backward_{_name}", lambda p: ["out_grad", "out_data"]),
         compute=computes(_KERNELS["softmax_backward"],
-                         gpu_compute("_softmax_gpu", "softmax_backward",
+                         gpu_compute(_SOFTMAX_GPU, "softmax_backward",
                                      _softmax_pack(f"_backward_{_name}", _log))),
         pack_params=_softmax_pack(f"_backward_{_name}", _log), inplace=((0, 0),),
         differentiable=False,

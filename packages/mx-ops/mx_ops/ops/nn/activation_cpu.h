@@ -22,7 +22,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.activation (Activation's parameters; LeakyReLU's start
+// Packed by mx_ops.ops.nn.activation (Activation's parameters; LeakyReLU's start
 // with it, leaky_relu_cpu.h): act codes of ACT_TYPES / LEAKY_TYPES there;
 // slope is the effective one (rrelu's inference mean (lower+upper)/2).
 struct ActParam { int32_t act; int32_t pad_; double slope; };

@@ -38,7 +38,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.convolution (pad already derived from target_shape for
+// Packed by mx_ops.ops.nn.convolution (pad already derived from target_shape for
 // Deconvolution); 1-D ops pack kernel (1, k), stride (1, s), ...
 struct ConvParam {
   int64_t kernel[2], stride[2], dilate[2], pad[2];

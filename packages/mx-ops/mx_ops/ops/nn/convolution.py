@@ -16,12 +16,15 @@ ignored there, and bounds the column chunks of the GPU kernels.
 """
 import struct
 
-from mx_ops import _conv_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._limits import INT64_MAX
-from mx_ops._params import Param, ParamError
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._limits import INT64_MAX
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.nn import _conv_cpu
 from mx_storage.resource import ResourceRequest
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_CONV_GPU = "mx_ops.ops.nn._conv_gpu"
 
 _KERNELS = _conv_cpu.kernels()
 max_threads = _conv_cpu.max_threads
@@ -244,7 +247,7 @@ for _name, _deconv, _shape, _doc in (
                             "no_bias=True."},
         params=_params(_deconv), infer_shape=lambda p, s, f=_shape: [f(p, s)],
         infer_type=same_float_types(_name, _inputs),
-        compute=computes(_KERNELS[_name], gpu_compute("_conv_gpu", _name.lower(),
+        compute=computes(_KERNELS[_name], gpu_compute(_CONV_GPU, _name.lower(),
                                                       _pack(_deconv))),
         pack_params=_pack(_deconv), resources=(ResourceRequest.TEMP_SPACE,),
         workspace=_workspace(_name), doc=_doc))
@@ -255,7 +258,7 @@ for _name, _deconv, _shape, _doc in (
                                     lambda p: ("out_grad", "data", "weight"),
                                     nout=lambda p: len(_grad_outputs(p))),
         compute=computes(_KERNELS["_backward_" + _name],
-                         gpu_compute("_conv_gpu", _name.lower() + "_backward",
+                         gpu_compute(_CONV_GPU, _name.lower() + "_backward",
                                      _pack_backward(_deconv))),
         pack_params=_pack_backward(_deconv), resources=(ResourceRequest.TEMP_SPACE,),
         workspace=_workspace("_backward_" + _name), differentiable=False,

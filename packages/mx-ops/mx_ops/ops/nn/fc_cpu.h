@@ -6,7 +6,7 @@
 // The transposed weight is read by the GEMM's packer (no copy), and the
 // bias is laid into each work item's block of the output just before the
 // GEMM accumulates onto it, while that block is in cache: no separate
-// pass over the output.  float32 and float64 (mx_ops.fully_connected
+// pass over the output.  float32 and float64 (mx_ops.ops.nn.fully_connected
 // rejects other dtypes at inference).
 #ifndef MX_OPS_FC_CPU_H_
 #define MX_OPS_FC_CPU_H_
@@ -19,7 +19,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.fully_connected: data as (M, K) rows, weight (N, K).
+// Packed by mx_ops.ops.nn.fully_connected: data as (M, K) rows, weight (N, K).
 struct FCParam {
   int32_t no_bias, pad_;
   int64_t M, K, N;

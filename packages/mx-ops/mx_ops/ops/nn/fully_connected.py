@@ -16,11 +16,14 @@ over the cores, with their packing buffers in the op's workspace
 import math
 import struct
 
-from mx_ops import _fc_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.nn import _fc_cpu
 from mx_storage.resource import ResourceRequest
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_FC_GPU = "mx_ops.ops.nn._fc_gpu"
 
 _KERNELS = _fc_cpu.kernels()
 _PARAMS = {
@@ -103,7 +106,7 @@ register(OpDef(
                 "bias": "Bias, (num_hidden,); not an input with no_bias=True."},
     params=_PARAMS, infer_shape=_fc_shape,
     infer_type=same_float_types("FullyConnected", _names, _FC_TYPES),
-    compute=computes(_KERNELS["forward"], gpu_compute("_fc_gpu", "forward", _pack)),
+    compute=computes(_KERNELS["forward"], gpu_compute(_FC_GPU, "forward", _pack)),
     pack_params=_pack, resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace,
     doc="Applies a linear transformation: out = data . weight^T + bias.  Backward: "
         "_backward_FullyConnected(out_grad, data, weight) -> (data_grad, weight_grad"
@@ -116,7 +119,7 @@ register(OpDef(
     infer_type=same_float_types("_backward_FullyConnected",
                                 lambda p: ["out_grad", "data", "weight"], _FC_TYPES,
                                 nout=lambda p: 2 if p["no_bias"] else 3),
-    compute=computes(_KERNELS["backward"], gpu_compute("_fc_gpu", "backward", _bwd_pack)),
+    compute=computes(_KERNELS["backward"], gpu_compute(_FC_GPU, "backward", _bwd_pack)),
     pack_params=_bwd_pack, resources=(ResourceRequest.TEMP_SPACE,), workspace=_bwd_workspace,
     differentiable=False,
     doc="Gradient of FullyConnected: inputs (out_grad, data, weight) with the forward's "

@@ -1,10 +1,9 @@
 """Partial shape and type inference of the neural-network layers, with
-MXNet 1.x's rules (the FInferShape / FInferType of src/operator/nn/*): the
-weights, biases, BatchNorm's gamma, beta and moving statistics, PReLU's
-gamma and Embedding's weight come from the data and the parameters, the
+MXNet 1.x's rules (the FInferShape of src/operator/nn/*): the weights,
+biases and PReLU's gamma come from the data and the parameters, the
 outputs from the data, and, where MXNet does it, the data from the output
 (FullyConnected's and Convolution's batch).  0 in a shape is a dimension not
-known yet (see mx_ops.partial_infer); it carries through to the dimensions
+known yet (see mx_ops.core.partial_infer); it carries through to the dimensions
 that depend on it.
 
 Where a layer's own forward refuses something (Convolution's NHWC layouts
@@ -12,10 +11,9 @@ and 3-D kernels), its partial rule refuses it too, with the same message.
 """
 import math
 
-from mx_ops import batch_norm, convolution, dropout, embedding, l2_normalization, pooling
-from mx_ops._nn_common import FLOATS
-from mx_ops.partial_infer import same_shape, set_infer_shape_partial, set_infer_type_partial
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core.partial_infer import same_shape, set_infer_shape_partial
+from mx_ops.core.registry import ShapeError
+from mx_ops.ops.nn import convolution, pooling
 
 
 def _fully_connected(params, ins, outs):
@@ -107,65 +105,6 @@ def _deconvolution(params, ins, outs):
     return ins, outs
 
 
-def _batch_norm(params, ins, outs):
-    """BatchNormShape: gamma, beta, moving_mean, moving_var, mean and var
-    hold one value per channel (the data's 'axis'); the output is the
-    data's shape."""
-    data = ins[0]
-    if data is None:
-        return ins, outs
-    _, chans, _ = batch_norm.geometry("BatchNorm", params, data)
-    why = f"one value per channel of 'data' {data} along axis {params['axis']}"
-    for i in range(1, 5):
-        ins.assign(i, (chans,), why=why)
-    outs.assign(0, data, why="the shape of 'data'")
-    outs.assign(1, (chans,), why=why)
-    outs.assign(2, (chans,), why=why)
-    return ins, outs
-
-
-def _batch_norm_types(params, ins, outs):
-    """BatchNormType: the data's dtype from the output's when unknown; gamma,
-    beta, the moving and the saved statistics float32 for float16 data,
-    else the data's dtype."""
-    data = ins[0] if ins[0] is not None else outs[0]
-    if data is None:
-        return ins, outs
-    ins.assign(0, data)
-    if data not in FLOATS:
-        raise TypeInferenceError(f"BatchNorm: argument 'data' has dtype {data}; supported: "
-                                 f"{', '.join(FLOATS)}")
-    want = batch_norm.param_dtype(data)
-    why = f"for 'data' of dtype {data}"
-    for i in range(1, 5):
-        ins.assign(i, want, why=why)
-    outs.assign(0, data, why=why)
-    outs.assign(1, want, why=why)
-    outs.assign(2, want, why=why)
-    return ins, outs
-
-
-def _embedding(params, ins, outs):
-    """EmbeddingOpShape: once the data's rank is known, weight (input_dim,
-    output_dim) and the output data.shape + (output_dim,)."""
-    embedding._check_params("Embedding", params)
-    data = ins[0]
-    if data is None:
-        return ins, outs
-    ins.assign(1, (params["input_dim"], params["output_dim"]), why="input_dim, output_dim")
-    outs.assign(0, data + (params["output_dim"],), why=f"'data' {data} + (output_dim,)")
-    return ins, outs
-
-
-def _embedding_types(params, ins, outs):
-    """EmbeddingOpType: the weight and the output have the 'dtype'
-    parameter's dtype; the indices' dtype is the caller's."""
-    dtype = params["dtype"]
-    ins.assign(1, dtype, why=f"Embedding's argument 'dtype' is {dtype}")
-    outs.assign(0, dtype, why=f"Embedding's argument 'dtype' is {dtype}")
-    return ins, outs
-
-
 def _leaky_relu(params, ins, outs):
     """LeakyReLU: the outputs (rrelu's mask too) have the data's shape;
     prelu's gamma, when unknown, one slope per channel (axis 1)."""
@@ -176,18 +115,6 @@ def _leaky_relu(params, ins, outs):
         ins.assign(1, data[1:2] or (1,))
     for i in range(len(outs)):
         outs.assign(i, data, why="the shape of 'data'")
-    return ins, outs
-
-
-def _dropout(params, ins, outs):
-    """Dropout: the output has the data's shape, the mask the data's with
-    size 1 along 'axes'."""
-    data = ins[0]
-    if data is None:
-        return ins, outs
-    outs.assign(0, data, why="the shape of 'data'")
-    outs.assign(1, dropout.mask_shape("Dropout", params, data),
-                why=f"'data' {data} with size 1 along axes {tuple(params['axes'])}")
     return ins, outs
 
 
@@ -210,46 +137,9 @@ def _pooling(params, ins, outs):
     return ins, outs
 
 
-def _l2_normalization(params, ins, outs):
-    """L2Normalization: the output has the data's shape, the norm that of
-    the mode's kept axes."""
-    data = ins[0]
-    if data is None:
-        return ins, outs
-    outs.assign(0, data, why="the shape of 'data'")
-    outs.assign(1, l2_normalization.geometry("L2Normalization", params, data)[1],
-                why=f"mode '{params['mode']}' on 'data' {data}")
-    return ins, outs
-
-
-def _upsampling(params, ins, outs):
-    """UpSampling, forward: every input's shape must be known but for its
-    batch size, which the inputs and the output share."""
-    if any(s is None or 0 in s[1:] for s in ins) or any(not s for s in ins):
-        return ins, outs
-    batch = 0
-    for i, s in enumerate(ins):
-        if s[0] and batch and s[0] != batch:
-            raise ShapeError(f"UpSampling: argument '{ins.names[i]}' has batch size {s[0]}, "
-                             f"another input {batch}")
-        batch = batch or s[0]
-    if outs[0] is not None and outs[0]:
-        batch = batch or outs[0][0]
-    out = ins.op.infer_shape(params, [(batch or 1,) + s[1:] for s in ins])[0]
-    outs.assign(0, (batch,) + tuple(out[1:]), why="arg0's size times 'scale'")
-    for i, s in enumerate(ins):
-        ins.assign(i, (batch,) + s[1:], why="the batch size of the other inputs")
-    return ins, outs
-
-
 for _name, _rule in (("FullyConnected", _fully_connected), ("Convolution", _convolution),
-                     ("Deconvolution", _deconvolution), ("BatchNorm", _batch_norm),
-                     ("Embedding", _embedding), ("LeakyReLU", _leaky_relu),
-                     ("Dropout", _dropout), ("Pooling", _pooling),
-                     ("L2Normalization", _l2_normalization), ("UpSampling", _upsampling),
-                     ("Activation", same_shape()), ("softmax", same_shape()),
+                     ("Deconvolution", _deconvolution), ("LeakyReLU", _leaky_relu),
+                     ("Pooling", _pooling), ("Activation", same_shape()), ("softmax", same_shape()),
                      ("log_softmax", same_shape())):
     set_infer_shape_partial(_name, _rule)
 
-set_infer_type_partial("BatchNorm", _batch_norm_types)
-set_infer_type_partial("Embedding", _embedding_types)

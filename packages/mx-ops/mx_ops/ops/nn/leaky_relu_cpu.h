@@ -10,7 +10,7 @@
 // the draw MXNet makes with its kRandom resource), stored in the data's
 // dtype: forward and backward use the stored value.  Element i depends on
 // (seed, offset + i) alone, so the mask is the same whatever the thread
-// count, and the GPU twin (mx_ops._act_gpu) draws the same one.  The
+// count, and the GPU twin (mx_ops.ops.nn._act_gpu) draws the same one.  The
 // output never reads the mask back, which may be added to or not written.
 // In inference the slope is the mean (lower_bound + upper_bound) / 2, as in
 // MXNet, and the mask holds it (MXNet leaves the mask unwritten there), so
@@ -31,11 +31,11 @@
 
 namespace mxop {
 
-// mx_ops.activation's code for rrelu (LEAKY_TYPES); the act functors of
+// mx_ops.ops.nn.activation's code for rrelu (LEAKY_TYPES); the act functors of
 // activation_cpu.h do not know it: rrelu's slope is per element.
 constexpr int32_t kRRelu = 8;
 
-// Packed by mx_ops.activation for LeakyReLU: the ActParam (act code, the
+// Packed by mx_ops.ops.nn.activation for LeakyReLU: the ActParam (act code, the
 // effective slope: rrelu's mean) and rrelu's bounds as float, as MXNet's
 // float parameters (zero for the other act types).  An rrelu call's
 // MXRandomState follows it.

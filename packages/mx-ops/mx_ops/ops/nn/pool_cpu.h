@@ -25,7 +25,7 @@ namespace mxop {
 
 enum { kPoolMax = 0, kPoolAvg = 1, kPoolSum = 2 };
 
-// Packed by mx_ops.pooling: geometry with global_pool and the convention
+// Packed by mx_ops.ops.nn.pooling: geometry with global_pool and the convention
 // already applied.
 struct PoolParam {
   int32_t type, count_include_pad;

@@ -12,10 +12,13 @@ Backward convention (MXNet's legacy one): ``_backward_Pooling`` takes
 data_grad, honouring its req."""
 import struct
 
-from mx_ops import _nn_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.nn import _nn_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_POOL_GPU = "mx_ops.ops.nn._pool_gpu"
 
 _KERNELS = _nn_cpu.kernels()
 _TYPES = {"max": 0, "avg": 1, "sum": 2}          # codes of src/pool_cpu.h
@@ -116,7 +119,7 @@ register(OpDef(
     "Pooling", arguments=("data",), params=_PARAMS,
     infer_shape=lambda p, s: [_out_shape("Pooling", p, s[0])],
     infer_type=same_float_types("Pooling", lambda p: ["data"]),
-    compute=computes(_KERNELS["pool"], gpu_compute("_pool_gpu", "pool", _pack("Pooling"))),
+    compute=computes(_KERNELS["pool"], gpu_compute(_POOL_GPU, "pool", _pack("Pooling"))),
     pack_params=_pack("Pooling"),
     doc="Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) "
         "windows.  Backward: _backward_Pooling(out_grad, in_data, out_data)."))
@@ -127,7 +130,7 @@ register(OpDef(
     infer_type=same_float_types("_backward_Pooling",
                                 lambda p: ["out_grad", "in_data", "out_data"]),
     compute=computes(_KERNELS["pool_backward"],
-                     gpu_compute("_pool_gpu", "pool_backward", _pack("_backward_Pooling"))),
+                     gpu_compute(_POOL_GPU, "pool_backward", _pack("_backward_Pooling"))),
     pack_params=_pack("_backward_Pooling"),
     differentiable=False,
     doc="Gradient of Pooling from (out_grad, in_data, out_data) with the forward's "

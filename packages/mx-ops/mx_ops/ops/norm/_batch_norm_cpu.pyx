@@ -1,6 +1,6 @@
 """The CPU kernels of BatchNorm and _backward_BatchNorm (src/batch_norm_cpu.h),
 as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "batch_norm_cpu.h" namespace "mxop" nogil:
     int batch_norm_forward(MXOpCall* c)

@@ -8,8 +8,8 @@ to rounding.  Importing this module without CuPy raises ImportError."""
 import cupy
 import numpy
 
-from mx_ops._cuda import launch, raw_module
-from mx_ops.batch_norm import geometry
+from mx_ops.core._cuda import launch, raw_module
+from mx_ops.ops.norm.batch_norm import geometry
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

@@ -2,7 +2,7 @@
 shapes and types (src/operator/nn/batch_norm.cc).
 
 Inputs (data, gamma, beta, moving_mean, moving_var); the last two are
-auxiliary states, updated in place by a training call (``mx_ops.training``
+auxiliary states, updated in place by a training call (``mx_ops.core.training``
 on, use_global_stats off) with
 ``moving = moving * momentum + batch_stat * (1 - momentum)`` (the batch
 variance is the biased one).  Outputs (output, mean, var): 'var' holds the
@@ -20,12 +20,17 @@ import struct
 
 import numpy as np
 
-from mx_ops import _batch_norm_cpu
-from mx_ops._nn_common import FLOATS
-from mx_ops._params import Param
-from mx_ops.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                             register)
+from mx_ops.core._nn_common import FLOATS
+from mx_ops.core._params import Param
+from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.partial_infer import set_infer_shape_partial, set_infer_type_partial
+from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
+                                  register)
+from mx_ops.ops.norm import _batch_norm_cpu
 from mx_storage.resource import ResourceRequest
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_BATCH_NORM_GPU = "mx_ops.ops.norm._batch_norm_gpu"
 
 _KERNELS = _batch_norm_cpu.kernels()
 ARGUMENTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
@@ -136,7 +141,7 @@ register(OpDef(
                 "moving_var": "Running variance per channel, (channels,), an auxiliary "
                               "state updated in place in training."},
     infer_shape=_forward_shape, infer_type=_types("BatchNorm", ARGUMENTS, 0, 1),
-    compute=computes(_KERNELS["forward"], gpu_compute("_batch_norm_gpu", "forward")),
+    compute=computes(_KERNELS["forward"], gpu_compute(_BATCH_NORM_GPU, "forward")),
     pack_params=_pack(0), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(0),
     num_visible_outputs=lambda p: 3 if p["output_mean_var"] else 1,
     mutate_inputs=(3, 4), aux_states=("moving_mean", "moving_var"),
@@ -152,8 +157,60 @@ register(OpDef(
     outputs=("data_grad", "gamma_grad", "beta_grad"), params=_PARAMS,
     infer_shape=_backward_shape,
     infer_type=_types("_backward_BatchNorm", BACKWARD_ARGUMENTS, 3, 1),
-    compute=computes(_KERNELS["backward"], gpu_compute("_batch_norm_gpu", "backward")),
+    compute=computes(_KERNELS["backward"], gpu_compute(_BATCH_NORM_GPU, "backward")),
     pack_params=_pack(3), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(3),
     differentiable=False,
     doc="Gradient of BatchNorm from (out_grad, mean, var, data, gamma, beta, moving_mean, "
         "moving_var) with the forward's parameters: (data_grad, gamma_grad, beta_grad)."))
+
+
+# The gradient: BatchNorm's backward reads the saved mean and inverse std
+# (outputs 1 and 2), the inputs and the moving statistics; the aux states get
+# no gradient (MXNet's _NoGradient), and neither do the mean and var outputs.
+_bn_backward = backward_op("BatchNorm", lambda n, g: [g[0], n.outputs()[1], n.outputs()[2],
+                                                      *n.inputs])
+set_gradient("BatchNorm", lambda node, ograds: _bn_backward(node, ograds) + [None, None])
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+
+def _batch_norm(params, ins, outs):
+    """BatchNormShape: gamma, beta, moving_mean, moving_var, mean and var
+    hold one value per channel (the data's 'axis'); the output is the
+    data's shape."""
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    _, chans, _ = geometry("BatchNorm", params, data)
+    why = f"one value per channel of 'data' {data} along axis {params['axis']}"
+    for i in range(1, 5):
+        ins.assign(i, (chans,), why=why)
+    outs.assign(0, data, why="the shape of 'data'")
+    outs.assign(1, (chans,), why=why)
+    outs.assign(2, (chans,), why=why)
+    return ins, outs
+
+
+def _batch_norm_types(params, ins, outs):
+    """BatchNormType: the data's dtype from the output's when unknown; gamma,
+    beta, the moving and the saved statistics float32 for float16 data,
+    else the data's dtype."""
+    data = ins[0] if ins[0] is not None else outs[0]
+    if data is None:
+        return ins, outs
+    ins.assign(0, data)
+    if data not in FLOATS:
+        raise TypeInferenceError(f"BatchNorm: argument 'data' has dtype {data}; supported: "
+                                 f"{', '.join(FLOATS)}")
+    want = param_dtype(data)
+    why = f"for 'data' of dtype {data}"
+    for i in range(1, 5):
+        ins.assign(i, want, why=why)
+    outs.assign(0, data, why=why)
+    outs.assign(1, want, why=why)
+    outs.assign(2, want, why=why)
+    return ins, outs
+
+
+set_infer_shape_partial("BatchNorm", _batch_norm)
+set_infer_type_partial("BatchNorm", _batch_norm_types)

@@ -30,7 +30,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.batch_norm (BatchNormParam).
+// Packed by mx_ops.ops.norm.batch_norm (BatchNormParam).
 struct BatchNormParam {
   int64_t outer, chans, inner;
   double eps, momentum;

@@ -2,15 +2,15 @@
 OperatorProperty style with a native operator: MXNet's LRNProp, with a
 hidden output ``tmp_norm`` that the backward reads, a backward that may
 write the data gradient over the output gradient, and temporary space for
-the backward's sums.  The operator itself is ``mx_ops._lrn_cpu.LRNOperator``,
+the backward's sums.  The operator itself is ``mx_ops.ops.norm._lrn_cpu.LRNOperator``,
 a NativeOperator whose forward and backward run without the GIL."""
 import math
 
-from mx_ops import _lrn_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.operator import OperatorProperty, ResourceRequest, register_op_property
-from mx_ops.registry import ShapeError
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.registry import ShapeError
+from mx_ops.ext.operator import OperatorProperty, ResourceRequest, register_op_property
+from mx_ops.ops.norm import _lrn_cpu
 
 __all__ = ["LRNProp"]
 

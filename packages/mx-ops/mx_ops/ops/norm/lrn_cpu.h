@@ -1,6 +1,6 @@
 // Local response normalisation across channels (MXNet's LRN, lrn-inl.h)
 // for NCHW data, as the kernels of a native OperatorProperty-style
-// operator (mx_ops/_lrn_cpu.pyx):
+// operator (mx_ops/ops/norm/_lrn_cpu.pyx):
 //   norm = knorm + alpha / nsize * sum over the window of x^2
 //   out  = x * norm^-beta
 // The window of channel c is mshadow's chpool window [c - nsize/2,

@@ -5,9 +5,9 @@ req.  float16 computes in float, as on the CPU.  Importing this module
 without CuPy raises ImportError."""
 import numpy
 
-from mx_ops._cuda import CTYPES, launch, raw_module
-from mx_ops._device_code import OPT_STEP
-from mx_ops.optimizer import KINDS, values
+from mx_ops.core._cuda import CTYPES, launch, raw_module
+from mx_ops.core._device_code import OPT_STEP
+from mx_ops.ops.optimizer.optimizer import KINDS, values
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

@@ -14,10 +14,14 @@ import struct
 
 import numpy as np
 
-from mx_ops import _optimizer_cpu
-from mx_ops._nn_common import same_float_types
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._nn_common import same_float_types
+from mx_ops.core._params import Param
+from mx_ops.core.partial_infer import same_shape, set_infer_shape_partial
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.optimizer import _optimizer_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_OPTIMIZER_GPU = "mx_ops.ops.optimizer._optimizer_gpu"
 
 _KERNEL = _optimizer_cpu.kernels()["update"]
 # Codes of src/optimizer_cpu.h.
@@ -129,6 +133,12 @@ for _name, (_inputs, _own, _slots, _doc) in _OPS.items():
         input_docs={k: _INPUTS[k] for k in _inputs},
         infer_shape=_same_shapes(_name, _inputs),
         infer_type=same_float_types(_name, lambda p, names=_inputs: list(names)),
-        compute=computes(_KERNEL, gpu_compute("_optimizer_gpu", "compute", _name)),
+        compute=computes(_KERNEL, gpu_compute(_OPTIMIZER_GPU, "compute", _name)),
         pack_params=_pack(_name), inplace=((0, 0),),
         mutate_inputs=tuple(range(2, len(_inputs))), differentiable=False, doc=_doc))
+
+
+# --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
+# Every input and the output share one shape (ElemwiseShape).
+for _name in KINDS:
+    set_infer_shape_partial(_name, same_shape())

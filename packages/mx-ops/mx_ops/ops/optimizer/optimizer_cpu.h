@@ -26,7 +26,7 @@ namespace mxop {
 
 enum { kSgd = 0, kSgdMom = 1, kAdam = 2, kRmsProp = 3, kFtrl = 4 };
 
-// Packed by mx_ops.optimizer.  a, b, c: sgd_mom (momentum); adam (beta1,
+// Packed by mx_ops.ops.optimizer.optimizer.  a, b, c: sgd_mom (momentum); adam (beta1,
 // beta2, epsilon); rmsprop (gamma1, epsilon, clip_weights); ftrl (lamda1, beta).
 struct OptParam { double lr, wd, rescale_grad, clip_gradient, a, b, c; int32_t kind, pad_; };
 

@@ -7,11 +7,11 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
+from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXRandomState, MX_FLOAT32, MX_FLOAT64,
+                                 MX_FLOAT16, MX_INT32, MX_INT64, MX_REQ_NULL, MX_REQ_ADD,
+                                 mx_tblob_size, mx_random_state)
 from mx_storage._philox cimport (fill_uniform_f32, fill_uniform_f64, fill_normal_f32,
                                  fill_normal_f64, fill_randint_i32, fill_randint_i64)
-from mx_ops._types cimport (MXFCompute, MXOpCall, MXRandomState, MX_FLOAT32, MX_FLOAT64,
-                            MX_FLOAT16, MX_INT32, MX_INT64, MX_REQ_NULL, MX_REQ_ADD,
-                            mx_tblob_size, mx_random_state)
 
 cdef extern from *:
     """
@@ -23,7 +23,7 @@ cdef extern from *:
     """
     void mx_f2h_rand(const float* src, void* dst, int64_t n) nogil
 
-# The packed parameters (mx_ops.random): two bounds, then the random state.
+# The packed parameters (mx_ops.ops.random.random): two bounds, then the random state.
 cdef struct RealPair:       # _random_uniform (low, high), _random_normal (loc, scale)
     double a
     double b

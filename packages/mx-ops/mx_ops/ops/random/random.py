@@ -3,18 +3,18 @@ _random_randint) and _shuffle, with MXNet 1.x's names and parameters.
 
 Each declares a random resource; the invokers reserve the counter values a
 call consumes (``random_draws``) when it is pushed and append the
-MXRandomState to its packed parameters (see mx_ops._random_state)."""
+MXRandomState to its packed parameters (see mx_ops.core._random_state)."""
 import struct
 
-from mx_ops import _random_cpu
-from mx_ops._limits import INT64_MAX, INT64_MIN
-from mx_ops._params import Param, ParamError
-from mx_ops.init import shape_param_infer
-from mx_ops.registry import OpDef, register
+from mx_ops.core._limits import INT64_MAX, INT64_MIN
+from mx_ops.core._params import Param, ParamError
+from mx_ops.core.registry import OpDef, register
+from mx_ops.ops.init.init import shape_param_infer
+from mx_ops.ops.random import _random_cpu
 from mx_storage.resource import ResourceRequest
 
 try:
-    from mx_ops import _random_gpu
+    from mx_ops.ops.random import _random_gpu
 except ImportError:        # no CuPy: the GPU computes are not registered
     _random_gpu = None
 

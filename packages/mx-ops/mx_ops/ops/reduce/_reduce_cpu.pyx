@@ -1,7 +1,7 @@
 """The reduction CPU kernels (src/reduce_cpu.h), as addresses of their
 compute functions for the registry: sum, mean, prod, nansum, nanprod, max,
 min, norm, argmax, argmin and argmax_channel."""
-from mx_ops._types cimport MXFCompute
+from mx_ops.core._types cimport MXFCompute
 
 cdef extern from "reduce_cpu.h" namespace "mxop::red" nogil:
     cdef struct NamedKernel:

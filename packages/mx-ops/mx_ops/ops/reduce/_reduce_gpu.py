@@ -8,8 +8,8 @@ this module without CuPy raises ImportError, and the GPU computes are then
 simply not registered."""
 import cupy
 
-from mx_ops import reduce as _reduce
-from mx_ops._init_gpu import convert
+from mx_ops.ops.init._init_gpu import convert
+from mx_ops.ops.reduce import reduce as _reduce
 
 _FLOAT_ACC = ("norm1", "norm2")
 

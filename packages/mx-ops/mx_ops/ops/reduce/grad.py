@@ -9,9 +9,10 @@ _broadcast_reduce_like (the reduced input gives the shape), then
 - nanprod: times out / in, zero where the input is NaN;
 - max, min: routed to EVERY element equal to the result (ties each get
   the whole gradient, MXNet's ``eq``);
-- norm: ord=2 times in / out, ord=1 times sign(in).
+- norm: ord=2 times in / out, ord=1 times sign(in);
+- argmax, argmin: zeros for the input (MXNet's MakeZeroGradNodes).
 """
-from mx_ops.gradient import apply, set_gradient
+from mx_ops.core.gradient import apply, set_gradient
 
 
 def _repeat(node, entry, normalize=False):
@@ -77,3 +78,12 @@ for _name, _expr in (("sum", _sum), ("mean", _mean), ("nansum", _nansum), ("prod
                      ("nanprod", _nanprod), ("max", _extreme), ("min", _extreme),
                      ("norm", _norm)):
     set_gradient(_name, _maker(_expr))
+
+
+def _zero_maker(node, ograds):
+    """MXNet's MakeZeroGradNodes: zeros for every input."""
+    return [apply("zeros_like", x) for x in node.inputs]
+
+
+for _name in ("argmax", "argmin"):
+    set_gradient(_name, _zero_maker)

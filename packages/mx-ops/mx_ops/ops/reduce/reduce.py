@@ -13,9 +13,9 @@ writes its indices as floats.  norm takes ``out_dtype`` (``NormType``).
 import math
 import struct
 
-from mx_ops import _reduce_cpu
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError, register
+from mx_ops.ops.reduce import _reduce_cpu
 
 FLOATS = ("float16", "float32", "float64")
 MAX_DIM = 8
@@ -28,7 +28,7 @@ _PARAM = struct.Struct(f"=4i{MAX_DIM}i")
 def _gpu(kernel):
     """The CuPy compute of a kernel, or None where CuPy is missing."""
     try:
-        from mx_ops import _reduce_gpu
+        from mx_ops.ops.reduce import _reduce_gpu
     except ImportError:
         return None
     return _reduce_gpu.compute(kernel)

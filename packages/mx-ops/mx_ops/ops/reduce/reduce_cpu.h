@@ -35,7 +35,7 @@ namespace mxop {
 namespace red {
 
 
-// The parameter block of every reduction (mx_ops/reduce.py packs it).
+// The parameter block of every reduction (mx_ops/ops/reduce/reduce.py packs it).
 struct ReduceParam {
   int32_t all;       // 1: reduce every axis (axis None or ())
   int32_t exclude;   // 1: reduce the axes NOT listed

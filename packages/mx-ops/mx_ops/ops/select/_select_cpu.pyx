@@ -1,5 +1,5 @@
 """The CPU kernels of clip and where (src/select_cpu.h), as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "select_cpu.h" namespace "mxop" nogil:
     int select_clip(MXOpCall* c)

@@ -8,8 +8,8 @@ import itertools
 import cupy
 import numpy
 
-from mx_ops._cuda import CTYPES
-from mx_ops._device_code import INT_ARITH
+from mx_ops.core._cuda import CTYPES
+from mx_ops.core._device_code import INT_ARITH
 
 _CLIP = cupy.ElementwiseKernel(
     "T x, float64 a_min, float64 a_max, int32 add", "T out",

@@ -1,5 +1,5 @@
 """The CPU strided-gather kernels (src/shape_cpu.h), as addresses."""
-from mx_ops._types cimport MXFCompute, MXOpCall
+from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "shape_cpu.h" namespace "mxop" nogil:
     int shape_gather(MXOpCall* c)

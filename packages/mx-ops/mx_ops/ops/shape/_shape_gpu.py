@@ -1,14 +1,14 @@
 """GPU compute of the shape ops.  Reshape, Flatten and expand_dims are the
 elementwise copy over a reshaped view; transpose, slice, slice_axis and
 broadcast_to are ONE strided-gather RawKernel that reads the very
-GatherParam block mx_ops.shape packs for the CPU kernel (src/shape_cpu.h),
+GatherParam block mx_ops.ops.shape.shape packs for the CPU kernel (src/shape_cpu.h),
 so both devices share the parameter logic.  Importing this module without
 CuPy raises ImportError."""
 import numpy
 
-from mx_ops import _elemwise_gpu
-from mx_ops._cuda import CTYPES, launch, raw_module
-from mx_ops._device_code import INT_ARITH
+from mx_ops.core._cuda import CTYPES, launch, raw_module
+from mx_ops.core._device_code import INT_ARITH
+from mx_ops.ops.elemwise import _elemwise_gpu
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>

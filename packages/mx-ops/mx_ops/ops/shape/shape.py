@@ -7,19 +7,23 @@ shape."""
 import math
 import struct
 
-from mx_ops import _elemwise_cpu, _shape_cpu
-from mx_ops._limits import check_shape
-from mx_ops._params import ParamError, Param
-from mx_ops.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core._limits import check_shape
+from mx_ops.core._params import ParamError, Param
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.ops.elemwise import _elemwise_cpu
+from mx_ops.ops.shape import _shape_cpu
+
+# The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
+_SHAPE_GPU = "mx_ops.ops.shape._shape_gpu"
 
 _COPY = _elemwise_cpu.kernels()["unary"]["copy"]
 _GATHER = _shape_cpu.kernels()["gather"]
-_COPY_COMPUTE = computes(_COPY, gpu_compute("_shape_gpu", "copy"))
+_COPY_COMPUTE = computes(_COPY, gpu_compute(_SHAPE_GPU, "copy"))
 
 
 def _gather_compute(pack):
     """The CPU gather and its GPU twin, which reads the same packed block."""
-    return computes(_GATHER, gpu_compute("_shape_gpu", "gather", pack))
+    return computes(_GATHER, gpu_compute(_SHAPE_GPU, "gather", pack))
 
 
 def reshape_shape(src, target, reverse=False, op="Reshape", partial=False):

@@ -14,7 +14,7 @@
 
 namespace mxop {
 
-// Packed by mx_ops.shape from the input shape: one stride per output axis.
+// Packed by mx_ops.ops.shape.shape from the input shape: one stride per output axis.
 struct GatherParam { int64_t offset; int64_t strides[MX_MAX_DIM]; };
 // The gather of _broadcast_reduce_like, whose values are also multiplied
 // by `scale` (1 / the number of reduced elements for mean's gradient).
