@@ -111,3 +111,25 @@ def test_dtype_table_matches_the_abi_header():
     assert dtypes.DTYPE_NAMES == tuple(sorted(dtypes.DTYPE_FLAGS, key=dtypes.DTYPE_FLAGS.get))
     assert [d.name for d in dtypes.NP_DTYPES] == list(dtypes.DTYPE_NAMES)
     assert not set(dtypes.OTHER_FLAGS.values()) & set(dtypes.DTYPE_FLAGS.values())
+
+
+def _gpu_computes():
+    """(family file, twin's dotted path, attribute) of every gpu_compute."""
+    found = []
+    for path in sorted(OPS.glob("*/*.py")):
+        text = path.read_text()
+        twins = dict(re.findall(r'^(_\w+_GPU) = "([\w.]+)"', text, re.M))
+        for const, attr in re.findall(r'gpu_compute\((_\w+_GPU), "(\w+)"', text):
+            found.append((f"{path.parent.name}/{path.name}", twins[const], attr))
+    return found
+
+
+def test_gpu_computes_name_existing_twins():
+    """gpu_compute imports its twin by dotted path on the first GPU call: a
+    wrong path would only show on a GPU."""
+    found = _gpu_computes()
+    assert len(found) > 50
+    pytest.importorskip("cupy", reason="the twins import CuPy")
+    import importlib
+    for where, module, attr in found:
+        assert hasattr(importlib.import_module(module), attr), (where, module, attr)
