@@ -344,12 +344,12 @@ def fake_cupy(monkeypatch):
         get_current_stream=lambda: types.SimpleNamespace(ptr=7))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     sys.modules.pop("mx_ops.ext._library_gpu", None)
-    if hasattr(mx_ops, "_library_gpu"):
-        monkeypatch.delattr(mx_ops, "_library_gpu")
+    if hasattr(mx_ops.ext, "_library_gpu"):
+        monkeypatch.delattr(mx_ops.ext, "_library_gpu")
     yield
     sys.modules.pop("mx_ops.ext._library_gpu", None)
-    if hasattr(mx_ops, "_library_gpu"):
-        delattr(mx_ops, "_library_gpu")
+    if hasattr(mx_ops.ext, "_library_gpu"):
+        delattr(mx_ops.ext, "_library_gpu")
 
 
 def test_gpu_compute_passes_device_stream_and_reqs(loaded, fake_cupy):
