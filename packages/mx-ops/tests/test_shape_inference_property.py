@@ -271,10 +271,11 @@ def slice_channel(draw):
 @st.composite
 def reshaping(draw):
     data = draw(shape(0, 4))
-    kind = draw(st.sampled_from(["Flatten", "transpose", "Reshape"]))
+    kind = draw(st.sampled_from(["Flatten", "transpose", "Reshape", "shape_array",
+                                 "size_array"]))
     dtypes = [draw(st.sampled_from(FLOATS))]
-    if kind == "Flatten":
-        return Case("Flatten", {}, [data], dtypes)
+    if kind in ("Flatten", "shape_array", "size_array"):
+        return Case(kind, {}, [data], dtypes)
     if kind == "transpose":
         axes = draw(st.sampled_from([(), tuple(draw(st.permutations(range(len(data)))))]))
         return Case("transpose", {"axes": axes}, [data], dtypes, from_outputs=True)
@@ -373,7 +374,8 @@ def test_every_operator_with_a_rule_is_generated():
         "Activation", "softmax", "log_softmax", "Cast", "smooth_l1", "FullyConnected",
         "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
-        "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot"}
+        "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
+        "size_array"}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}
     generated |= set(optimizer.KINDS) | set(loss.REGRESSIONS)

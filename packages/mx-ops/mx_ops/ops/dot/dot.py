@@ -1,4 +1,5 @@
-"""Registrations of dot and batch_dot with MXNet's shape rules."""
+"""Registrations of dot and batch_dot with MXNet's shape rules, their
+gradients and the partial shape inference of dot."""
 import math
 import struct
 
@@ -86,6 +87,7 @@ register(OpDef(
     pack_params=_pack, doc="Matrix products of the matrices of two batches, through BLAS."))
 
 
+# --- gradients (makers over core.gradient's apply) ----------------------------------
 def _dot_maker(op):
     """C = op(A) op(B) for (batches of) matrices: dA and dB as products of g
     with the other operand, the transposes chosen so no explicit transpose
@@ -106,7 +108,6 @@ set_gradient("batch_dot", _dot_maker("batch_dot"))
 
 
 # --- partial inference (graph-level FInferShape: 0 = unknown) -----------------------
-# dot (DotShape): forward, unknown dimensions carrying through.
 def _dot(params, ins, outs):
     """DotShape, forward: the output keeps lhs's and rhs's free axes, unknown
     where theirs are; the contracted sizes are checked where both are

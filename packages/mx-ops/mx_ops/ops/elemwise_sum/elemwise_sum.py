@@ -45,6 +45,7 @@ register(OpDef(
         "and dtype.  More efficient than n - 1 calls of elemwise_add."))
 
 
+# --- gradients (makers over core.gradient's apply) ----------------------------------
 def _add_n_maker(node, ograds):
     """MXNet's ElementWiseSumGrad: each input gets the output gradient
     through an identity node of its own, so that every input's gradient is

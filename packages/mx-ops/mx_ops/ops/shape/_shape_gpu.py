@@ -4,6 +4,7 @@ broadcast_to are ONE strided-gather RawKernel that reads the very
 GatherParam block mx_ops.ops.shape.shape packs for the CPU kernel (src/shape_cpu.h),
 so both devices share the parameter logic.  Importing this module without
 CuPy raises ImportError."""
+import cupy
 import numpy
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module
@@ -122,3 +123,22 @@ def gather_scaled(pack):
                               numpy.int32(reqs[0] == "add")))
 
     return run
+
+
+def _write_int64(out, values, req):
+    """shape_array's and size_array's output: ``values`` (host ints) as int64."""
+    if req == "null":
+        return
+    v = cupy.asarray(numpy.array(values, numpy.int64))
+    if req == "add":
+        out += v                        # int64 wraps, as the CPU's wrap_add
+    else:
+        out[...] = v
+
+
+def shape_array(params, inputs, outputs, reqs):
+    _write_int64(outputs[0], inputs[0].shape, reqs[0])
+
+
+def size_array(params, inputs, outputs, reqs):
+    _write_int64(outputs[0], [inputs[0].size], reqs[0])

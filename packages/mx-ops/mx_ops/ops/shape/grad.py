@@ -4,7 +4,11 @@ that input too (reshape_like(g, x), _backward_slice(g, x), ...); the other
 families' makers follow the same rule, and give the inputs read for their
 shape or as indices zero gradients, as MXNet does (core.gradient's
 zeros_like)."""
-from mx_ops.core.gradient import apply, set_gradient
+from mx_ops.core.gradient import apply, set_gradient, zeros_like
+
+
+def _zeros(node, ograds):
+    return [zeros_like(node.inputs[0])]
 
 
 def _reshape_back(node, ograds):
@@ -41,5 +45,7 @@ def _transpose_maker(node, ograds):
 for _name, _maker in (("Reshape", _reshape_back), ("Flatten", _reshape_back),
                       ("expand_dims", _reshape_back), ("slice", _slice),
                       ("slice_axis", _slice_axis), ("broadcast_to", _broadcast_to),
-                      ("transpose", _transpose_maker)):
+                      ("transpose", _transpose_maker),
+                      # MXNet's MakeZeroGradNodes: the shape does not depend on the values
+                      ("shape_array", _zeros), ("size_array", _zeros)):
     set_gradient(_name, _maker)

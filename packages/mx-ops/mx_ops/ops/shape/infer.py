@@ -5,12 +5,13 @@ MXNet 1.x's rules (src/operator/tensor/matrix_op-inl.h):
 - Reshape: forward, then the input's one unknown dimension from a known
   output (ReverseReshapeInferShape).
 - transpose: both directions.
+- shape_array: (rank,) once the rank is known; size_array: (1,).
 
 0 in a shape is a dimension not known yet (mx_ops.core.partial_infer).
 """
 import math
 
-from mx_ops.core.partial_infer import known, set_infer_shape_partial
+from mx_ops.core.partial_infer import known, set_infer_shape_partial, set_infer_type_partial
 from mx_ops.core.registry import ShapeError
 from mx_ops.ops.shape import shape
 
@@ -58,5 +59,29 @@ def _transpose(params, ins, outs):
     return ins, outs
 
 
-for _name, _rule in (("Flatten", _flatten), ("Reshape", _reshape), ("transpose", _transpose)):
+def _shape_array(params, ins, outs):
+    """shape_array: (the data's rank,) once the rank is known, whatever its
+    dimensions."""
+    if ins[0] is not None:
+        outs.assign(0, (len(ins[0]),), why=f"the rank of 'data' {ins[0]}")
+    return ins, outs
+
+
+def _size_array(params, ins, outs):
+    """size_array: (1,), whatever the data."""
+    outs.assign(0, (1,))
+    return ins, outs
+
+
+def _int64(params, ins, outs):
+    """shape_array, size_array: an int64 output; the data's dtype is the
+    caller's (the default rule would guess int64 for it)."""
+    outs.assign(0, "int64")
+    return ins, outs
+
+
+for _name, _rule in (("Flatten", _flatten), ("Reshape", _reshape), ("transpose", _transpose),
+                     ("shape_array", _shape_array), ("size_array", _size_array)):
     set_infer_shape_partial(_name, _rule)
+for _name in ("shape_array", "size_array"):
+    set_infer_type_partial(_name, _int64)

@@ -1,9 +1,9 @@
 """Shape operators: Reshape (with MXNet's special codes), Flatten,
-expand_dims, transpose, slice, slice_axis and broadcast_to.  Reshape,
-Flatten and expand_dims keep the data in row-major order, so their kernel
-is the copy (NDArray.reshape uses ``reshape_shape`` to make views); the
-others are one strided gather whose strides are packed from the input
-shape."""
+expand_dims, transpose, slice, slice_axis and broadcast_to; shape_array and
+size_array.  Reshape, Flatten and expand_dims keep the data in row-major
+order, so their kernel is the copy (NDArray.reshape uses ``reshape_shape``
+to make views); transpose, slice, slice_axis and broadcast_to are one
+strided gather whose strides are packed from the input shape."""
 import math
 import struct
 
@@ -17,7 +17,8 @@ from mx_ops.ops.shape import _shape_cpu
 _SHAPE_GPU = "mx_ops.ops.shape._shape_gpu"
 
 _COPY = _elemwise_cpu.kernels()["unary"]["copy"]
-_GATHER = _shape_cpu.kernels()["gather"]
+_KERNELS = _shape_cpu.kernels()
+_GATHER = _KERNELS["gather"]
 _COPY_COMPUTE = computes(_COPY, gpu_compute(_SHAPE_GPU, "copy"))
 
 
@@ -282,3 +283,17 @@ register(OpDef(
     infer_shape=lambda p, s: [_broadcast_target(p, s[0])], infer_type=_same_dtype,
     compute=_gather_compute(_pack_broadcast), pack_params=_pack_broadcast,
     doc="Repeats axes of size 1 up to ``shape``."))
+
+
+# shape_array and size_array (MXNet's, src/operator/tensor/elemwise_unary_op_basic.cc):
+# int64 whatever the data's dtype; the data's values are not read.
+for _name, _shape, _doc in (
+        ("shape_array", lambda s: (len(s),), "The shape of ``data``, as a 1-d int64 array."),
+        ("size_array", lambda s: (1,), "The number of elements of ``data``, as a (1,) int64 "
+                                       "array.")):
+    register(OpDef(
+        _name, arguments=("data",),
+        input_docs={"data": "The array to measure (any dtype; its values are not read)."},
+        infer_shape=lambda p, s, _shape=_shape: [_shape(tuple(s[0]))],
+        infer_type=lambda p, t: ["int64"],
+        compute=computes(_KERNELS[_name], gpu_compute(_SHAPE_GPU, _name)), doc=_doc))

@@ -70,5 +70,24 @@ static int shape_gather_scaled(MXOpCall *c) {
   return 0;
 }
 
+// shape_array and size_array (MXNet's ShapeComputeCPU, SizeComputeCPU): the
+// input's shape, or its number of elements, as int64; its data is not read.
+static void write_int64(MXOpCall *c, const int64_t *values, int n) {
+  int64_t *dst = static_cast<int64_t *>(c->outputs[0].dptr);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  for (int i = 0; i < n; ++i) dst[i] = add ? wrap_add(dst[i], values[i]) : values[i];
+}
+
+static int shape_array(MXOpCall *c) {
+  if (c->req[0] != MX_REQ_NULL) write_int64(c, c->inputs[0].shape, c->inputs[0].ndim);
+  return 0;
+}
+
+static int size_array(MXOpCall *c) {
+  const int64_t size = mx_tblob_size(&c->inputs[0]);
+  if (c->req[0] != MX_REQ_NULL) write_int64(c, &size, 1);
+  return 0;
+}
+
 }  // namespace mxop
 #endif  // MX_OPS_SHAPE_CPU_H_
