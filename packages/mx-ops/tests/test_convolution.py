@@ -345,7 +345,7 @@ def test_integer_dtype_is_an_error():
 
 
 # ----------------------------------------------- the CPU kernels' own paths
-# src/conv_cpu.h: the GEMM's instruction sets, 1-3 threads, both splits of
+# ops/nn/conv_cpu.h: the GEMM's instruction sets, 1-3 threads, both splits of
 # the weight grad, float16 in every pass, and the workspace (TEMP_SPACE).
 from mx_engine.base import MXNetError  # noqa: E402
 from mx_ops.ops.nn import _conv_cpu  # noqa: E402

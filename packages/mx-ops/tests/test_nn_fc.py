@@ -93,7 +93,7 @@ def test_errors_name_argument_and_shapes():
 
 
 # ------------------------------------------------ the CPU kernel's own paths
-# src/fc_cpu.h on src/gemm_cpu.h: every instruction set, 1-3 threads, both
+# ops/nn/fc_cpu.h on ops/nn/gemm_cpu.h: every instruction set, 1-3 threads, both
 # splits (row blocks when batch >= hidden, else column blocks), the skinny
 # forward (batch <= 256: weight read in place, out^T blocks), K and
 # batch 0, and the workspace (TEMP_SPACE).

@@ -43,7 +43,7 @@ __device__ float mx_philox_uniform_range(unsigned long long seed, unsigned long 
 }
 """
 
-# The step of src/optimizer_cpu.h (opt_step), line for line, for the device.
+# The step of ops/optimizer/optimizer_cpu.h (opt_step), line for line, for the device.
 OPT_STEP = r"""
 template <typename A> __device__ A opt_clip(A v, A bound) {
   return v > bound ? bound : (v < -bound ? -bound : v);

@@ -1,5 +1,5 @@
 """The CPU kernels of _slice_assign, _slice_assign_scalar and the slices'
-backward (src/assign_cpu.h), as addresses."""
+backward (assign_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "assign_cpu.h" namespace "mxop" nogil:

@@ -1,5 +1,5 @@
 """GPU compute of _slice_assign, _slice_assign_scalar and the slices'
-backward ops: the strided scatter of src/assign_cpu.h.  out = lhs (unless they are one buffer, the
+backward ops: the strided scatter of assign_cpu.h.  out = lhs (unless they are one buffer, the
 usual in-place call), then out[offset + sum_d i_d * strides[d]] = rhs[i]
 (or the scalar) for every i of the region, reading the very RegionParam
 (and ScalarRegionParam) block mx_ops.ops.assign.assign packs for the CPU kernels.
@@ -15,7 +15,7 @@ _SOURCE = r"""
 #include <cupy/float16.cuh>
 """ + INT_ARITH + r"""
 
-// mxop::RegionParam and ScalarRegionParam of src/assign_cpu.h, byte for byte.
+// mxop::RegionParam and ScalarRegionParam of assign_cpu.h, byte for byte.
 struct RegionParam {
   long long offset;
   long long strides[8];
@@ -81,7 +81,7 @@ def compile_cases():
 
 
 def _prepare(op, inputs, outputs, reqs):
-    """assign_prepare of src/assign_cpu.h: False where there is nothing to do."""
+    """assign_prepare of assign_cpu.h: False where there is nothing to do."""
     if reqs[0] == "null":
         return False
     if reqs[0] == "add":
@@ -124,7 +124,7 @@ def slice_assign_scalar(pack):
 
 def slice_backward(pack):
     """The compute of _backward_slice and _backward_slice_axis (scatter_grad
-    of src/assign_cpu.h): zeros with the region set to the output gradient,
+    of assign_cpu.h): zeros with the region set to the output gradient,
     or the region += it for req 'add'; ``pack`` is the op's pack_params."""
     def run(params, inputs, outputs, reqs):
         if reqs[0] == "null":

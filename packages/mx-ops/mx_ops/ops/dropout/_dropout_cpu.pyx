@@ -1,4 +1,4 @@
-"""The CPU kernels of Dropout and _backward_Dropout (src/dropout_cpu.h), as
+"""The CPU kernels of Dropout and _backward_Dropout (dropout_cpu.h), as
 addresses.  The forward kernel draws its mask from mx_storage's Philox
 stream (fill_uniform_f32), handed to the C++ code as a function pointer."""
 from libc.stdint cimport uint64_t

@@ -1,4 +1,4 @@
-"""GPU compute of Dropout and _backward_Dropout (src/dropout_cpu.h as
+"""GPU compute of Dropout and _backward_Dropout (dropout_cpu.h as
 RawKernels).  The mask is drawn from the very Philox stream the CPU kernel
 uses (mx_storage/_philox.pxd: counter (offset + j, tag RNG_UNIFORM, retry
 0), key = seed, u = (w0 >> 8) * 2^-24), so a GPU call with the same

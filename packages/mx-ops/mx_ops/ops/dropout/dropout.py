@@ -9,7 +9,7 @@ the output is the data and the mask is ones.
 
 The mask comes from the context's parallel random resource: each call
 reserves one counter value per mask element when it is pushed and draws
-element j from Philox (seed, offset + j) (src/dropout_cpu.h), so a seeded
+element j from Philox (seed, offset + j) (dropout_cpu.h), so a seeded
 run gives the same masks whatever the number of workers.
 
 Backward: ``_backward_Dropout(out_grad, mask)`` = out_grad * mask

@@ -1,4 +1,4 @@
-"""The elementwise CPU kernels (src/elemwise_cpu.h), as addresses of their
+"""The elementwise CPU kernels (elemwise_cpu.h), as addresses of their
 compute functions for the registry: unary, binary (same shapes or
 broadcasting) and scalar (array op scalar, and scalar op array).  tanh and
 sigmoid run src/vexp.h's per-instruction-set copies (``isa``, ``set_isa``)."""

@@ -1,5 +1,5 @@
 """GPU compute of the elementwise ops: CuPy ElementwiseKernels with the same
-expressions as src/elemwise_cpu.h, built on first use and cached (CuPy
+expressions as elemwise_cpu.h, built on first use and cached (CuPy
 compiles each once per dtype).  float16 computes in float, as on the CPU.
 Importing this module without CuPy raises ImportError, and the GPU computes
 are then simply not registered."""
@@ -12,7 +12,7 @@ import numpy
 from mx_ops.core._cuda import CTYPES
 from mx_ops.core._device_code import INT_ARITH
 
-# mod_op, div_op and pow_op of src/elemwise_cpu.h: integers through
+# mod_op, div_op and pow_op of elemwise_cpu.h: integers through
 # INT_ARITH (no value traps; MIN / -1 wraps), floats as the CPU computes them.
 _PREAMBLE = INT_ARITH + r"""
 template <typename T> struct Acc { typedef T type; };
@@ -35,7 +35,7 @@ template <typename A> __device__ A mx_pow(A a, A b) {
   if constexpr (mx_int_of<A>::ok) return mx_int_pow(a, b);
   else return A(pow((double)a, (double)b));
 }
-// digamma of src/elemwise_cpu.h, step for step (in double).
+// digamma of elemwise_cpu.h, step for step (in double).
 __device__ double mx_digamma(double x) {
   if (isnan(x) || isinf(x)) return x > 0 ? x : nan("");
   double result = 0.0;
@@ -85,7 +85,7 @@ BINARY = {
 }
 
 # The _backward_<op> kernels of unary ops (out = f(ograd a, input b)), as
-# MX_BACKWARD of src/elemwise_cpu.h; floating-point dtypes only.
+# MX_BACKWARD of elemwise_cpu.h; floating-point dtypes only.
 BACKWARD = {
     "gamma": "a * A(tgamma((double)b) * mx_digamma((double)b))",
     "gammaln": "a * A(mx_digamma((double)b))",

@@ -1,4 +1,4 @@
-"""The CPU kernel of add_n (src/elemwise_sum_cpu.h), as an address, and the
+"""The CPU kernel of add_n (elemwise_sum_cpu.h), as an address, and the
 instruction set its accumulator passes run (``isa``, ``set_isa``)."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 

@@ -1,4 +1,4 @@
-"""GPU compute of add_n: add_n_loop of src/elemwise_sum_cpu.h as one
+"""GPU compute of add_n: add_n_loop of elemwise_sum_cpu.h as one
 RawKernel over all the inputs at once, which it finds through a device
 array of their pointers (one small host-to-device copy per call, on the
 current stream, so it is ordered before the launch).  One launch for any

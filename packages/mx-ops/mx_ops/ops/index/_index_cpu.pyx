@@ -1,4 +1,4 @@
-"""The CPU kernels of take, its backward and one_hot (src/index_cpu.h), as
+"""The CPU kernels of take, its backward and one_hot (index_cpu.h), as
 addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 

@@ -1,4 +1,4 @@
-"""GPU compute of take and one_hot with the semantics of src/index_cpu.h:
+"""GPU compute of take and one_hot with the semantics of index_cpu.h:
 an index of any dtype is C-cast to int64 (floats truncate toward zero; NaN
 and values out of range give INT64_MIN, _device_code.INT_ARITH), then
 bounded by the mode; the parameters come from the very TakeParam and
@@ -35,7 +35,7 @@ template <typename I> __device__ inline long long as_index(I v) {
 _TAKE = _HEAD + r"""
 enum { TAKE_CLIP = 0, TAKE_WRAP = 1, TAKE_RAISE = 2 };   // mxop::TakeMode
 
-// take_row of src/index_cpu.h; in raise mode every index is checked first.
+// take_row of index_cpu.h; in raise mode every index is checked first.
 __device__ inline long long take_row(long long j, long long n, int mode) {
   if (mode == TAKE_WRAP) { j %= n; return j < 0 ? j + n : j; }
   if (mode == TAKE_CLIP) return j < 0 ? 0 : (j >= n ? n - 1 : j);
@@ -137,7 +137,7 @@ def one_hot(pack):
 
 
 def take_backward(pack):
-    """_backward_take's compute (take_grad_loop of src/index_cpu.h): zeros
+    """_backward_take's compute (take_grad_loop of index_cpu.h): zeros
     unless req is 'add', then every index's rows of the output gradient added
     to the row of 'a' it picked, bounded by the mode as the forward did
     ('raise' had checked them all); ``pack`` is the op's pack_params."""

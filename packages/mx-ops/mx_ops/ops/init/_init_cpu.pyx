@@ -1,4 +1,4 @@
-"""The CPU kernels of _full, _arange and Cast (src/init_cpu.h), as addresses."""
+"""The CPU kernels of _full, _arange and Cast (init_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "init_cpu.h" namespace "mxop" nogil:

@@ -1,5 +1,5 @@
 """GPU compute of _full (and _zeros, _ones), _arange and Cast:
-ElementwiseKernels with the conversions of src/init_cpu.h (the value is
+ElementwiseKernels with the conversions of init_cpu.h (the value is
 cast to the dtype once; _arange computes in float64 and then converts;
 req 'add' adds in the output dtype, wrapping integers).  Floats become
 integers by the CPU's rule (_device_code.INT_ARITH's mx_convert: NaN and

@@ -1,4 +1,4 @@
-"""The CPU kernels of Concat and SliceChannel (src/join_cpu.h), as addresses."""
+"""The CPU kernels of Concat and SliceChannel (join_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "join_cpu.h" namespace "mxop" nogil:

@@ -1,5 +1,5 @@
 """GPU compute of Concat and SliceChannel: the blocked copy of
-src/join_cpu.h as one RawKernel launched per part.  Seen around the joined
+join_cpu.h as one RawKernel launched per part.  Seen around the joined
 axis every array is (outer, row); a part's rows sit at column ``off`` of the
 whole array's rows, so one kernel serves both directions.  The axis comes
 from the very JoinParam block mx_ops.ops.join.join packs for the CPU kernel.
@@ -40,7 +40,7 @@ def compile_cases():
 
 
 def _copy(whole, parts, axis, reqs, split):
-    """join_loop of src/join_cpu.h; reqs holds one entry per written array."""
+    """join_loop of join_cpu.h; reqs holds one entry per written array."""
     if whole.size == 0:
         return
     outer = math.prod(whole.shape[:axis])

@@ -1,6 +1,6 @@
 """Registrations of Concat (variadic: ``num_args`` inputs) and SliceChannel
 (``num_outputs`` outputs), with MXNet's names, defaults and checks.  Both
-run one blocked copy (src/join_cpu.h) packed with the joined axis."""
+run one blocked copy (join_cpu.h) packed with the joined axis."""
 import struct
 
 from mx_ops.core._limits import MAX_COUNT

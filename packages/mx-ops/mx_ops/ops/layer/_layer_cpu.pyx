@@ -1,6 +1,6 @@
 """The CPU kernels of Embedding, UpSampling (nearest) and L2Normalization,
-forward and backward (src/embedding_cpu.h, src/upsampling_cpu.h,
-src/l2norm_cpu.h), as addresses."""
+forward and backward (embedding_cpu.h, upsampling_cpu.h,
+l2norm_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "embedding_cpu.h" namespace "mxop" nogil:

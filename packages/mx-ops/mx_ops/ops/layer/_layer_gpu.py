@@ -1,6 +1,6 @@
 """GPU compute of Embedding, UpSampling (nearest) and L2Normalization,
 forward and backward: RawKernels with the semantics of
-src/embedding_cpu.h, src/upsampling_cpu.h and src/l2norm_cpu.h, reading the
+embedding_cpu.h, upsampling_cpu.h and l2norm_cpu.h, reading the
 very parameter blocks mx_ops packs for the CPU kernels.
 
 Embedding's weight gradient is deterministic without atomics, as on the
@@ -20,7 +20,7 @@ from mx_ops.ops.loss._loss_gpu import FLOAT_CTYPES, HEAD, launch_rows
 _SOURCE = HEAD + INT_ARITH + r"""
 // An index as the CPU converts it (x86-64's C cast to int64, float16
 // through float), clipped to the weight's rows (embedding_row of
-// src/embedding_cpu.h).
+// embedding_cpu.h).
 template <typename I> __device__ inline long long as_index(I v) {
   return mx_convert<long long>(v);
 }
@@ -58,7 +58,7 @@ __global__ void mx_embedding_grad(const T *og, const long long *key, const long 
   }
 }
 
-// upsample_fwd_loop of src/upsampling_cpu.h, one thread per output element;
+// upsample_fwd_loop of upsampling_cpu.h, one thread per output element;
 // input k is at ptrs[k] with geo[2k] channels and scale geo[2k + 1].
 template <typename T>
 __global__ void mx_upsample(const unsigned long long *ptrs, const long long *geo, T *out,
@@ -100,7 +100,7 @@ __global__ void mx_upsample_bwd(const T *og, T *dx, long long total, long long c
   }
 }
 
-// l2norm_fwd_loop of src/l2norm_cpu.h, one block per norm (row r of the
+// l2norm_fwd_loop of l2norm_cpu.h, one block per norm (row r of the
 // (outer, n, inner) view).  req codes: 0 null, 1 write, 3 add.
 template <typename T>
 __global__ void mx_l2norm(const T *x, T *y, T *norm, long long rows, long long n,
@@ -153,8 +153,8 @@ _NAMES = ([f"mx_embedding<{i}, {t}>" for i, t in itertools.product(_ALL, _ALL)]
                                    "mx_l2norm", "mx_l2norm_bwd") for t in FLOAT_CTYPES])
 _kernel = raw_module(_SOURCE, _NAMES)
 
-# The parameter blocks of src/embedding_cpu.h, src/upsampling_cpu.h and
-# src/l2norm_cpu.h.
+# The parameter blocks of embedding_cpu.h, upsampling_cpu.h and
+# l2norm_cpu.h.
 _EMBEDDING_T = numpy.dtype([("input_dim", "<i8"), ("output_dim", "<i8")])
 _UPSAMPLE_T = numpy.dtype([("batch", "<i8"), ("channels", "<i8"), ("height", "<i8"),
                            ("width", "<i8"), ("nargs", "<i8"), ("sum", "<i8")])

@@ -9,7 +9,7 @@ data.shape + (output_dim,) of 'dtype', which is also the weight's dtype.
 ``_backward_Embedding(out_grad, data) -> (data_grad, weight_grad)``: the
 indices get a zero gradient (MXNet computes none), the weight the sum of
 out_grad's rows over the positions that picked each row, in a fixed order
-(src/embedding_cpu.h).  Only dense gradients exist here, so sparse_grad=True
+(embedding_cpu.h).  Only dense gradients exist here, so sparse_grad=True
 is refused."""
 import struct
 

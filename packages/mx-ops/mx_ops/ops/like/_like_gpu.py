@@ -1,6 +1,6 @@
 """GPU compute of _collapse_sum_like: CuPy's sum over the axes that
 mx_ops.ops.like.like.collapse_axes finds from the shapes (the very axes the CPU
-kernel's packed parameters list), accumulated as src/reduce_cpu.h does
+kernel's packed parameters list), accumulated as ops/reduce/reduce_cpu.h does
 (floats in float64, float16 in float32, integers in int64), cast once.  The
 other like-ops run the copy, gather and cast twins of _shape_gpu and
 _init_gpu.  Importing this module without CuPy raises ImportError."""

@@ -13,9 +13,9 @@ without shapes or dtypes, undo a broadcast, a reduction or a cast:
   the cast's input.
 
 Each reuses an existing kernel: the copy, the strided gather of
-src/shape_cpu.h (its strides packed from the shapes), the sum of
-src/reduce_cpu.h (its axes found from the shapes at pack time) and the
-cast of src/init_cpu.h.
+ops/shape/shape_cpu.h (its strides packed from the shapes), the sum of
+ops/reduce/reduce_cpu.h (its axes found from the shapes at pack time) and the
+cast of ops/init/init_cpu.h.
 """
 import math
 import struct

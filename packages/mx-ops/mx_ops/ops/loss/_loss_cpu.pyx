@@ -1,5 +1,5 @@
 """The CPU backward kernels of the output (loss) operators: SoftmaxOutput,
-the regression outputs and MakeLoss (src/loss_cpu.h), as addresses.  Their
+the regression outputs and MakeLoss (loss_cpu.h), as addresses.  Their
 forwards reuse the softmax and elementwise kernels."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 

@@ -1,6 +1,6 @@
 """GPU compute of SoftmaxOutput's softmax and of the backwards of
 SoftmaxOutput, the regression outputs and MakeLoss: RawKernels with the
-semantics of src/softmax_cpu.h and src/loss_cpu.h, reading the very
+semantics of ops/nn/softmax_cpu.h and loss_cpu.h, reading the very
 parameter blocks mx_ops packs for the CPU kernels.  float16 computes in
 float, as on the CPU.  Row reductions run one block per row with a tree in
 shared memory (a fixed order: results do not depend on scheduling); label
@@ -66,14 +66,14 @@ __device__ A block_max(A v, A *shm) {
 """
 
 _SOURCE = HEAD + r"""
-// label_class of src/loss_cpu.h: MXNet's static_cast<int>, with NaN and
+// label_class of loss_cpu.h: MXNet's static_cast<int>, with NaN and
 // values no int64 holds mapped to a class that matches nothing.
 __device__ inline long long label_class(double v) {
   if (!(v > -9.2e18 && v < 9.2e18)) return -9223372036854775807LL - 1;
   return (long long)v;
 }
 
-// softmax_fwd_loop of src/softmax_cpu.h (temperature 1): row r of the
+// softmax_fwd_loop of ops/nn/softmax_cpu.h (temperature 1): row r of the
 // (outer, n, inner) view starts at (r / inner) * n * inner + r % inner.
 template <typename T>
 __global__ void mx_softmax_rows(const T *x, T *y, long long rows, long long n,
@@ -110,7 +110,7 @@ __global__ void mx_count_valid(const T *label, long long n, long long ignore,
   }
 }
 
-// softmax_out_bwd_loop of src/loss_cpu.h, one thread per element.
+// softmax_out_bwd_loop of loss_cpu.h, one thread per element.
 template <typename T>
 __global__ void mx_softmax_out_bwd(const T *og, const T *label, const T *out, T *dx,
                                    long long total, long long n, long long inner,
@@ -135,7 +135,7 @@ __global__ void mx_softmax_out_bwd(const T *og, const T *label, const T *out, T 
   }
 }
 
-// regression_bwd_loop of src/loss_cpu.h.
+// regression_bwd_loop of loss_cpu.h.
 template <typename T>
 __global__ void mx_regression_bwd(const T *label, const T *out, T *dx, long long total,
                                   double scale, int mae, int add) {
@@ -157,7 +157,7 @@ __global__ void mx_count_above(const T *x, long long n, double thresh,
   }
 }
 
-// make_loss_bwd_loop of src/loss_cpu.h.
+// make_loss_bwd_loop of loss_cpu.h.
 template <typename T>
 __global__ void mx_make_loss_bwd(T *dx, long long total, double scale,
                                  const unsigned long long *count, int valid, int add) {
@@ -172,7 +172,7 @@ _NAMES = [f"{k}<{t}>" for k in ("mx_softmax_rows", "mx_count_valid", "mx_softmax
           for t in FLOAT_CTYPES]
 _kernel = raw_module(_SOURCE, _NAMES)
 
-# The parameter blocks of src/softmax_cpu.h and src/loss_cpu.h.
+# The parameter blocks of ops/nn/softmax_cpu.h and loss_cpu.h.
 _SOFTMAX_T = numpy.dtype([("outer", "<i8"), ("n", "<i8"), ("inner", "<i8"),
                           ("temperature", "<f8"), ("log", "<i4"), ("pad", "<i4")])
 _SOFTMAX_OUT_T = numpy.dtype([("outer", "<i8"), ("n", "<i8"), ("inner", "<i8"),
@@ -201,7 +201,7 @@ def launch_rows(fn, rows, args):
 
 
 def label_class(v):
-    """label_class of src/loss_cpu.h, on the host."""
+    """label_class of loss_cpu.h, on the host."""
     return int(v) if -9.2e18 < v < 9.2e18 else -(2 ** 63)
 
 

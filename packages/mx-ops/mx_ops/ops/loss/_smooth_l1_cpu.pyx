@@ -1,4 +1,4 @@
-"""The CPU kernels of smooth_l1 (src/smooth_l1_cpu.h), SimpleOp functions
+"""The CPU kernels of smooth_l1 (smooth_l1_cpu.h), SimpleOp functions
 registered by address in mx_ops.ops.loss.smooth_l1."""
 from libc.stdint cimport int32_t
 

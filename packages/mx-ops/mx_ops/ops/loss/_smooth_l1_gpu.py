@@ -1,4 +1,4 @@
-"""GPU twin of smooth_l1's SimpleOp functions (src/smooth_l1_cpu.h): the
+"""GPU twin of smooth_l1's SimpleOp functions (smooth_l1_cpu.h): the
 same branches in a templated RawModule, one instantiation per float dtype,
 float16 computing in float.  The functions take the SimpleOp signatures on
 CuPy arrays and launch on the current stream (the engine worker's).

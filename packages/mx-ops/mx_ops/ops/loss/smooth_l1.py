@@ -1,7 +1,7 @@
 """smooth_l1, registered through the SimpleOp API as the design notes'
 example: a unary function with the scalar sigma, whose gradient reads the
 input (UnaryGradFunctionT2) and may overwrite the output gradient
-(kInplaceOutIn).  CPU: native kernels (src/smooth_l1_cpu.h) called by
+(kInplaceOutIn).  CPU: native kernels (smooth_l1_cpu.h) called by
 address without the GIL; GPU: CuPy RawKernels (mx_ops.ops.loss._smooth_l1_gpu),
 registered where CuPy is installed and imported on first use."""
 import importlib.util

@@ -2,7 +2,7 @@
 parameters and semantics (src/operator/softmax_output-inl.h).
 
 The forward is a softmax over the classes of each row, by the softmax
-kernel (src/softmax_cpu.h) with the data seen as (outer, classes, inner):
+kernel (ops/nn/softmax_cpu.h) with the data seen as (outer, classes, inner):
 - default: data flattened to 2-D, (n, size / n, 1);
 - preserve_shape: over the last axis, (size / last, last, 1);
 - multi_output: over axis 1, (n, k, size / n / k), one label per (n, rest).

@@ -1,5 +1,5 @@
 """The CPU kernels of gather_nd, scatter_nd and _scatter_set_nd
-(src/nd_index_cpu.h), as addresses."""
+(nd_index_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "nd_index_cpu.h" namespace "mxop" nogil:

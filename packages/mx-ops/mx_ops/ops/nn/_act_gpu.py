@@ -1,5 +1,5 @@
 """GPU compute of Activation and LeakyReLU, forward and backward: the
-functors of src/activation_cpu.h and src/leaky_relu_cpu.h as RawKernels,
+functors of activation_cpu.h and leaky_relu_cpu.h as RawKernels,
 reading the very parameter block mx_ops.ops.nn.activation packs for the CPU
 kernels.  Every backward but PReLU's and rrelu's is computed from the
 forward output; PReLU's gamma gradient is one block per slope summing in
@@ -14,13 +14,13 @@ from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, launch, launch_blocks, raw_
 from mx_ops.core._device_code import PHILOX_UNIFORM, PHILOX_UNIFORM_RANGE
 
 _SOURCE = NN_HEAD + PHILOX_UNIFORM + PHILOX_UNIFORM_RANGE + r"""
-// Codes of src/activation_cpu.h (mx_ops.ops.nn.activation ACT_TYPES / LEAKY_TYPES).
+// Codes of activation_cpu.h (mx_ops.ops.nn.activation ACT_TYPES / LEAKY_TYPES).
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
        kLeaky = 5, kElu = 6, kSelu = 7 };
 #define MX_SELU_ALPHA 1.6732632423543772848170429916717
 #define MX_SELU_LAMBDA 1.0507009873554804934193349852946
 
-// act_fwd of src/activation_cpu.h, with the code as a (block-uniform) value.
+// act_fwd of activation_cpu.h, with the code as a (block-uniform) value.
 template <typename A>
 __device__ inline A act_fwd(int act, A x, A s) {
   switch (act) {
@@ -36,7 +36,7 @@ __device__ inline A act_fwd(int act, A x, A s) {
   }
 }
 
-// d act / dx from the output y (act_grad of src/activation_cpu.h).
+// d act / dx from the output y (act_grad of activation_cpu.h).
 template <typename A>
 __device__ inline A act_grad(int act, A y, A s) {
   switch (act) {
@@ -77,7 +77,7 @@ template <typename T, typename A> __device__ inline void nn_put(T *out, long lon
   else if (req != 0) out[i] = T(v);
 }
 
-// rrelu (src/leaky_relu_cpu.h): in training slope i is element i of the
+// rrelu (leaky_relu_cpu.h): in training slope i is element i of the
 // call's uniform stream on [lower, upper) (lower itself when the bounds are
 // equal), taken as the mask stores it (in T); in inference it is the mean.
 // The output never reads the mask back.  x and y may be one buffer.
@@ -179,7 +179,7 @@ def _act_param(pack, params, inputs):
 
 
 def _prelu_view(x, g):
-    """(outer, chans, inner, gstride) of prelu_view in src/activation_cpu.h."""
+    """(outer, chans, inner, gstride) of prelu_view in activation_cpu.h."""
     if x.ndim >= 2:
         outer, chans = x.shape[0], x.shape[1]
         inner = x.size // (outer * chans) if outer * chans else 0

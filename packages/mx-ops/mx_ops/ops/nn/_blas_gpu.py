@@ -1,5 +1,5 @@
 """Row-major (strided-batched) GEMM through CuPy's cuBLAS binding, for
-FullyConnected and Convolution on the GPU: gemm_rm of src/conv_cpu.h with a
+FullyConnected and Convolution on the GPU: gemm_rm of conv_cpu.h with a
 batch and a beta.  cupy.matmul cannot serve here: it has no beta (the
 weight gradient accumulates over the batch), and it copies transposed
 operands to contiguous ones first.  The binding sets the current stream on

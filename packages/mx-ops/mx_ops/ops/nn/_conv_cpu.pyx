@@ -1,5 +1,5 @@
 """The CPU kernels of Convolution, Deconvolution and their backward ops
-(src/conv_ops_cpu.h), as addresses, and the size of the workspace
+(conv_ops_cpu.h), as addresses, and the size of the workspace
 (TEMP_SPACE) a call of each needs."""
 from libc.stdint cimport int64_t
 

@@ -1,5 +1,5 @@
 """GPU compute of Convolution, Deconvolution and their backward ops: the
-im2col + GEMM algorithm of src/conv_cpu.h / conv_ops_cpu.h on the very
+im2col + GEMM algorithm of conv_cpu.h / conv_ops_cpu.h on the very
 ConvParam block mx_ops.ops.nn.convolution packs (1-D runs as 2-D with H = 1).
 
 Everything is phrased on one convolution geometry: an image (N, C, H, W),
@@ -26,7 +26,7 @@ from mx_ops.core._cuda import CTYPES, NN_HEAD, launch, raw_module
 from mx_ops.ops.nn._blas_gpu import gemm
 
 _SOURCE = NN_HEAD + r"""
-// A chunk of nb samples in convolution terms (ConvGeom of src/conv_cpu.h).
+// A chunk of nb samples in convolution terms (ConvGeom of conv_cpu.h).
 struct Geom {
   long long nb, C, H, W, F, Ho, Wo, G, kh, kw, sh, sw, dh, dw, ph, pw;
 };
@@ -49,7 +49,7 @@ __global__ void mx_im2col(const T *img, T *col, Geom g) {
 
 // img[n, c, ih, iw] (=, +=) bias[c] + the sum of the columns that unfold
 // read it from (the adjoint of mx_im2col), the taps (ki, kj) in increasing
-// order as col2im_add of src/conv_cpu.h adds them.
+// order as col2im_add of conv_cpu.h adds them.
 template <typename T>
 __global__ void mx_col2im(const T *col, const T *bias, T *img, Geom g, int add) {
   const long long P = g.Ho * g.Wo, HW = g.H * g.W;
@@ -122,7 +122,7 @@ def _fn(name, a):
 
 
 class _Geometry:
-    """make_geom of src/conv_cpu.h for an image-side and an output-side
+    """make_geom of conv_cpu.h for an image-side and an output-side
     array, and the chunking of the batch."""
 
     def __init__(self, p, img, out, workspace_mb):
@@ -211,7 +211,7 @@ def _weight_pass(g, bufs, img, out, dw, add):
 
 def _bias_grad(og, db, add):
     """db (=, +=) the sums of og per channel (axis 1), in float64 and then
-    rounded, as bias_grad of src/conv_cpu.h."""
+    rounded, as bias_grad of conv_cpu.h."""
     s = og.reshape(og.shape[0], og.shape[1], -1).sum(axis=(0, 2), dtype=cupy.float64)
     s = s.astype(db.dtype)
     if add:

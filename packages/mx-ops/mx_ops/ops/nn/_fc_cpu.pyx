@@ -1,6 +1,6 @@
-"""FullyConnected on the CPU (src/fc_cpu.h): out = data . weight^T + bias as
+"""FullyConnected on the CPU (fc_cpu.h): out = data . weight^T + bias as
 one GEMM split over the cores, its backward as two GEMMs and a column sum,
-on the GEMM core of src/gemm_cpu.h with packing buffers from the call's
+on the GEMM core of gemm_cpu.h with packing buffers from the call's
 workspace (TEMP_SPACE).  float32 and float64 only (mx_ops.ops.nn.fully_connected
 rejects other dtypes at inference)."""
 from libc.stdint cimport int32_t, int64_t

@@ -1,6 +1,6 @@
 """The CPU kernels of Activation, LeakyReLU, softmax / log_softmax and
-Pooling, forward and backward (src/activation_cpu.h, src/leaky_relu_cpu.h,
-src/softmax_cpu.h, src/pool_cpu.h), as addresses.  LeakyReLU's forward
+Pooling, forward and backward (activation_cpu.h, leaky_relu_cpu.h,
+softmax_cpu.h, pool_cpu.h), as addresses.  LeakyReLU's forward
 draws rrelu's training slopes from mx_storage's Philox stream
 (fill_uniform_f32), handed to the C++ code as a function pointer.  Also the
 vectorized exp, tanh and sigmoid of src/vexp.h for tests (``exp``, ``tanh``,

@@ -1,6 +1,6 @@
 """GPU compute of Pooling and _backward_Pooling (max / avg / sum over NCW
 and NCHW, global, valid / full, count_include_pad): the windows of
-src/pool_cpu.h, reading the very PoolParam block mx_ops.ops.nn.pooling packs for
+pool_cpu.h, reading the very PoolParam block mx_ops.ops.nn.pooling packs for
 the CPU kernels (1-D is 2-D with H = 1).
 
 Forward is one thread per output.  Backward gathers instead of scattering:
@@ -19,13 +19,13 @@ from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, launch, raw_module
 _SOURCE = NN_HEAD + r"""
 enum { kPoolMax = 0, kPoolAvg = 1, kPoolSum = 2 };
 
-// mxop::PoolParam of src/pool_cpu.h, byte for byte.
+// mxop::PoolParam of pool_cpu.h, byte for byte.
 struct PoolParam {
   int type, count_include_pad;
   long long planes, H, W, OH, OW, kh, kw, sh, sw, ph, pw;
 };
 
-// pool_window of src/pool_cpu.h: the clipped window of output (oh, ow) and
+// pool_window of pool_cpu.h: the clipped window of output (oh, ow) and
 // its avg divisor.
 struct PoolWin { long long h0, h1, w0, w1, size; };
 

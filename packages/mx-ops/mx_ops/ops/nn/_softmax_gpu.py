@@ -1,5 +1,5 @@
 """GPU compute of softmax and log_softmax, forward and backward, with the
-formulas of src/softmax_cpu.h and the very SoftmaxParam block
+formulas of softmax_cpu.h and the very SoftmaxParam block
 mx_ops.ops.nn.activation packs for the CPU kernels: the array is (outer, n, inner)
 around the axis, and each of its outer*inner rows (stride ``inner``) is
 one thread block that reduces the row's maximum and sum (or, backward, its

@@ -17,7 +17,7 @@ LeakyReLU with act_type='rrelu' has outputs (output, mask), the mask hidden
 (``mx_ops.core.training``) each element's slope is drawn uniformly on
 [lower_bound, upper_bound) from the context's RANDOM resource: the call
 reserves one counter value per element when it is pushed and draws element
-i from Philox (seed, offset + i) (src/leaky_relu_cpu.h), so a seeded run
+i from Philox (seed, offset + i) (leaky_relu_cpu.h), so a seeded run
 gives the same slopes whatever the number of workers, on the CPU and on the
 GPU.  The mask holds the slopes.  In inference the slope is the mean
 (lower_bound + upper_bound) / 2, and the mask holds it; nothing is drawn."""
@@ -39,7 +39,7 @@ _SOFTMAX_GPU = "mx_ops.ops.nn._softmax_gpu"
 
 _KERNELS = _nn_cpu.kernels()
 
-# Codes of src/activation_cpu.h (rrelu's: src/leaky_relu_cpu.h).  prelu has
+# Codes of activation_cpu.h (rrelu's: leaky_relu_cpu.h).  prelu has
 # none: its kernels are told apart by the gamma input.
 ACT_TYPES = {"relu": 0, "sigmoid": 1, "tanh": 2, "softrelu": 3, "softsign": 4}
 LEAKY_TYPES = {"leaky": 5, "elu": 6, "selu": 7, "rrelu": 8, "prelu": -1}
@@ -154,7 +154,7 @@ def _leaky_shape(params, shapes):
 
 
 def _leaky_pack(params, shapes):
-    """mxop::LeakyParam (src/leaky_relu_cpu.h): the act code, the effective
+    """mxop::LeakyParam (leaky_relu_cpu.h): the act code, the effective
     slope (rrelu's inference mean) and rrelu's bounds."""
     act = params["act_type"]
     slope, lower, upper = params["slope"], 0.0, 0.0

@@ -7,7 +7,7 @@ ListArguments does.  The backward ops follow MXNet's legacy convention:
 inputs (out_grad, data, weight), outputs (data_grad, weight_grad[,
 bias_grad]), the forward's parameters.
 
-The CPU kernels (src/conv_cpu.h) take all their temporary memory from the
+The CPU kernels (conv_cpu.h) take all their temporary memory from the
 operator's workspace (TEMP_SPACE): GEMM packing blocks and result blocks
 per thread, sized by ``_conv_cpu.workspace_bytes`` for OpenMP's max thread
 count.  They need no column matrix, so MXNet's ``workspace`` parameter (a cap

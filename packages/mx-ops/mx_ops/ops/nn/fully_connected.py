@@ -10,7 +10,7 @@ takes (out_grad, data, weight) with the forward's parameters and returns
 (data_grad, weight_grad, bias_grad), bias_grad only without no_bias; each
 output honours its own req.
 
-The CPU kernels (src/fc_cpu.h) run the GEMM core of src/gemm_cpu.h split
+The CPU kernels (fc_cpu.h) run the GEMM core of gemm_cpu.h split
 over the cores, with their packing buffers in the op's workspace
 (TEMP_SPACE), sized by ``_fc_cpu.workspace_bytes``."""
 import math

@@ -5,7 +5,7 @@ valid:  out = 1 + (x + 2*pad - kernel) // stride
 full:   out = 1 + ceil((x + 2*pad - kernel) / stride)
 global_pool pools each whole plane to 1 (kernel = the data's size, no pad).
 avg counts the padding in its divisor unless count_include_pad=False
-(MXNet's default None means True); windows are clipped as in src/pool_cpu.h.
+(MXNet's default None means True); windows are clipped as in pool_cpu.h.
 
 Backward convention (MXNet's legacy one): ``_backward_Pooling`` takes
 (out_grad, in_data, out_data) with the forward's parameters and returns
@@ -21,7 +21,7 @@ from mx_ops.ops.nn import _nn_cpu
 _POOL_GPU = "mx_ops.ops.nn._pool_gpu"
 
 _KERNELS = _nn_cpu.kernels()
-_TYPES = {"max": 0, "avg": 1, "sum": 2}          # codes of src/pool_cpu.h
+_TYPES = {"max": 0, "avg": 1, "sum": 2}          # codes of pool_cpu.h
 
 _PARAMS = {
     "kernel": Param("shape", (), doc="Pooling kernel size: (y, x) or (d, y, x)."),

@@ -1,4 +1,4 @@
-"""The CPU kernels of BatchNorm and _backward_BatchNorm (src/batch_norm_cpu.h),
+"""The CPU kernels of BatchNorm and _backward_BatchNorm (batch_norm_cpu.h),
 as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 

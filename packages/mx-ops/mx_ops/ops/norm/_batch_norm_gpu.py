@@ -1,5 +1,5 @@
 """GPU compute of BatchNorm and _backward_BatchNorm: the formulas of
-src/batch_norm_cpu.h as RawKernels.  One block per channel sums that
+batch_norm_cpu.h as RawKernels.  One block per channel sums that
 channel's (outer, inner) plane in double (tree reduction in shared memory),
 derives the channel's coefficients and, in the forward training pass,
 updates the moving statistics; a grid-stride kernel then writes every

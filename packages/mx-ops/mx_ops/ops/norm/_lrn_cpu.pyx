@@ -1,7 +1,7 @@
 """LRN's operator, written against the Cython operator API
 (mx_ops/ext/_operator.pxd): a NativeOperator whose forward and backward run
 without the GIL on the engine's worker and call the kernels of
-src/lrn_cpu.h.  mx_ops.ops.norm.lrn registers its OperatorProperty."""
+lrn_cpu.h.  mx_ops.ops.norm.lrn registers its OperatorProperty."""
 from libc.stdint cimport int32_t, int64_t
 
 from mx_ops.ext._operator cimport NativeOperator, MXOpContext, MXBlobs

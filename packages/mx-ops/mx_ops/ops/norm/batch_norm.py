@@ -14,7 +14,7 @@ Backward (MXNet's legacy convention): ``_backward_BatchNorm(out_grad, mean,
 var, data, gamma, beta, moving_mean, moving_var)`` with the forward's
 parameters gives (data_grad, gamma_grad, beta_grad); it uses the saved batch
 statistics in training and the moving ones otherwise (see
-src/batch_norm_cpu.h for the formulas)."""
+batch_norm_cpu.h for the formulas)."""
 import math
 import struct
 

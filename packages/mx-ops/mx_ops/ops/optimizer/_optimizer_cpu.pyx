@@ -1,4 +1,4 @@
-"""The CPU kernel of the optimizer update operators (src/optimizer_cpu.h),
+"""The CPU kernel of the optimizer update operators (optimizer_cpu.h),
 as an address: one kernel for every optimizer, the kind in its parameters."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 

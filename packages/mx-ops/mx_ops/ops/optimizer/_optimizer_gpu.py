@@ -1,4 +1,4 @@
-"""GPU compute of the optimizer update operators: src/optimizer_cpu.h's
+"""GPU compute of the optimizer update operators: optimizer_cpu.h's
 per-element step as one templated RawKernel per (optimizer, dtype),
 states written in place, the output (which may be the weight) stored per
 req.  float16 computes in float, as on the CPU.  Importing this module

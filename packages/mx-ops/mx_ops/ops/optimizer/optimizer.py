@@ -1,6 +1,6 @@
 """The optimizer update operators sgd_update, sgd_mom_update, adam_update,
 rmsprop_update and ftrl_update, with MXNet 1.x's names, parameters and
-formulas (src/operator/optimizer_op-inl.h; see src/optimizer_cpu.h).
+formulas (src/operator/optimizer_op-inl.h; see optimizer_cpu.h).
 
 Each takes (weight, grad, states...) of one shape and float dtype and
 returns the updated weight; the states (momentum, Adam's mean and var,
@@ -24,7 +24,7 @@ from mx_ops.ops.optimizer import _optimizer_cpu
 _OPTIMIZER_GPU = "mx_ops.ops.optimizer._optimizer_gpu"
 
 _KERNEL = _optimizer_cpu.kernels()["update"]
-# Codes of src/optimizer_cpu.h.
+# Codes of optimizer_cpu.h.
 KINDS = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "rmsprop_update": 3,
          "ftrl_update": 4}
 

@@ -1,4 +1,4 @@
-"""The reduction CPU kernels (src/reduce_cpu.h), as addresses of their
+"""The reduction CPU kernels (reduce_cpu.h), as addresses of their
 compute functions for the registry: sum, mean, prod, nansum, nanprod, max,
 min, norm, argmax, argmin and argmax_channel."""
 from mx_ops.core._types cimport MXFCompute

@@ -1,5 +1,5 @@
 """GPU compute of the reduction ops: CuPy reductions with the same
-semantics as src/reduce_cpu.h -- floats accumulate in float64 (float16 in
+semantics as reduce_cpu.h -- floats accumulate in float64 (float16 in
 float32), integers in int64; max/min propagate NaN; argmax/argmin return the
 first occurrence (a NaN counts as the extreme); the result is cast to the
 output dtype once (by Cast's rule: an integer norm out of range gives MIN),

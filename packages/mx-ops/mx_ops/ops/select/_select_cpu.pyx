@@ -1,4 +1,4 @@
-"""The CPU kernels of clip and where (src/select_cpu.h), as addresses."""
+"""The CPU kernels of clip and where (select_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "select_cpu.h" namespace "mxop" nogil:

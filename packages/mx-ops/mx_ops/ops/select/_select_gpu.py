@@ -1,5 +1,5 @@
 """GPU compute of clip and where: ElementwiseKernels with the semantics of
-src/select_cpu.h (the bounds are cast to the dtype by the CPU's rule,
+select_cpu.h (the bounds are cast to the dtype by the CPU's rule,
 _device_code.INT_ARITH; a 1-d condition picks whole rows; the condition may
 have any dtype; req 'add' wraps integers).  Importing this module
 without CuPy raises ImportError."""

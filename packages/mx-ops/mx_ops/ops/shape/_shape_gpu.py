@@ -1,7 +1,7 @@
 """GPU compute of the shape ops.  Reshape, Flatten and expand_dims are the
 elementwise copy over a reshaped view; transpose, slice, slice_axis and
 broadcast_to are ONE strided-gather RawKernel that reads the very
-GatherParam block mx_ops.ops.shape.shape packs for the CPU kernel (src/shape_cpu.h),
+GatherParam block mx_ops.ops.shape.shape packs for the CPU kernel (shape_cpu.h),
 so both devices share the parameter logic.  Importing this module without
 CuPy raises ImportError."""
 import cupy
@@ -16,7 +16,7 @@ _SOURCE = r"""
 #include <cupy/float16.cuh>   // float16, the type CuPy's own kernels use
 """ + INT_ARITH + r"""
 
-// mxop::GatherParam of src/shape_cpu.h, byte for byte.
+// mxop::GatherParam of shape_cpu.h, byte for byte.
 struct GatherParam { long long offset; long long strides[8]; };
 struct Dims { long long d[8]; };
 
@@ -37,7 +37,7 @@ __global__ void mx_gather(const T *src, T *dst, long long n, int nd, Dims shape,
   }
 }
 
-// shape_gather_scaled of src/shape_cpu.h: the gathered value times `scale`,
+// shape_gather_scaled of shape_cpu.h: the gathered value times `scale`,
 // computed in float for float16 and float, in double otherwise.
 template <typename T> struct ScaleAcc { typedef double type; };
 template <> struct ScaleAcc<float> { typedef float type; };
