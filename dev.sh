@@ -22,7 +22,7 @@ setup() {
   local stamp
   stamp=$(cat requirements-dev.txt pyproject.toml meson.build meson.options \
               packages/*/pyproject.toml packages/*/meson.build packages/*/meson.options \
-              packages/*/*/meson.build 2>/dev/null | cksum)
+              packages/*/*/meson.build packages/*/*/*/meson.build packages/*/*/*/*/meson.build 2>/dev/null | cksum)
   if [ "$(cat "$VENV/.mx-setup" 2>/dev/null)" != "$stamp" ]; then
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r requirements-dev.txt
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-build-isolation \

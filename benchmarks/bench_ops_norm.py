@@ -6,7 +6,8 @@ against NumPy (and PyTorch where its venv exists) come from
 import numpy as np
 
 import mx_ndarray as nd
-from mx_ops import invoke, training
+from mx_ops import invoke
+from mx_ops.core import training
 
 from .common import SEED
 

@@ -23,7 +23,7 @@ if __name__ == "__main__" and not __package__:
 import numpy as np
 
 from mx_ops import invoke
-from mx_ops.convolution import max_threads
+from mx_ops.ops.nn.convolution import max_threads
 
 from benchmarks.common import BURST, burst, interleaved, summary
 from benchmarks.torch_worker import TorchWorker

@@ -46,7 +46,7 @@ if __name__ == "__main__" and not __package__:
 import numpy as np
 
 import mx
-from mx_ops.convolution import max_threads
+from mx_ops.ops.nn.convolution import max_threads
 
 from benchmarks import graph_nets
 from benchmarks.common import burst, interleaved

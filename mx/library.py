@@ -6,6 +6,6 @@ MXNet 1.x.
 ``examples/custom_op_lib/``) and registers its operators, which are then
 called like built-in ones: ``mx.nd.my_gemm(a, b)``.
 """
-from mx_ops.library import ABI_VERSION, LibraryError, load
+from mx_ops.ext.library import ABI_VERSION, LibraryError, load
 
 __all__ = ["load", "LibraryError", "ABI_VERSION"]

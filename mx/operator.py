@@ -5,6 +5,6 @@ Subclass ``CustomOpProp`` and ``CustomOp``, register the property class with
 op_type="name", **kwargs)``; the keyword arguments reach the property's
 constructor as strings.
 """
-from mx_ops.custom import CustomOp, CustomOpProp, register
+from mx_ops.ext.custom import CustomOp, CustomOpProp, register
 
 __all__ = ["CustomOp", "CustomOpProp", "register"]

@@ -15,10 +15,10 @@ import pytest
 import mx
 import mx_ops
 from mx_ops import registry
-from mx_ops.registry import ShapeError, TypeInferenceError
-from mx_ops._params import ParamError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.core.training import train_mode, predict_mode
 from mx_ops.test_utils import check_numeric_gradient
-from mx_ops.training import train_mode, predict_mode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples", "custom_op_lib")
@@ -322,7 +322,7 @@ def test_forward_failing_surfaces_at_the_next_wait(loaded, op, why):
 # The GPU compute's plumbing, without a GPU
 # ---------------------------------------------------------------------------
 class _FakeCupyArray:
-    """Enough of a CuPy array over host memory for mx_ops._library_gpu."""
+    """Enough of a CuPy array over host memory for mx_ops.ext._library_gpu."""
 
     def __init__(self, a):
         self.a = a
@@ -343,13 +343,13 @@ def fake_cupy(monkeypatch):
     fake.cuda = types.SimpleNamespace(
         get_current_stream=lambda: types.SimpleNamespace(ptr=7))
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    sys.modules.pop("mx_ops._library_gpu", None)
-    if hasattr(mx_ops, "_library_gpu"):
-        monkeypatch.delattr(mx_ops, "_library_gpu")
+    sys.modules.pop("mx_ops.ext._library_gpu", None)
+    if hasattr(mx_ops.ext, "_library_gpu"):
+        monkeypatch.delattr(mx_ops.ext, "_library_gpu")
     yield
-    sys.modules.pop("mx_ops._library_gpu", None)
-    if hasattr(mx_ops, "_library_gpu"):
-        delattr(mx_ops, "_library_gpu")
+    sys.modules.pop("mx_ops.ext._library_gpu", None)
+    if hasattr(mx_ops.ext, "_library_gpu"):
+        delattr(mx_ops.ext, "_library_gpu")
 
 
 def test_gpu_compute_passes_device_stream_and_reqs(loaded, fake_cupy):

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 import mx
 import mx_ops
-from mx_ops import _library
-from mx_ops._params import DTYPE_NAMES
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.ext import _library
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAULTY = os.path.join(ROOT, "tests", "custom_op_lib")
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(120)
 
 INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
-ERR_SIZE = 512              # mx_ops._library's message buffer
+ERR_SIZE = 512              # mx_ops.ext._library's message buffer
 
 # lib_abi.h's limits, as the header states them.
 MAX_DIM, MAX_OPS, MAX_NAME = 8, 4096, 255

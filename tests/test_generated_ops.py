@@ -18,7 +18,7 @@ import mx_graph
 import mx_ndarray as nd
 import mx_ops
 from mx_ops import registry
-from mx_ops.registry import OpDef
+from mx_ops.core.registry import OpDef
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("generate_ops", ROOT / "tools" / "generate_ops.py")

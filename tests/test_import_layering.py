@@ -36,8 +36,8 @@ PACKAGES = sorted(ALLOWED)
 
 PUBLIC_MODULES = [
     "mx_engine", "mx_engine.engine", "mx_engine.profiler", "mx_engine.base",
-    "mx_storage", "mx_storage.resource", "mx_ops", "mx_ops.registry", "mx_ops.library",
-    "mx_ops.operator", "mx_ops.simple_op", "mx_ndarray",
+    "mx_storage", "mx_storage.resource", "mx_ops", "mx_ops.core.registry", "mx_ops.ext.library",
+    "mx_ops.ext.operator", "mx_ops.ext.simple_op", "mx_ndarray",
     "mx_ndarray.ndarray", "mx_ndarray.random", "mx_ndarray.op", "mx_graph", "mx_graph.viz",
     "mx_graph.sym", "mx_graph.op", "mx_kvstore", "mx_io",
     "mx", "mx.engine", "mx.profiler", "mx.context", "mx.base", "mx.random", "mx.library",

@@ -1,5 +1,5 @@
-"""Operators of both registration styles (mx_ops.operator: OperatorProperty,
-mx_ops.simple_op: SimpleOp) called like built-ins through NDArray: the
+"""Operators of both registration styles (mx_ops.ext.operator: OperatorProperty,
+mx_ops.ext.simple_op: SimpleOp) called like built-ins through NDArray: the
 generated mx.nd functions of those registered at import (LRN, smooth_l1),
 the module ``__getattr__`` fallback for those registered at run time, and
 on the engine: hidden outputs, aux states written in place, temp space and
@@ -16,11 +16,13 @@ import pytest
 import mx
 import mx_ndarray
 import mx_ops
-from mx_ops import registry, simple_op, training
-from mx_ops._params import Param
-from mx_ops.operator import Operator, OperatorProperty, register_op_property
-from mx_ops.simple_op import (BinaryFunction, BinaryGradFunctionT0,
-                              UnaryGradFunctionT2, assign, register_simple_op)
+from mx_ops import registry
+from mx_ops.core import training
+from mx_ops.core._params import Param
+from mx_ops.ext import simple_op
+from mx_ops.ext.operator import Operator, OperatorProperty, register_op_property
+from mx_ops.ext.simple_op import (BinaryFunction, BinaryGradFunctionT0, UnaryGradFunctionT2, assign,
+                                  register_simple_op)
 from mx_storage.resource import ResourceRequest
 
 

@@ -22,8 +22,9 @@ import numpy as np
 
 import mx
 import mx_ops
-from mx_ops import _library, registry
-from mx_ops._params import DTYPE_NAMES
+from mx_ops import registry
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.ext import _library
 
 FIELDS = [("abi_version", ctypes.c_int32), ("op_count", ctypes.c_int32),
           ("info_status", ctypes.c_int32), ("name_kind", ctypes.c_int32),
@@ -109,7 +110,7 @@ def _calls(name, result):
     result["forward"] = _outcome(forward)
 
     def gpu_forward():
-        # The GPU compute's trampoline entry (mx_ops._library.run, as
+        # The GPU compute's trampoline entry (mx_ops.ext._library.run, as
         # _library_gpu calls it), on host memory: the library never reads it.
         outs = [np.zeros(s, t) for s, t in zip(result["shape"]["ok"], result["type"]["ok"])]
         packed = core.pack(attrs, in_shapes, (1, 0), True)

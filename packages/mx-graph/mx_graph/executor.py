@@ -20,9 +20,9 @@ from mx_engine import Context
 from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
 from mx_ndarray.prepared import PreparedCall
-from mx_ops._limits import check_shape
-from mx_ops.node import Node, NodeEntry, make_node
-from mx_ops.partial_infer import known as shape_known
+from mx_ops.core._limits import check_shape
+from mx_ops.core.node import Node, NodeEntry, make_node
+from mx_ops.core.partial_infer import known as shape_known
 
 from mx_graph.copy_call import CopyCall, Steps
 from mx_graph.graph import Graph

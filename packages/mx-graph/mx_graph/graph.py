@@ -1,7 +1,7 @@
 """The graph IR: nnvm's Graph and IndexedGraph.
 
 A Graph is its output entries plus named attributes that passes attach
-("shape", "dtype", "storage_id", ...); nodes are mx_ops.node.Node, shared
+("shape", "dtype", "storage_id", ...); nodes are mx_ops.core.node.Node, shared
 with Symbols and gradient makers.  Passes are functions Graph -> Graph that
 read and add attributes and never execute anything.
 
@@ -10,7 +10,7 @@ control dependencies first) and every output entry of every node densely:
 entry id = ``node_row_ptr[node id] + output index``, so per-entry
 attributes are plain lists.
 """
-from mx_ops.node import NodeEntry, topological_order
+from mx_ops.core.node import NodeEntry, topological_order
 
 __all__ = ["Graph", "IndexedGraph", "topological_order"]
 

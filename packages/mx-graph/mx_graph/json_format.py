@@ -47,7 +47,7 @@ import numpy as np
 
 from mx_engine.base import MXNetError
 from mx_ops import registry
-from mx_ops.node import Node, NodeEntry
+from mx_ops.core.node import Node, NodeEntry
 
 from mx_graph import attribute, input_var_attrs
 from mx_graph.graph import topological_order

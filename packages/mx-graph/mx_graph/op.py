@@ -23,10 +23,10 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
  'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
  'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt', 'square',
- 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform',
- 'where', 'zeros_like']
+ 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign',
+ 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign',
+ 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -3249,6 +3249,31 @@ def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, c
     return _compose('sgd_update', (weight, grad), name, attr, kwargs, lr=lr, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, lazy_update=lazy_update)
 
 
+def shape_array(data=None, name=None, attr=None, **kwargs):
+    """
+    The shape of ``data``, as a 1-d int64 array.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The array to measure (any dtype; its values are not read).  Left out,
+        it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('shape_array', (data,), name, attr, kwargs)
+
+
 def shuffle(data=None, name=None, attr=None, **kwargs):
     """
     Randomly shuffles the elements along the first axis (rows keep their contents).
@@ -3369,6 +3394,31 @@ def sinh(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('sinh', (data,), name, attr, kwargs)
+
+
+def size_array(data=None, name=None, attr=None, **kwargs):
+    """
+    The number of elements of ``data``, as a (1,) int64 array.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The array to measure (any dtype; its values are not read).  Left out,
+        it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('size_array', (data,), name, attr, kwargs)
 
 
 def slice(data=None, begin=_NULL, end=_NULL, step=_NULL, name=None, attr=None, **kwargs):

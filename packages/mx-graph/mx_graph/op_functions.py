@@ -13,7 +13,7 @@ import functools
 
 from mx_ndarray._runtime_ops import NULL
 from mx_ops import registry
-from mx_ops.node import Node, NodeEntry
+from mx_ops.core.node import Node, NodeEntry
 
 from mx_graph import attribute, input_var_attrs, name as _name
 from mx_graph.symbol import Symbol, attr_string

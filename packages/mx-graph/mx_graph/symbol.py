@@ -10,8 +10,9 @@ import reprlib
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import shape_problem
-from mx_ops.node import Node, NodeEntry
+from mx_ops.core._limits import shape_problem
+from mx_ops.core.dtypes import MXNET_FLAGS
+from mx_ops.core.node import Node, NodeEntry
 
 from mx_graph import attribute, name as _name
 from mx_graph.graph import Graph, topological_order
@@ -19,10 +20,8 @@ from mx_graph.graph import Graph, topological_order
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "pow", "maximum",
            "minimum", "zeros", "ones"]
 
-# MXNet's dtype codes, as __dtype__ stores them.
-DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-               "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
-               "bfloat16": 12}
+# MXNet's dtype codes, as __dtype__ stores them (mx_ops.core.dtypes).
+DTYPE_CODES = MXNET_FLAGS
 DTYPE_NAMES = {code: name for name, code in DTYPE_CODES.items()}
 
 

@@ -13,7 +13,7 @@ import pytest
 from mx_engine import MXNetError, cpu
 from mx_graph import json_format, sym
 from mx_graph.json_format import SymbolJSONError
-from mx_ops._limits import ArrayMemoryError, ShapeError
+from mx_ops.core._limits import ArrayMemoryError, ShapeError
 from mx_ops.fuzzing import limit_memory, run_fuzzer
 
 HERE = pathlib.Path(__file__).parent

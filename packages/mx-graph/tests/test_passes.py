@@ -1,5 +1,5 @@
 """The graph IR and the passes alone (no executor): IndexedGraph numbering,
-the Gradient pass evaluated with mx_ops.node.evaluate against finite
+the Gradient pass evaluated with mx_ops.core.node.evaluate against finite
 differences, PlanMemory on hand-checked graphs."""
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from mx_graph.graph import Graph, IndexedGraph
 from mx_graph.passes.gradient import gradient
 from mx_graph.passes.infer import infer_shape, infer_type
 from mx_graph.passes.plan_memory import EXTERNAL, plan_memory
-from mx_ops.node import Node, NodeEntry, evaluate, variable
+from mx_ops.core.node import Node, NodeEntry, evaluate, variable
 
 
 def test_indexed_graph_numbering():
@@ -35,7 +35,7 @@ def test_mutable_inputs_found():
 
 def _loss_grads(out_sym, values):
     """Gradient of sum(out) wrt every variable through the Gradient pass,
-    evaluated on NumPy arrays with mx_ops.node.evaluate."""
+    evaluated on NumPy arrays with mx_ops.core.node.evaluate."""
     graph = Graph(out_sym.outputs)
     idx = graph.indexed
     xs = [NodeEntry(idx.nodes[i], 0) for i in idx.input_nodes]

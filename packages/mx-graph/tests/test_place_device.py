@@ -7,7 +7,6 @@ repeats the two-group MLP with a CPU and a GPU group."""
 import numpy as np
 import pytest
 
-import mx_ndarray as nd
 from mx_engine import cpu, gpu
 from mx_engine.base import MXNetError
 from mx_graph import AttrScope, NameManager, sym
@@ -15,7 +14,8 @@ from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient_graph
 from mx_graph.passes.infer import infer_shape, infer_type
 from mx_graph.passes.place_device import COPY_OP, place_device
-from mx_ops.node import NodeEntry
+import mx_ndarray as nd
+from mx_ops.core.node import NodeEntry
 
 C0, C1 = cpu(0), cpu(1)
 
@@ -108,7 +108,7 @@ def _train_step(sym, ctx, group2ctx, shapes, values, grad_req="write"):
 def _grad_graph(sym):
     """The forward graph plus the gradients of every argument, as the
     executor builds it (head gradients are variables)."""
-    from mx_ops.node import Node
+    from mx_ops.core.node import Node
     fwd = Graph(sym._outputs)
     idx = fwd.indexed
     xs = [NodeEntry(idx.nodes[i], 0) for i in idx.input_nodes

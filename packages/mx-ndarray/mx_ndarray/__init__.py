@@ -4,14 +4,14 @@ on the dependency engine (``mx.nd``).
 Depends on mx-ops, mx-storage and mx-engine.
 """
 from mx_ndarray import _internal, op, random
-from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack,
-                                from_numpy, full, invoke, ones, to_dlpack_for_read,
-                                to_dlpack_for_write, waitall, zeros)
+from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack, from_numpy,
+                                full, invoke, ones, to_dlpack_for_read, to_dlpack_for_write,
+                                waitall, zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 from mx_ndarray.prepared import PreparedCall, push_all
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
-# Operators registered at run time (mx.library.load, mx_ops.operator,
-# mx_ops.simple_op) resolve through the registry: mx.nd.my_gemm.
+# Operators registered at run time (mx.library.load, mx_ops.ext.operator,
+# mx_ops.ext.simple_op) resolve through the registry: mx.nd.my_gemm.
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # noqa: F401
 
 __version__ = "0.1.0"

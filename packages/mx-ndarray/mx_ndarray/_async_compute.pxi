@@ -17,7 +17,7 @@ import traceback
 from mx_engine._engine cimport FreeFn, OprBlock, complete_async, push_native_async
 
 from mx_ndarray import _ex_pool
-from mx_ops.training import set_training
+from mx_ops.core.training import set_training
 
 
 cdef int _wait(EngineVar* var) except -1:

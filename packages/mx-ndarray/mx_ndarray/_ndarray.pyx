@@ -20,22 +20,22 @@ from mx_engine._engine cimport (Var, EngineVar, RunContextC, PROP_NORMAL, new_en
                                 delete_engine_var_then, push_native, wait_var,
                                 set_native_error, intern_name)
 from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
-from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
-from mx_ops._limits cimport array_nbytes
+from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+from mx_ops.core._limits cimport array_nbytes
 
 import numpy as np
 
 from mx_engine import current_context
 from mx_engine.base import MXNetError
 from mx_ops import registry
-from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
-from mx_ops._params import DTYPE_NAMES
-from mx_ops._random_state import pack_call, random_kind
-from mx_ops.training import is_training
+from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
+from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, DTYPE_NAMES, NP_DTYPES as _NP_DTYPES
+from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core.training import is_training
 from mx_storage import resource as _resource
-from mx_ops.registry import ShapeError
-from mx_ops._limits import ArrayMemoryError, check_shape
-from mx_ops.shape import reshape_shape
+from mx_ops.core.registry import ShapeError
+from mx_ops.core._limits import ArrayMemoryError, check_shape
+from mx_ops.ops.shape.shape import reshape_shape
 from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
                                   is_advanced)
 
@@ -51,8 +51,6 @@ cdef extern from *:
     void mx_ref_inc(int* p) nogil
     int mx_ref_dec(int* p) nogil
 
-_FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
-_NP_DTYPES = [np.dtype(name) for name in DTYPE_NAMES]
 
 # ---------------------------------------------------------------------------
 # Chunks
@@ -275,7 +273,7 @@ cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx):
 
 
 cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    # A random op reserves its draws here, in push order (mx_ops._random_state).
+    # A random op reserves its draws here, in push order (mx_ops.core._random_state).
     cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
     temp = _temp_space(op, kwargs, inputs, ctx)
     return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,

@@ -13,8 +13,8 @@
 # state, and an earlier push may not have run yet.
 from libc.stdint cimport uint64_t
 
-from mx_ops.registry import OpDef, TypeInferenceError
-from mx_ops._random_state import random_draws, state_offset, with_state
+from mx_ops.core._random_state import random_draws, state_offset, with_state
+from mx_ops.core.registry import OpDef, TypeInferenceError
 
 _REQ_NAMES = tuple(sorted(_REQ_FLAGS, key=_REQ_FLAGS.get))     # index = OpReqType
 

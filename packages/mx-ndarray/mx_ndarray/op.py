@@ -24,10 +24,10 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
  'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
  'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt', 'square',
- 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc', 'uniform',
- 'where', 'zeros_like']
+ 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign',
+ 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign',
+ 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -3147,6 +3147,26 @@ def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, c
     return _invoke('sgd_update', [weight, grad], out=out, **kwargs)
 
 
+def shape_array(data=None, out=None, name=None, **kwargs):
+    """
+    The shape of ``data``, as a 1-d int64 array.
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to measure (any dtype; its values are not read).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('shape_array', [data], out=out, **kwargs)
+
+
 def shuffle(data=None, out=None, name=None, **kwargs):
     """
     Randomly shuffles the elements along the first axis (rows keep their contents).
@@ -3247,6 +3267,26 @@ def sinh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _invoke('sinh', [data], out=out, **kwargs)
+
+
+def size_array(data=None, out=None, name=None, **kwargs):
+    """
+    The number of elements of ``data``, as a (1,) int64 array.
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to measure (any dtype; its values are not read).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _invoke('size_array', [data], out=out, **kwargs)
 
 
 def slice(data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):

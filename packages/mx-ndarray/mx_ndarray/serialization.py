@@ -36,7 +36,7 @@ Differences from MXNet, all deliberate:
   write such a record.
 * Legacy records are accepted only with 1 <= ndim <= 32, so that a zeroed or
   corrupt magic is reported instead of being read as an empty array.
-* Dims are checked against the size limits (``mx_ops._limits``) once the
+* Dims are checked against the size limits (``mx_ops.core._limits``) once the
   dtype is known and before anything is allocated: a zero-size record whose
   other dims times the item size pass int64 is refused at the dims' offset,
   and data is read only when its bytes are left in the file.
@@ -54,8 +54,9 @@ import struct
 import numpy as np
 
 from mx_engine import Context, MXNetError, cpu
-from mx_ops._limits import shape_problem
 from mx_ndarray.ndarray import NDArray, array
+from mx_ops.core._limits import shape_problem
+from mx_ops.core.dtypes import NP_DTYPES, OTHER_FLAGS
 
 __all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError"]
 
@@ -65,13 +66,11 @@ V2_MAGIC = 0xF993FAC9
 V3_MAGIC = 0xF993FACA
 MAX_NDIM = 32
 
-# mshadow::TypeFlag (include/mshadow/base.h).  Flags 0-6 are the dtypes of an
-# NDArray here; the others are named so that their error says what they are.
-_FLAG_DTYPES = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"),
-                3: np.dtype("u1"), 4: np.dtype("<i4"), 5: np.dtype("i1"),
-                6: np.dtype("<i8")}
-_UNSUPPORTED_FLAGS = {7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
-                      12: "bfloat16"}
+# mshadow::TypeFlag (mx_ops.core.dtypes), little-endian in the file.  Flags
+# 0-6 are the dtypes of an NDArray here; the others are named so that their
+# error says what they are.
+_FLAG_DTYPES = {flag: dt.newbyteorder("<") for flag, dt in enumerate(NP_DTYPES)}
+_UNSUPPORTED_FLAGS = {flag: name for name, flag in OTHER_FLAGS.items()}
 _DTYPE_FLAGS = {dt.newbyteorder("=").name: flag for flag, dt in _FLAG_DTYPES.items()}
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
 _DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}

@@ -1,4 +1,4 @@
-"""Python custom operators (mx_ops.custom: CustomOp, CustomOpProp, register)
+"""Python custom operators (mx_ops.ext.custom: CustomOp, CustomOpProp, register)
 through ``Custom`` / ``_backward_Custom`` on NDArrays: results against
 NumPy, gradients against finite differences, auxiliary states, errors, and
 the engine (callbacks that push and wait, chains, nesting, failures).
@@ -16,12 +16,12 @@ import mx_ndarray as nd
 import mx_ops
 from mx_engine.base import MXNetError
 from mx_ndarray import _internal
-from mx_ops import custom
-from mx_ops._custom_info import CustomOpError
-from mx_ops._params import ParamError
-from mx_ops.gradient import grad_entries
-from mx_ops.node import make_node, variable
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.gradient import grad_entries
+from mx_ops.core.node import make_node, variable
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext import custom
+from mx_ops.ext._custom_info import CustomOpError
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 
 
@@ -223,7 +223,7 @@ def test_is_train_reaches_forward_and_the_thread_flag(reg):
 
     class Op(custom.CustomOp):
         def forward(self, is_train, req, in_data, out_data, aux):
-            seen.append((is_train, mx_ops.training.is_training()))
+            seen.append((is_train, mx_ops.core.training.is_training()))
             self.assign(out_data[0], req[0], in_data[0])
 
     class Prop(custom.CustomOpProp):
@@ -232,7 +232,7 @@ def test_is_train_reaches_forward_and_the_thread_flag(reg):
 
     reg("t_train")(Prop)
     nd.Custom(nd.ones(2), op_type="t_train").wait_to_read()
-    with mx_ops.training.train_mode():
+    with mx_ops.core.training.train_mode():
         nd.Custom(nd.ones(2), op_type="t_train").wait_to_read()
     assert seen == [(False, False), (True, True)]
 
@@ -391,7 +391,7 @@ def test_an_exception_in_backward_names_the_op(reg):
 _SCRIPT = textwrap.dedent("""
     import numpy as np
     import mx_ndarray as nd
-    from mx_ops import custom
+    from mx_ops.ext import custom
     from mx_engine import engine
 
     class Sig(custom.CustomOp):

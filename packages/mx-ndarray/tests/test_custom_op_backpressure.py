@@ -14,7 +14,7 @@ _SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np
     import mx_ndarray as nd
-    from mx_ops import custom
+    from mx_ops.ext import custom
 
     class Plus1(custom.CustomOp):
         def forward(self, is_train, req, in_data, out_data, aux):

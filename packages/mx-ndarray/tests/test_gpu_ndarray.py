@@ -5,10 +5,11 @@ pool.  Every test needs CuPy and a CUDA device (skipped otherwise)."""
 import numpy as np
 import pytest
 
-import mx_ndarray as nd
 from mx_engine import MXNetError, cpu, engine, gpu
-from mx_ops import registry, training
-from mx_ops.registry import OpDef
+import mx_ndarray as nd
+from mx_ops import registry
+from mx_ops.core import training
+from mx_ops.core.registry import OpDef
 from mx_storage import _philox, memory_stats, resource
 from mx_storage.resource import ResourceRequest
 

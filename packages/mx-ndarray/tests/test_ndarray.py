@@ -10,8 +10,8 @@ import mx_ndarray as nd
 import mx_storage
 from mx_engine import MXNetError, cpu, engine, gpu
 from mx_ops import OpDef, register, registry
-from mx_ops import _elemwise_cpu
-from mx_ops.registry import ShapeError
+from mx_ops.core.registry import ShapeError
+from mx_ops.ops.elemwise import _elemwise_cpu
 
 RNG = np.random.default_rng(3)
 

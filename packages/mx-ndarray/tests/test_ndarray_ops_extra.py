@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mx_ndarray as nd
-from mx_ops.registry import ShapeError
+from mx_ops.core.registry import ShapeError
 
 rng = np.random.default_rng(2)
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mx_ndarray as nd
-from mx_ops._params import ParamError
+from mx_ops.core._params import ParamError
 
 rng = np.random.default_rng(11)
 

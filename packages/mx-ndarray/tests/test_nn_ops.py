@@ -5,10 +5,11 @@ forward/backward chain."""
 import numpy as np
 import pytest
 
-import mx_ndarray as nd
 from mx_engine import cpu
-from mx_ops import invoke, training
-from mx_ops.registry import ShapeError
+import mx_ndarray as nd
+from mx_ops import invoke
+from mx_ops.core import training
+from mx_ops.core.registry import ShapeError
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
 

@@ -5,7 +5,7 @@ dropout repeats."""
 import numpy as np
 
 import mx_ndarray as nd
-from mx_ops import training
+from mx_ops.core import training
 from mx_storage import resource
 
 rng = np.random.default_rng(11)

@@ -11,9 +11,10 @@ import pytest
 
 import mx_ops
 from mx_ndarray import array, invoke
-from mx_ops import registry, training
-from mx_ops._params import Param
-from mx_ops.registry import OpDef
+from mx_ops import registry
+from mx_ops.core import training
+from mx_ops.core._params import Param
+from mx_ops.core.registry import OpDef
 from mx_storage.resource import ResourceRequest
 
 

@@ -8,11 +8,14 @@ import gc
 import numpy as np
 import pytest
 
-import mx_ndarray as nd
 from mx_engine import MXNetError, cpu
-from mx_ops import _elemwise_cpu, custom, registry, training
-from mx_ops._params import ParamError
-from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
+import mx_ndarray as nd
+from mx_ops import registry
+from mx_ops.core import training
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError
+from mx_ops.ext import custom
+from mx_ops.ops.elemwise import _elemwise_cpu
 from mx_storage import resource
 from mx_storage.resource import ResourceRequest
 

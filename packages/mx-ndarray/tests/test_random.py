@@ -7,9 +7,9 @@ import textwrap
 import numpy as np
 import pytest
 
-import mx_ndarray as nd
 from mx_engine import cpu
-from mx_ops._params import ParamError
+import mx_ndarray as nd
+from mx_ops.core._params import ParamError
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
 

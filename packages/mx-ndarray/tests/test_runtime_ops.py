@@ -7,7 +7,7 @@ import pytest
 
 import mx_ndarray as nd
 from mx_ops import registry
-from mx_ops.registry import OpDef
+from mx_ops.core.registry import OpDef
 
 
 def _register(name):

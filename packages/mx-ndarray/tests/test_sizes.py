@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import mx_ndarray as nd
 from mx_engine import MXNetError
+import mx_ndarray as nd
 from mx_ndarray import random as ndrandom
-from mx_ops._limits import INT64_MAX, ArrayMemoryError, ShapeError
-from mx_ops._params import ParamError
+from mx_ops.core._limits import INT64_MAX, ArrayMemoryError, ShapeError
+from mx_ops.core._params import ParamError
 
 LIMIT = r"more than int64's limit 9223372036854775807 \(2\*\*63-1\)"
 

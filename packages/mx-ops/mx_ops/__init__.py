@@ -3,27 +3,24 @@ CuPy), shape and type inference.
 
 Depends on mx-storage and mx-engine.  ``invoke`` runs an operator now on
 NumPy (or CuPy) arrays; NDArray runs the same kernels through the engine.
+
+Layout (README.md): ``core/`` the registry and what every operator shares,
+``ops/<family>/`` the built-in operators by family (loaded from the family
+table of ``ops/__init__.py``), ``ext/`` the ways to add operators from
+outside (OperatorProperty, SimpleOp, CustomOp, C libraries).
 """
 import os
 
-from mx_ops import (activation, assign, batch_norm, convolution, dot, dropout, elemwise,
-                    elemwise_sum, fully_connected, index, init, join, like, nd_index,
-                    optimizer, pooling, random, reduce, registry, select, shape)
-# after elemwise: the loss operators reuse its copy and sigmoid computes
-from mx_ops import embedding, l2_normalization, loss, softmax_output, upsampling  # noqa: F401
-# after elemwise and gradient: the device copy reuses _copy's compute
-from mx_ops import cross_device_copy  # noqa: F401
-# gradients of the ops above
-from mx_ops import elemwise_grad, loss_grad, nn_grad, reduce_grad, shape_grad  # noqa: F401
-from mx_ops import library
-from mx_ops import lrn, operator, simple_op, smooth_l1  # noqa: F401  (the two registration APIs)
-from mx_ops import custom, custom_ops  # noqa: F401  (Python operators: Custom)
-# partial shape and type inference rules of the ops above (MXNet's FInferShape)
-from mx_ops import elemwise_infer, loss_infer, nn_infer, tensor_infer  # noqa: F401
-from mx_ops.partial_infer import infer_shapes, infer_types
-from mx_ops._invoke import invoke
-from mx_ops._params import Param
-from mx_ops.registry import OpDef, get, list_ops, register
+from mx_ops import ops
+from mx_ops.core import registry
+from mx_ops.core._invoke import invoke
+from mx_ops.core._params import Param
+from mx_ops.core.partial_infer import infer_shapes, infer_types
+from mx_ops.core.registry import OpDef, get, list_ops, register
+
+ops.load_all()
+# The registration APIs and the operators written with them (Custom).
+from mx_ops.ext import custom, custom_ops, library, operator, simple_op  # noqa: F401
 
 __version__ = "0.1.0"
 

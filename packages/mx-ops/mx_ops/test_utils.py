@@ -3,8 +3,8 @@
 operator applied to NumPy arrays."""
 import numpy as np
 
-from mx_ops.gradient import grad_entries
-from mx_ops.node import evaluate, make_node, variable
+from mx_ops.core.gradient import grad_entries
+from mx_ops.core.node import evaluate, make_node, variable
 
 __all__ = ["numeric_gradient", "symbolic_gradient", "check_numeric_gradient"]
 

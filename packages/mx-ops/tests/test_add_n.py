@@ -8,10 +8,11 @@ import functools
 import numpy as np
 import pytest
 
-from mx_ops import _elemwise_sum_cpu, get, invoke
-from mx_ops._params import ParamError
-from mx_ops.node import make_node, variable
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import get, invoke
+from mx_ops.core._params import ParamError
+from mx_ops.core.node import make_node, variable
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ops.elemwise_sum import _elemwise_sum_cpu
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]

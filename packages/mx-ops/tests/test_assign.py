@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from mx_engine.base import MXNetError
 from mx_ops import invoke
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
 

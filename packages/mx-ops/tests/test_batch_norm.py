@@ -5,8 +5,9 @@ req, central finite differences in float64, and errors."""
 import numpy as np
 import pytest
 
-from mx_ops import invoke, training
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import invoke
+from mx_ops.core import training
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 from mx_ops.test_utils import check_numeric_gradient
 
 DTYPES = ["float16", "float32", "float64"]
@@ -261,8 +262,8 @@ def test_finite_differences_global_stats(train, fix_gamma):
 
 
 def test_gradient_maker_blocks_aux_states():
-    from mx_ops.gradient import grad_entries
-    from mx_ops.node import make_node, variable
+    from mx_ops.core.gradient import grad_entries
+    from mx_ops.core.node import make_node, variable
     node = make_node("BatchNorm", [variable(n) for n in "abcde"])
     grads = grad_entries(node, [variable("g").outputs()[0]] * 3)
     assert [g is None for g in grads] == [False, False, False, True, True]

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from mx_ops import get, invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64"]
 SHAPES = [(5,), (2, 3), (2, 3, 4), (2, 1, 3, 2), (1, 2, 2, 3, 2)]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mx_ops import get, invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 REQS = ("write", "inplace", "add", "null")
 
@@ -345,10 +345,10 @@ def test_integer_dtype_is_an_error():
 
 
 # ----------------------------------------------- the CPU kernels' own paths
-# src/conv_cpu.h: the GEMM's instruction sets, 1-3 threads, both splits of
+# ops/nn/conv_cpu.h: the GEMM's instruction sets, 1-3 threads, both splits of
 # the weight grad, float16 in every pass, and the workspace (TEMP_SPACE).
 from mx_engine.base import MXNetError  # noqa: E402
-from mx_ops import _conv_cpu  # noqa: E402
+from mx_ops.ops.nn import _conv_cpu  # noqa: E402
 
 
 @pytest.fixture(params=_conv_cpu.available_isas())

@@ -6,10 +6,11 @@ tested in mx-ndarray's tests/test_custom_op.py."""
 import numpy as np
 import pytest
 
-from mx_ops import OpDef, custom, get, registry
-from mx_ops._custom_info import CustomInfo
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import OpDef, get, registry
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext import custom
+from mx_ops.ext._custom_info import CustomInfo
 
 
 class ConcatProp(custom.CustomOpProp):
@@ -72,8 +73,8 @@ def test_custom_is_a_list_argument_operator_without_a_count(concat):
 
 
 def test_backward_node_takes_the_declared_dependencies_then_aux(concat):
-    from mx_ops.gradient import grad_entries
-    from mx_ops.node import make_node, variable
+    from mx_ops.core.gradient import grad_entries
+    from mx_ops.core.node import make_node, variable
     node = make_node("Custom", [variable("l"), variable("r"), variable("s")], op_type="t_concat")
     grads = grad_entries(node, [variable("g").outputs()[0]])
     back = grads[0].node

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 RNG = np.random.default_rng(5)
 TOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-12}

@@ -4,8 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from mx_ops import elemwise, get, invoke
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import get, invoke
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ops.elemwise import elemwise
 
 RNG = np.random.default_rng(0)
 ALL_DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]

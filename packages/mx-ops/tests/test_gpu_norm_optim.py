@@ -1,7 +1,7 @@
 """GPU twins of BatchNorm, Dropout, rrelu's random slopes and the
 optimizer updates.
 
-Without a GPU: the plain-arithmetic device functions (mx_ops._device_code)
+Without a GPU: the plain-arithmetic device functions (mx_ops.core._device_code)
 are compiled for the host and compared with the CPU kernels -- the Philox
 uniform (on [0, 1) and on a range) bit for bit with mx_storage's stream and
 rrelu's mask, the optimizer step with invoke's results.  With CuPy and a
@@ -12,7 +12,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from mx_ops import _device_code, invoke, registry, training
+from mx_ops import invoke, registry
+from mx_ops.core import _device_code, training
 from mx_storage import _philox
 
 _HOST = r"""
@@ -116,7 +117,7 @@ def test_device_philox_range_draws_the_rrelu_mask(host):
 @pytest.mark.parametrize("name", ["sgd_update", "sgd_mom_update", "adam_update",
                                   "rmsprop_update", "ftrl_update"])
 def test_device_optimizer_step_matches_the_cpu_kernel(host, name, dtype):
-    from mx_ops.optimizer import KINDS, values
+    from mx_ops.ops.optimizer.optimizer import KINDS, values
     op = registry.get(name)
     kw = dict(lr=0.05, wd=0.01, rescale_grad=0.7, clip_gradient=0.8)
     if name == "rmsprop_update":

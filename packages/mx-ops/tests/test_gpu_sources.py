@@ -1,6 +1,7 @@
 """Every CUDA source in mx_ops compiles with NVRTC, on a machine without a
 GPU: NVRTC needs no device, so GPU code that no machine here can run is at
-least type-checked for every dtype it will meet.  Each mx_ops/_*_gpu.py
+least type-checked for every dtype it will meet.  Each _*_gpu.py (a family's
+CuPy twin, or an ext module)
 lists its sources in ``compile_cases()``; ElementwiseKernels are expanded
 into the very code CuPy generates (through CuPy's private code generator,
 so the test skips where that API moved)."""
@@ -21,7 +22,11 @@ except Exception as e:      # noqa: BLE001 -- any failure means no usable NVRTC
 import mx_ops  # noqa: E402
 
 _ARCH = "-arch=compute_80"
-_GPU_MODULES = sorted(p.stem for p in pathlib.Path(mx_ops.__file__).parent.glob("_*_gpu.py"))
+_ROOT = pathlib.Path(mx_ops.__file__).parent
+# module name -> dotted path (mx_ops.ops.<family>._x_gpu, mx_ops.ext._library_gpu).
+_PATHS = {p.stem: ".".join(("mx_ops",) + p.relative_to(_ROOT).with_suffix("").parts)
+          for p in _ROOT.rglob("_*_gpu.py")}
+_GPU_MODULES = sorted(_PATHS)
 
 
 def _cupy_private():
@@ -85,8 +90,8 @@ def _elementwise_code(kernel, in_dtypes, out_dtypes, tag):
 
 
 def _cases(module):
-    mod = importlib.import_module(f"mx_ops.{module}")
-    assert hasattr(mod, "compile_cases"), f"mx_ops.{module} must list its kernel sources"
+    mod = importlib.import_module(_PATHS[module])
+    assert hasattr(mod, "compile_cases"), f"{_PATHS[module]} must list its kernel sources"
     return mod.compile_cases()
 
 

@@ -38,6 +38,8 @@ CASES = [
     ("slice_axis", lambda t: [data((4, 5, 6), t)], {"axis": 1, "begin": -3, "end": None}, ALL),
     ("broadcast_to", lambda t: [data((3, 1, 4), t)], {"shape": (3, 5, 0)}, ALL),
     ("broadcast_to", lambda t: [data((1,), t)], {"shape": (1000,)}, ["float16", "int8"]),
+    ("shape_array", lambda t: [data((2, 3, 4), t)], {}, ALL),
+    ("size_array", lambda t: [data((2, 3, 4), t)], {}, ALL),
     ("_full", lambda t: [], {"shape": (3, 4), "value": 2.0}, None),
     ("_full", lambda t: [], {"shape": (0, 4), "value": 1.0}, None),
     ("_zeros", lambda t: [], {"shape": (3, 4)}, None),

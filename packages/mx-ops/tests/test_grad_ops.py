@@ -6,7 +6,7 @@ see (max/min ties, duplicate indices)."""
 import numpy as np
 import pytest
 
-from mx_ops.elemwise_grad import BINARY_EXPR
+from mx_ops.ops.elemwise.grad import BINARY_EXPR
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 
 RNG = np.random.default_rng(29)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from mx_ops import registry
-from mx_ops.elemwise_grad import BINARY, SCALAR, UNARY
-from mx_ops.gradient import backward_dependency, grad_entries, set_gradient
-from mx_ops.node import evaluate, make_node, variable
+from mx_ops.core.gradient import backward_dependency, grad_entries, set_gradient
+from mx_ops.core.node import evaluate, make_node, variable
+from mx_ops.ops.elemwise.grad import BINARY, SCALAR, UNARY
 from mx_ops.test_utils import check_numeric_gradient
 
 RNG = np.random.default_rng(17)
@@ -57,7 +57,7 @@ def test_every_differentiable_operator_has_a_gradient_maker():
                if registry.get(name).differentiable and registry.get(name).gradient is None
                and not name.startswith("_backward_")]
     assert not missing, (f"differentiable operators without a gradient maker: {missing}; "
-                         f"register one (mx_ops.gradient.set_gradient) or pass "
+                         f"register one (mx_ops.core.gradient.set_gradient) or pass "
                          f"differentiable=False")
 
 

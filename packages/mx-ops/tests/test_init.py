@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops.registry import ShapeError
+from mx_ops.core.registry import ShapeError
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
 

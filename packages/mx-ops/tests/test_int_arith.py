@@ -20,8 +20,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from mx_ops import _device_code, _elemwise_cpu, elemwise
-from mx_ops._params import DTYPE_NAMES
+from mx_ops.core import _device_code
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.ops.elemwise import _elemwise_cpu, elemwise
 
 INT_DTYPES = [d for d in DTYPE_NAMES if np.dtype(d).kind in "iu"]
 FLOAT_DTYPES = [d for d in DTYPE_NAMES if np.dtype(d).kind == "f"]

@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 from hypothesis import Phase, given, settings, strategies as st
 
-from mx_ops import _elemwise_cpu, elemwise, registry
-from mx_ops._params import DTYPE_NAMES
+from mx_ops import registry
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.ops.elemwise import _elemwise_cpu, elemwise
 
 INT_DTYPES = [d for d in DTYPE_NAMES if np.dtype(d).kind in "iu"]
 FLOAT_DTYPES = [d for d in DTYPE_NAMES if np.dtype(d).kind == "f"]
@@ -417,6 +418,11 @@ def ref_gather_nd(r, name, inputs, params, dtype):
     return None if any(not 0 <= j < data.shape[0] for j in rows) else data[rows]
 
 
+def ref_shape_array(r, name, inputs, params, dtype):
+    x = inputs[0]
+    return np.array(x.shape if name == "shape_array" else [x.size], np.int64)
+
+
 REFERENCES = {
     **{n: ref_binary for _, (elem, bcast) in elemwise.BINARY.items() for n in elem[:1] + bcast[:1]},
     "_grad_add": ref_binary,
@@ -428,6 +434,7 @@ REFERENCES = {
     "_full": ref_full, "_zeros": ref_full, "_ones": ref_full, "_arange": ref_arange,
     "take": ref_take, "one_hot": ref_one_hot, "where": ref_where,
     "_slice_assign_scalar": ref_slice_assign_scalar, "gather_nd": ref_gather_nd,
+    "shape_array": ref_shape_array, "size_array": ref_shape_array,
 }
 # Operators that only move, copy, fill or sum elements of their integer inputs
 # (no conversion, no arithmetic beyond req 'add' and wrapping sums): held to

@@ -1,4 +1,4 @@
-"""The size limits (mx_ops._limits) and the parameter ranges built on them:
+"""The size limits (mx_ops.core._limits) and the parameter ranges built on them:
 NumPy's own overflow rule is the reference for shapes, MXNet 1.9.1's
 dmlc parameters (``int`` fields are C ints, TShape dims int64) for
 parameters."""
@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 from mx_engine import MXNetError
 from mx_ops import invoke, registry
-from mx_ops._limits import (INT32_MAX, INT64_MAX, MAX_BYTES, ArrayMemoryError, ShapeError,
-                            check_shape, shape_problem)
-from mx_ops._params import Param, ParamError
+from mx_ops.core._limits import (INT32_MAX, INT64_MAX, MAX_BYTES, ArrayMemoryError, ShapeError,
+                                 check_shape, shape_problem)
+from mx_ops.core._params import Param, ParamError
 
 ITEMSIZES = st.sampled_from([1, 2, 4, 8])
 # Dims that stay within what NumPy accepts one by one.

@@ -1,4 +1,4 @@
-"""Native operators of the OperatorProperty style (mx_ops/_operator.pxd):
+"""Native operators of the OperatorProperty style (mx_ops/ext/_operator.pxd):
 LRN, which mx-ops ships written against that Cython API, and a user's
 operator compiled here from Cython source that cimports it, the way a
 downstream extension would.  Forward against NumPy, gradients by finite
@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 import mx_ops
-from mx_ops import invoke, registry, training
-from mx_ops._params import Param
-from mx_ops.operator import OperatorProperty, OperatorPropertyError, register_op_property
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import invoke, registry
+from mx_ops.core import training
+from mx_ops.core._params import Param
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext.operator import OperatorProperty, OperatorPropertyError, register_op_property
 from mx_ops.test_utils import check_numeric_gradient
 from mx_storage.resource import ResourceRequest
 
@@ -75,15 +76,15 @@ def test_lrn_errors():
         invoke("LRN", [np.ones((3, 4))], nsize=3)
     with pytest.raises(TypeInferenceError, match="LRN: argument 'data' has dtype int32"):
         invoke("LRN", [np.ones((1, 2, 2, 2), np.int32)], nsize=3)
-    with pytest.raises(mx_ops._params.ParamError, match="LRN: argument 'nsize' is required"):
+    with pytest.raises(mx_ops.core._params.ParamError, match="LRN: argument 'nsize' is required"):
         invoke("LRN", [np.ones((1, 2, 2, 2))])
 
 
 # --- a user's operator, compiled from Cython here --------------------------------------
 _USER_OP = r'''
 from libc.stdint cimport int32_t, int64_t
-from mx_ops._operator cimport NativeOperator, MXOpContext, MXBlobs
-from mx_ops._types cimport MX_FLOAT64, MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size
+from mx_ops.core._types cimport MX_FLOAT64, MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size
+from mx_ops.ext._operator cimport NativeOperator, MXOpContext, MXBlobs
 
 cdef inline void store(double* out, int64_t i, double v, int32_t req) noexcept nogil:
     if req == MX_REQ_ADD:

@@ -5,7 +5,7 @@ import pytest
 
 from mx_engine.base import MXNetError
 from mx_ops import invoke
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
 RNG = np.random.default_rng(5)

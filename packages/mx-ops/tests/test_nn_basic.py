@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 DTYPES = ["float16", "float32", "float64"]
 SELU_A, SELU_L = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -176,7 +176,7 @@ def test_errors_name_op_argument_and_shapes():
 
 
 # ------------------------------------------- vectorized exp (src/vexp.h)
-from mx_ops import _conv_cpu, _nn_cpu  # noqa: E402
+from mx_ops.ops.nn import _conv_cpu, _nn_cpu  # noqa: E402
 
 
 @pytest.fixture(params=_nn_cpu.available_isas())
@@ -304,7 +304,7 @@ def test_vector_tanh_sigmoid_ops_large_arrays_every_req(isa, threads, dtype, op,
     """Activation and the unary tanh / sigmoid ops on arrays split across
     threads with a ragged last chunk (the float16 and req 'add' paths go
     through a buffer), each instruction set, req write, inplace and add."""
-    from mx_ops import _elemwise_cpu
+    from mx_ops.ops.elemwise import _elemwise_cpu
     old_e = _elemwise_cpu.set_isa(isa)
     old_t = _conv_cpu.set_max_threads(threads)
     try:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mx_ops import get, invoke
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 
 def _ref(x, w, b, flatten):
@@ -93,12 +93,12 @@ def test_errors_name_argument_and_shapes():
 
 
 # ------------------------------------------------ the CPU kernel's own paths
-# src/fc_cpu.h on src/gemm_cpu.h: every instruction set, 1-3 threads, both
+# ops/nn/fc_cpu.h on ops/nn/gemm_cpu.h: every instruction set, 1-3 threads, both
 # splits (row blocks when batch >= hidden, else column blocks), the skinny
 # forward (batch <= 256: weight read in place, out^T blocks), K and
 # batch 0, and the workspace (TEMP_SPACE).
 from mx_engine.base import MXNetError  # noqa: E402
-from mx_ops import _conv_cpu, _fc_cpu  # noqa: E402
+from mx_ops.ops.nn import _conv_cpu, _fc_cpu  # noqa: E402
 
 
 @pytest.fixture(params=_fc_cpu.available_isas())

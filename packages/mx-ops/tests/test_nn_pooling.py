@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke
-from mx_ops.registry import ShapeError
+from mx_ops.core.registry import ShapeError
 
 
 def _out_size(x, k, s, p, full):
@@ -123,11 +123,11 @@ def test_errors_name_argument_and_shapes():
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("shape", [(8, 40, 24, 24), (2, 3, 7, 9)])
 def test_max_2x2_stride_2_with_ties(nn, threads, dtype, shape):
-    """The exact-tiling 2x2/2 max path (src/pool_cpu.h pool_max_2x2_*; 7x9
+    """The exact-tiling 2x2/2 max path (ops/nn/pool_cpu.h pool_max_2x2_*; 7x9
     falls back to the general loop) against the reference: small integers
     make ties common, where the first window position (row-major) takes the
     gradient; planes split over threads, every req."""
-    from mx_ops import _conv_cpu
+    from mx_ops.ops.nn import _conv_cpu
     old = _conv_cpu.set_max_threads(threads)
     try:
         rng = np.random.default_rng(11)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from mx_ops import get, invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 from mx_ops.test_utils import check_numeric_gradient
 
 DTYPES = ["float16", "float32", "float64"]

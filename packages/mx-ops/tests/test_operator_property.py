@@ -1,5 +1,5 @@
 """Operators registered in the OperatorProperty style with Python
-Operators (mx_ops.operator): forward against NumPy under every req,
+Operators (mx_ops.ext.operator): forward against NumPy under every req,
 gradients by finite differences through the generated _backward_<name>,
 backward dependencies, in-place options, hidden outputs and aux states,
 resources (temp space, random), the training flag, and registrations
@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 import mx_ops
-from mx_ops import gradient, invoke, registry, training
-from mx_ops._params import Param
-from mx_ops.node import make_node, variable
-from mx_ops.operator import (Operator, OperatorProperty, OperatorPropertyError,
-                             register_op_property)
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import invoke, registry
+from mx_ops.core import gradient, training
+from mx_ops.core._params import Param
+from mx_ops.core.node import make_node, variable
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext.operator import (Operator, OperatorProperty, OperatorPropertyError,
+                                 register_op_property)
 from mx_ops.test_utils import check_numeric_gradient
 from mx_storage.resource import ResourceRequest
 
@@ -294,7 +295,7 @@ def test_type_and_shape_errors_name_the_operator(reg):
         invoke("_t_two", [np.ones(2), np.ones(2, np.float32)])
     with pytest.raises(ShapeError, match="argument 'b' has shape"):
         invoke("_t_two", [np.ones(2), np.ones(3)])
-    with pytest.raises(mx_ops._params.ParamError, match="_t_two: unknown argument 'kk'"):
+    with pytest.raises(mx_ops.core._params.ParamError, match="_t_two: unknown argument 'kk'"):
         invoke("_t_two", [np.ones(2), np.ones(2)], kk=1)
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke, registry
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 DTYPES = ["float16", "float32", "float64"]
 STATES = {"sgd_update": (), "sgd_mom_update": ("mom",), "adam_update": ("mean", "var"),

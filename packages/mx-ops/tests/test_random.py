@@ -5,7 +5,7 @@ import pytest
 
 from mx_engine import cpu
 from mx_ops import invoke, registry
-from mx_ops._params import ParamError
+from mx_ops.core._params import ParamError
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
 

@@ -3,8 +3,8 @@ import pytest
 
 import mx_ops
 from mx_ops import OpDef, Param, get, list_ops, register
-from mx_ops._params import ParamError
-from mx_ops.registry import OperatorNotFound
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import OperatorNotFound
 
 
 @pytest.mark.parametrize("kind, value, want", [
@@ -44,7 +44,7 @@ def test_optional_none_and_required():
 
 def test_registry_lookup_and_duplicates():
     assert "broadcast_add" in list_ops() and "_plus" not in list_ops()
-    with pytest.raises(mx_ops.registry.MXNetError, match="'exp' is already registered"):
+    with pytest.raises(mx_ops.core.registry.MXNetError, match="'exp' is already registered"):
         register(OpDef("exp", arguments=("x",), infer_shape=None, infer_type=None, compute={}))
     with pytest.raises(OperatorNotFound, match="no 'compute\\[tpu\\]' registered for operator 'exp'"):
         get("exp").compute_for("tpu")

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from mx_engine import cpu
-from mx_ops import invoke, training
-from mx_ops._params import ParamError
-from mx_ops.gradient import grad_entries
-from mx_ops.node import make_node, variable
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops import invoke
+from mx_ops.core import training
+from mx_ops.core._params import ParamError
+from mx_ops.core.gradient import grad_entries
+from mx_ops.core.node import make_node, variable
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
@@ -131,7 +132,7 @@ _SCRIPT = r"""
 import hashlib
 import numpy as np
 import mx_ndarray as nd
-from mx_ops import training
+from mx_ops.core import training
 from mx_storage import resource
 resource.seed(2024)
 x = nd.array(-np.ones((300, 1000), np.float32))

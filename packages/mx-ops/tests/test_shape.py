@@ -3,10 +3,12 @@ import itertools
 import numpy as np
 import pytest
 
-from mx_ops import invoke
-from mx_ops._params import ParamError
-from mx_ops.registry import ShapeError
-from mx_ops.shape import reshape_shape
+from mx_ops import infer_shapes, infer_types, invoke
+from mx_ops.core._params import ParamError
+from mx_ops.core.gradient import grad_entries
+from mx_ops.core.node import evaluate, make_node, variable
+from mx_ops.core.registry import ShapeError
+from mx_ops.ops.shape.shape import reshape_shape
 
 X = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
 
@@ -118,3 +120,42 @@ def test_slice_and_broadcast_errors(call, text):
     with pytest.raises(ShapeError) as info:
         call()
     assert text in str(info.value)
+
+
+# --- shape_array and size_array: the shape (size) as int64, against NumPy ----------------
+DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3, 4), (1, 2, 1, 3, 1, 2, 1, 2)])
+def test_shape_array_and_size_array(dtype, shape):
+    x = np.zeros(shape, dtype)
+    got = invoke("shape_array", [x])
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.array(x.shape, np.int64))
+    got = invoke("size_array", [x])
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.array([x.size], np.int64))
+
+
+def test_shape_array_accumulates_and_wraps():
+    out = np.array([10, np.iinfo(np.int64).max], np.int64)
+    invoke("shape_array", [np.ones((3, 2), np.int8)], out=out, req="add")
+    np.testing.assert_array_equal(out, [13, np.iinfo(np.int64).min + 1])
+    out = np.array([7], np.int64)
+    invoke("size_array", [np.ones((3, 2))], out=out, req="add")
+    np.testing.assert_array_equal(out, [13])
+
+
+def test_shape_array_inference_and_gradient():
+    assert infer_shapes("shape_array", {}, [(0, 3, 0)]) == ([(0, 3, 0)], [(3,)])
+    assert infer_shapes("size_array", {}, [None]) == ([None], [(1,)])
+    # The output is int64 whatever the data; the data's dtype is not guessed from it.
+    assert infer_types("shape_array", {}, [None]) == ([None], ["int64"])
+    assert infer_types("size_array", {}, ["float16"]) == (["float16"], ["int64"])
+    for op in ("shape_array", "size_array"):
+        node = make_node(op, [variable("x")])
+        (g,) = grad_entries(node, [variable("g")])
+        x = np.ones((2, 3), np.float32)
+        (got,) = evaluate([g], {"x": x, "g": np.ones(2, np.int64)})
+        np.testing.assert_array_equal(got, np.zeros_like(x))

@@ -1,4 +1,4 @@
-"""Partial shape and type inference (mx_ops.partial_infer and the rules of
+"""Partial shape and type inference (mx_ops.core.partial_infer and the rules of
 nn_infer, loss_infer, elemwise_infer, tensor_infer): unknown weights,
 labels and statistics are filled as MXNet 1.x fills them (expected shapes
 written by hand from MXNet's FInferShape), unknown dimensions (0) carry
@@ -10,10 +10,10 @@ import pytest
 
 from mx_engine.base import MXNetError
 from mx_ops import get, infer_shapes, infer_types, registry
-from mx_ops._params import ParamError, Param
-from mx_ops.operator import OperatorProperty, register_op_property
-from mx_ops.partial_infer import merge_shape, set_infer_shape_partial, set_infer_type_partial
-from mx_ops.registry import ShapeError, TypeInferenceError
+from mx_ops.core._params import ParamError, Param
+from mx_ops.core.partial_infer import merge_shape, set_infer_shape_partial, set_infer_type_partial
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext.operator import OperatorProperty, register_op_property
 
 
 def shapes(name, ins, outs=None, **params):

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings, strategies as st
 
-from mx_ops import batch_norm, elemwise, get, infer_shapes, infer_types, list_ops, loss
-from mx_ops import optimizer
-from mx_ops import shape as shape_ops
-from mx_ops._params import ParamError
-from mx_ops.registry import MXNetError, ShapeError
+from mx_ops import get, infer_shapes, infer_types, list_ops
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import MXNetError, ShapeError
+from mx_ops.ops.elemwise import elemwise
+from mx_ops.ops.loss import loss
+from mx_ops.ops.norm import batch_norm
+from mx_ops.ops.optimizer import optimizer
+from mx_ops.ops.shape import shape as shape_ops
 
 FLOATS = ("float16", "float32", "float64")
 SETTINGS = settings(max_examples=400, deadline=None)
@@ -268,10 +271,11 @@ def slice_channel(draw):
 @st.composite
 def reshaping(draw):
     data = draw(shape(0, 4))
-    kind = draw(st.sampled_from(["Flatten", "transpose", "Reshape"]))
+    kind = draw(st.sampled_from(["Flatten", "transpose", "Reshape", "shape_array",
+                                 "size_array"]))
     dtypes = [draw(st.sampled_from(FLOATS))]
-    if kind == "Flatten":
-        return Case("Flatten", {}, [data], dtypes)
+    if kind in ("Flatten", "shape_array", "size_array"):
+        return Case(kind, {}, [data], dtypes)
     if kind == "transpose":
         axes = draw(st.sampled_from([(), tuple(draw(st.permutations(range(len(data)))))]))
         return Case("transpose", {"axes": axes}, [data], dtypes, from_outputs=True)
@@ -370,7 +374,8 @@ def test_every_operator_with_a_rule_is_generated():
         "Activation", "softmax", "log_softmax", "Cast", "smooth_l1", "FullyConnected",
         "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
-        "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot"}
+        "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
+        "size_array"}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}
     generated |= set(optimizer.KINDS) | set(loss.REGRESSIONS)

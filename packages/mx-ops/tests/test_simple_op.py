@@ -1,4 +1,4 @@
-"""SimpleOp registrations (mx_ops.simple_op): smooth_l1 as the design notes
+"""SimpleOp registrations (mx_ops.ext.simple_op): smooth_l1 as the design notes
 register it (native kernels), Python functions of every kind (unary,
 binary; gradients T0 / T1 / T2), shape functions, EnvArguments (scalar,
 kwargs, temp space, random), in-place options, native functions compiled
@@ -12,15 +12,17 @@ import numpy as np
 import pytest
 
 import mx_ops
-from mx_ops import gradient, invoke, registry, simple_op, training
-from mx_ops._params import Param
-from mx_ops.node import make_node, variable
-from mx_ops.registry import ShapeError, TypeInferenceError
-from mx_ops.simple_op import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_OUT_IN, INPLACE_OUT_LHS,
-                              BinaryFunction, BinaryGradFunctionT0,
-                              BinaryGradFunctionT1, BinaryGradFunctionT2, SimpleOpError,
-                              UnaryFunction, UnaryGradFunctionT0, UnaryGradFunctionT1,
-                              UnaryGradFunctionT2, assign, register_simple_op)
+from mx_ops import invoke, registry
+from mx_ops.core import gradient, training
+from mx_ops.core._params import Param
+from mx_ops.core.node import make_node, variable
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ext import simple_op
+from mx_ops.ext.simple_op import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_OUT_IN, INPLACE_OUT_LHS,
+                                  BinaryFunction, BinaryGradFunctionT0, BinaryGradFunctionT1,
+                                  BinaryGradFunctionT2, SimpleOpError, UnaryFunction,
+                                  UnaryGradFunctionT0, UnaryGradFunctionT1, UnaryGradFunctionT2,
+                                  assign, register_simple_op)
 from mx_ops.test_utils import check_numeric_gradient
 from mx_storage.resource import ResourceRequest
 
@@ -104,7 +106,7 @@ def test_smooth_l1_errors():
                                          r"\(2,\), but the output of smooth_l1 on \(3,\) has "
                                          r"\(3,\)"):
         invoke("_backward_smooth_l1", [np.ones(2), np.ones(3)])
-    with pytest.raises(mx_ops._params.ParamError, match="smooth_l1: argument 'scalar'"):
+    with pytest.raises(mx_ops.core._params.ParamError, match="smooth_l1: argument 'scalar'"):
         invoke("smooth_l1", [np.ones(3)], scalar="wide")
 
 
@@ -251,7 +253,7 @@ def test_kwargs_reach_the_function_as_strings_and_parsed(simple):
     assert seen[-1] == ([("a", "2.5"), ("b", "1.0"), ("mode", "x")],
                         {"a": 2.5, "b": 1.0, "mode": "x"})
     check_numeric_gradient("_t_affine", [np.arange(3.0)], a=-2.0)
-    with pytest.raises(mx_ops._params.ParamError, match="_t_affine: unknown argument 'c'"):
+    with pytest.raises(mx_ops.core._params.ParamError, match="_t_affine: unknown argument 'c'"):
         invoke("_t_affine", [np.ones(2)], c=1)
 
 

@@ -3,10 +3,10 @@ mode, 0-size, 1-d..5-d, every req."""
 import numpy as np
 import pytest
 
-from mx_ops import invoke
-from mx_ops._params import ParamError
 from mx_engine.base import MXNetError
-from mx_ops.registry import ShapeError
+from mx_ops import invoke
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import ShapeError
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64"]
 rng = np.random.default_rng(1)

@@ -7,9 +7,9 @@ one entry are summed with one ``add_n`` node; an output that receives no
 gradient gets ``zeros_like`` when its node's maker needs it.  Only nodes
 on a path from the requested inputs to the outputs are differentiated.
 """
-from mx_ops import gradient as _gradient
 from mx_ops import registry
-from mx_ops.node import NodeEntry, make_node
+from mx_ops.core import gradient as _gradient
+from mx_ops.core.node import NodeEntry, make_node
 
 from mx_graph.graph import Graph, topological_order
 

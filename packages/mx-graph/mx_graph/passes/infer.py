@@ -11,9 +11,9 @@ operator, its inputs and their shapes.
 import numpy as np
 
 from mx_engine.base import MXNetError
-from mx_ops._limits import ArrayMemoryError, check_shape
-from mx_ops.registry import ShapeError, TypeInferenceError
-from mx_ops.partial_infer import infer_shapes, infer_types, known as shape_known, merge_shape
+from mx_ops.core._limits import ArrayMemoryError, check_shape
+from mx_ops.core.partial_infer import infer_shapes, infer_types, known as shape_known, merge_shape
+from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 __all__ = ["infer_shape", "infer_type", "infer_symbol_shapes", "infer_symbol_types",
            "variable_hints", "entry_label"]

@@ -37,7 +37,7 @@ InferType and before PlanMemory.
 from mx_engine import Context
 from mx_engine.base import MXNetError
 from mx_ops import registry
-from mx_ops.node import Node, NodeEntry
+from mx_ops.core.node import Node, NodeEntry
 
 from mx_graph.graph import Graph
 

@@ -19,7 +19,7 @@ def local_mx():
     import types
 
     from mx_graph import attribute, name, sym
-    from mx_ops import custom
+    from mx_ops.ext import custom
     return types.SimpleNamespace(sym=sym, name=name, AttrScope=attribute.AttrScope,
                                  operator=custom)
 

@@ -1,5 +1,5 @@
 // Integer arithmetic that no data value can trap on or make undefined, for
-// every CPU kernel that takes integer dtypes.  mx_ops._device_code.INT_ARITH
+// every CPU kernel that takes integer dtypes.  mx_ops.core._device_code.INT_ARITH
 // is its twin for the GPU kernels, function for function, and the tests
 // compile that for the host and compare the two on edge values.
 //

@@ -3,7 +3,7 @@
  * Only the plain C types below cross it, never a C++ type, so a library
  * built with another compiler or standard library still loads.  The
  * library side of every entry point is written by lib_api.h (which library
- * authors include); mx_ops._library calls them.  A change to anything in
+ * authors include); mx_ops.ext._library calls them.  A change to anything in
  * this file changes MX_LIB_ABI_VERSION: the loader refuses a library built
  * against another version instead of calling it with the wrong layout.
  *

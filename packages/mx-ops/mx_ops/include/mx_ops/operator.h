@@ -1,5 +1,5 @@
 /* The C view of a native OperatorProperty-style operator's call
- * (mx_ops/_operator.pxd): its OpContext and its lists of tensors, for
+ * (mx_ops/ext/_operator.pxd): its OpContext and its lists of tensors, for
  * operators whose forward and backward are cdef methods of a
  * NativeOperator subclass, and for the C++ kernels such methods call. */
 #ifndef MX_OPS_OPERATOR_H_

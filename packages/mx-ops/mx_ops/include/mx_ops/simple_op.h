@@ -1,4 +1,4 @@
-/* The C ABI of SimpleOp functions (mx_ops.simple_op): unary and binary
+/* The C ABI of SimpleOp functions (mx_ops.ext.simple_op): unary and binary
  * forward functions and gradient functions told apart by what they read,
  * as the design notes' operator_util.h types them, over TBlobs.  A C, C++
  * or Cython function of one of these types is registered by its address

@@ -1,0 +1,191 @@
+"""Runs an operator now, synchronously: on NumPy arrays through its CPU
+kernel (no GIL while it runs), on CuPy arrays through its GPU compute.
+NDArray pushes the same kernels through the engine; this path is for
+tests, reference runs and code that has plain arrays."""
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free
+
+from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+
+import threading
+
+import numpy as np
+
+from mx_engine.base import MXNetError
+from mx_engine import cpu, gpu as gpu_ctx
+from mx_ops.core import registry
+from mx_ops.core.training import is_training
+from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core._limits import check_shape
+from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, DTYPE_NAMES
+from mx_ops.core.registry import ShapeError, TypeInferenceError
+
+REQS = {"null": 0, "write": 1, "inplace": 2, "add": 3}
+
+
+cdef int _fill(MXTBlob* b, arr, str op, str what) except -1:
+    cdef int i
+    if arr.ndim > MX_MAX_DIM:
+        raise ShapeError(f"{op}: {what} has {arr.ndim} dimensions; at most {MX_MAX_DIM} "
+                         f"are supported")
+    b.dptr = <void*><size_t>arr.ctypes.data
+    b.ndim = arr.ndim
+    b.dtype = _FLAG[arr.dtype.name]
+    b.dev_type = 1
+    b.dev_id = 0
+    for i in range(arr.ndim):
+        b.shape[i] = arr.shape[i]
+    return 0
+
+
+def _is_cupy(a):
+    return type(a).__module__.split(".")[0] == "cupy"
+
+
+def invoke(op_name, inputs, out=None, req="write", **params):
+    """Runs operator ``op_name`` on ``inputs`` and returns its output (or
+    list of outputs: all of them, hidden ones included).
+
+    Inputs that the operator mutates (aux states, optimizer states) are
+    written in place, so they must be C-contiguous arrays of the right
+    dtype.  The call runs in training mode when ``mx_ops.core.training`` says so.
+
+    ``out`` receives the result (required with ``req='add'``, which
+    accumulates into it); ``req`` is 'write', 'inplace', 'add' or 'null',
+    or a list of them, one per output.  Parameters are keyword arguments,
+    as Python values or MXNet's strings.
+    """
+    op = registry.get(op_name)
+    inputs = list(inputs)
+    kwargs = op.parse_call(params, len(inputs))
+    names = op.input_names(kwargs)
+    nout = op.output_count(kwargs)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    gpu = any(_is_cupy(a) for a in inputs + outs)   # outs: ops without inputs
+    if gpu:
+        import cupy as xp
+    else:
+        xp = np
+    arrays = [xp.asarray(a, order="C") for a in inputs]   # keeps 0-d arrays 0-d
+    for name, a in zip(names, arrays):
+        if a.dtype.name not in _FLAG:
+            raise TypeInferenceError(f"{op.name}: argument '{name}' has dtype {a.dtype}; "
+                                     f"supported: {', '.join(DTYPE_NAMES)}")
+    shapes = op.infer_shape(kwargs, [a.shape for a in arrays])
+    dtypes = op.infer_type(kwargs, [a.dtype.name for a in arrays])
+    reqs = [req] * nout if isinstance(req, str) else list(req)
+    if len(reqs) != nout:
+        raise ValueError(f"{op.name}: 'req' must hold {nout} value(s), got {len(reqs)}")
+    for r in reqs:
+        if r not in REQS:
+            raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
+                             f"got {r!r}")
+    outputs = _outputs(op, out, shapes, dtypes, reqs, xp)
+    for i in op.mutated_inputs(kwargs):
+        if arrays[i] is not inputs[i]:
+            raise ValueError(f"{op.name}: argument '{names[i]}' is written in place, so it must "
+                             f"be a C-contiguous {'CuPy' if gpu else 'NumPy'} array")
+    ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
+    train = is_training()
+    if op.compute_ex:
+        # An NDArray-level compute (a custom operator): mx-ndarray runs it.
+        registry.run_compute_ex(op, "gpu" if gpu else "cpu", dict(kwargs, _is_train=train),
+                                arrays, outputs, reqs)
+        return outputs[0] if nout == 1 else outputs
+    fn = op.compute_for("gpu" if gpu else "cpu")
+    if gpu or callable(fn):
+        kwargs["_is_train"] = train
+        if random_kind(op) is not None:
+            kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in arrays], ctx)[1]
+        if op.workspace is not None:
+            nbytes = int(op.workspace(kwargs, [a.shape for a in arrays]))
+            kwargs["_workspace"] = xp.empty(nbytes, np.uint8) if gpu else _workspace(nbytes)
+        fn(kwargs, arrays, outputs, reqs)
+    else:
+        workspace = None
+        if op.workspace is not None:
+            workspace = _workspace(op.workspace(kwargs, [a.shape for a in arrays]))
+        _run_cpu(op, pack_call(op, kwargs, [a.shape for a in arrays], ctx)[0], names, arrays,
+                 outputs, reqs, workspace, train)
+    return outputs[0] if nout == 1 else outputs
+
+
+_scratch = threading.local()
+
+
+def _workspace(nbytes):
+    """``nbytes`` of scratch memory, 64-byte aligned as tblob.h promises:
+    a view of the calling thread's buffer, kept between calls and grown
+    geometrically, as a context's TEMP_SPACE resource is for NDArray (a
+    fresh allocation per call paid page faults on every call: a few MB for
+    a convolution's packing buffers).  A thread runs one kernel at a time,
+    so no two calls share it."""
+    nbytes = int(nbytes)
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.nbytes < nbytes + 64:
+        buf = np.empty(max(nbytes + 64, 0 if buf is None else 2 * buf.nbytes), np.uint8)
+        _scratch.buf = buf
+    start = -buf.ctypes.data % 64
+    return buf[start:start + nbytes]
+
+
+def _outputs(op, out, shapes, dtypes, reqs, xp):
+    if out is None:
+        if "add" in reqs:
+            raise ValueError(f"{op.name}: req='add' accumulates into 'out', which is missing")
+        for i, (s, d) in enumerate(zip(shapes, dtypes)):
+            check_shape(tuple(s), f"{op.name}: output {i}", np.dtype(d).itemsize, d)
+        return [xp.empty(s, d) for s, d in zip(shapes, dtypes)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != len(shapes):
+        raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} array(s), got {len(outs)}")
+    for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
+        if tuple(o.shape) != tuple(s) or o.dtype.name != d:
+            raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)}, got "
+                             f"{o.dtype} of shape {tuple(o.shape)}")
+        if not o.flags.c_contiguous:
+            raise ValueError(f"{op.name}: output {i} must be C-contiguous")
+    return outs
+
+
+cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs, workspace,
+              bint train):
+    cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
+    cdef int nin = len(arrays), nout = len(outputs), i, rc
+    cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
+    cdef int32_t* req = <int32_t*>calloc(nout, sizeof(int32_t))
+    cdef MXOpCall call
+    if blobs == NULL or req == NULL:
+        free(blobs)
+        free(req)
+        raise MemoryError(f"{op.name}: cannot allocate the call block")
+    try:
+        for i in range(nin):
+            _fill(&blobs[i], arrays[i], op.name, f"argument '{names[i]}'")
+        for i in range(nout):
+            _fill(&blobs[nin + i], outputs[i], op.name, f"output {i}")
+            req[i] = REQS[reqs[i]]
+        call.params = <const char*>packed if packed else NULL
+        call.nin = nin
+        call.nout = nout
+        call.inputs = blobs
+        call.outputs = blobs + nin
+        call.req = req
+        if workspace is not None:
+            call.workspace = <void*><size_t>workspace.ctypes.data
+            call.workspace_size = workspace.nbytes
+        else:
+            call.workspace = NULL
+            call.workspace_size = 0
+        call.stream = NULL
+        call.error = NULL
+        call.is_train = train
+        call.reserved = 0
+        with nogil:
+            rc = fn(&call)
+        if rc != 0:
+            msg = call.error.decode() if call.error != NULL else "failed"
+            raise MXNetError(f"{op.name}: {msg}")
+    finally:
+        free(blobs)
+        free(req)
