@@ -1,20 +1,38 @@
-# Prepared operator calls: the push layer of a bound executor (mx-graph).
-# Included by _ndarray.pyx, so the call block, chunks and push helpers stay C.
-#
-# An executor binds once -- arrays allocated, memory planned (outputs are
-# often views of a shared chunk, an in-place output is the very memory of an
-# input), a req per output -- then pushes the same calls on every forward
-# and backward, as MXNet's GraphExecutor builds each node's engine operator
-# once (InitCachedOps) and pushes it per pass (RunOps).  A PreparedCall does
-# the checks, inference, parameter packing, temp space and variable lists
-# at construction; a push of a native kernel is then a malloc, a copy of the
-# prebuilt call block, chunk references and push_native.  The pushed block
-# is never shared between pushes: each carries its own is_train and random
-# state, and an earlier push may not have run yet.
-from libc.stdint cimport uint64_t
+"""Prepared operator calls: the push layer of a bound executor (mx-graph).
 
-from mx_ops.registry import OpDef, TypeInferenceError
-from mx_ops._random_state import random_draws, state_offset, with_state
+An executor binds once -- arrays allocated, memory planned (outputs are
+often views of a shared chunk, an in-place output is the very memory of an
+input), a req per output -- then pushes the same calls on every forward
+and backward, as MXNet's GraphExecutor builds each node's engine operator
+once (InitCachedOps) and pushes it per pass (RunOps).  A PreparedCall does
+the checks, inference, parameter packing, temp space and variable lists
+at construction; a push of a native kernel is then a malloc, a copy of the
+prebuilt call block, chunk references and push_native.  The pushed block
+is never shared between pushes: each carries its own is_train and random
+state, and an earlier push may not have run yet."""
+cimport cython
+from cpython.ref cimport PyObject, Py_INCREF
+from libc.stdint cimport int32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from mx_engine._context cimport Context
+from mx_engine._engine cimport Var, EngineVar, PROP_NORMAL, intern_name, push_native
+from mx_ops._types cimport MXTBlob, MXFCompute
+from mx_ndarray._chunk cimport Chunk, _chunk_incref, _chunk_decref, _chunk_foreign
+from mx_ndarray._ndarray cimport NDArray
+from mx_ndarray._call_block cimport (CallBlock, COMPUTE_NATIVE, COMPUTE_EX, _run_call,
+                                     _run_gpu_call, _free_call, _new_call)
+from mx_ndarray._custom_compute cimport _push_ex_call
+from mx_ndarray._invoke cimport _select_compute, _temp_space, _python_params, _python_fn
+
+import numpy as np
+
+from mx_ops import registry
+from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
+from mx_ops._random_state import random_draws, random_kind, state_offset, with_state
+from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
+from mx_storage import resource as _resource
 
 _REQ_NAMES = tuple(sorted(_REQ_FLAGS, key=_REQ_FLAGS.get))     # index = OpReqType
 
@@ -90,24 +108,6 @@ cdef class PreparedCall:
     inputs' (aux states) and the temp space's; an error in the kernel
     surfaces at the next wait on an output, naming the operator.
     """
-    cdef readonly object op
-    cdef readonly dict params
-    cdef readonly tuple inputs
-    cdef readonly tuple outputs
-    cdef readonly tuple reqs
-    cdef readonly Context context
-    cdef int kind               # COMPUTE_*
-    cdef bint noop
-    cdef bint ready             # constructed: a half-built call never pushes
-    cdef object compute         # the Python compute or compute_ex; None for a kernel
-    cdef CallBlock* tmpl        # the block every push copies; holds chunk references
-    cdef EngineVar** vars       # reads, then writes: deduplicated
-    cdef int nreads
-    cdef int nwrites
-    cdef tuple temp             # (block, Var, bytes): keeps the temp-space Var alive
-    cdef object rng             # the RandomResource a random op reserves from
-    cdef uint64_t draws[2]      # counter values a push reserves, by is_train
-    cdef size_t state_at        # the MXRandomState's offset in the packed parameters
 
     def __init__(self, op, params, inputs, outputs, reqs):
         if self.op is not None:
