@@ -59,7 +59,7 @@ def _nd_function(fname, op):
             listed = f"[_a for _a in {listed} if _a is not None]"
         passed = "".join(f"    if {p} is not _NULL:\n        kwargs[{p!r}] = {p}\n"
                          for p in params)
-        return f"{passed}    return _invoke({op.name!r}, {listed}, out=out, **kwargs)\n"
+        return f"{passed}    return _call_op({op.name!r}, {listed}, out, kwargs)\n"
     return _def(fname, op, "ndarray", ["out=None", "name=None", "**kwargs"], body)
 
 
@@ -80,7 +80,7 @@ FRONTENDS = {
         "root": PACKAGES / "mx-ndarray" / "mx_ndarray",
         "package": "mx_ndarray",
         "doc": "mx.nd operator functions, one per registered operator name.",
-        "imports": ["from mx_ndarray._ndarray import invoke as _invoke",
+        "imports": ["from mx_ndarray._ndarray import call_op as _call_op",
                     "from mx_ndarray._runtime_ops import NULL as _NULL"],
         "function": _nd_function,
         "alias": lambda target, name: target,

@@ -23,20 +23,30 @@ from mx_ndarray import _device
 
 _FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
 _NP_DTYPES = [np.dtype(name) for name in DTYPE_NAMES]
+_FLAG_OF = {dt: i for i, dt in enumerate(_NP_DTYPES)}
+cdef Py_ssize_t _ITEMSIZE[16]       # dtype code -> bytes per element
+for _i, _dt in enumerate(_NP_DTYPES):
+    _ITEMSIZE[_i] = _dt.itemsize
 
 
 cdef NDArray _empty(tuple shape, str dtype, Context ctx, str api="NDArray", int output=-1):
     """A new array on ``ctx``.  A shape beyond the size limits, or memory
     the device does not have, raises naming ``api`` and its argument
     'shape' (or its output number ``output``)."""
-    cdef NDArray a = NDArray.__new__(NDArray)
     cdef int flag = _FLAG.get(dtype, -1)
-    cdef int64_t nbytes
     if flag < 0:
         raise TypeError(f"{api}: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
-    nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
+    return _empty_flag(shape, flag, ctx, api, output)
+
+
+cdef NDArray _empty_flag(tuple shape, int flag, Context ctx, str api="NDArray",
+                         int output=-1):
+    """_empty for dtype code ``flag`` (valid)."""
+    cdef NDArray a = NDArray.__new__(NDArray)
+    cdef Py_ssize_t itemsize = _ITEMSIZE[flag]
+    cdef int64_t nbytes = array_nbytes(shape, itemsize)
     if nbytes < 0:
-        check_shape(shape, _what(api, output), _NP_DTYPES[flag].itemsize, dtype)
+        check_shape(shape, _what(api, output), itemsize, DTYPE_NAMES[flag])
         # check_shape raised (the two checks agree); never pass -1 on as a size.
         raise ShapeError(f"{_what(api, output)} is {shape}: beyond the size limits")
     if ctx.device_typeid == DEV_GPU:
@@ -45,12 +55,20 @@ cdef NDArray _empty(tuple shape, str dtype, Context ctx, str api="NDArray", int 
     try:
         a.chunk = _chunk_new(nbytes, ctx)
     except MemoryError as exc:
-        raise ArrayMemoryError(f"{_what(api, output)} is {shape} of {dtype} ({nbytes} bytes) "
-                               f"on {ctx}: {exc}") from exc
+        raise ArrayMemoryError(f"{_what(api, output)} is {shape} of {DTYPE_NAMES[flag]} "
+                               f"({nbytes} bytes) on {ctx}: {exc}") from exc
     a.offset = 0
-    a.shape = tuple(int(s) for s in shape)
+    a.shape = shape if _plain_ints(shape) else tuple([int(s) for s in shape])
     a.context = ctx
     return a
+
+
+cdef inline bint _plain_ints(tuple shape):
+    """Whether every entry is a Python int already (no copy needed)."""
+    for s in shape:
+        if type(s) is not int:
+            return False
+    return True
 
 
 cdef str _what(str api, int output):
@@ -96,7 +114,11 @@ def _from_numpy(source, Context ctx):
         a = _empty(src.shape, src.dtype.name, ctx)
         return _copy_device(_share_host_memory(src), a)
     src = np.asarray(source, order="C")       # keeps 0-d arrays 0-d
-    a = _empty(src.shape, src.dtype.name, ctx)
+    flag = _FLAG_OF.get(src.dtype, -1)        # dtype.name is slow Python in NumPy
+    if flag < 0:
+        a = _empty(src.shape, src.dtype.name, ctx)
+    else:
+        a = _empty_flag(src.shape, flag, ctx)
     if src.nbytes:
         memcpy(<char*>a.chunk.h.ptr, <const char*><size_t>src.ctypes.data, src.nbytes)
     return a

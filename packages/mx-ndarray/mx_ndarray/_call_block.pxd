@@ -9,12 +9,6 @@ from mx_ops._types cimport MXTBlob, MXOpCall, MXFCompute
 from mx_ndarray._chunk cimport Chunk
 from mx_ndarray._ndarray cimport NDArray
 
-# How an operator computes (_invoke._select_compute).
-cdef enum:
-    COMPUTE_NATIVE = 0      # a C kernel (MXFCompute), run without the GIL
-    COMPUTE_PYTHON = 1      # a Python compute (CPU or GPU), run with the GIL
-    COMPUTE_EX = 2          # an NDArray-level compute_ex, on a custom-op thread
-
 # One malloc per call: this header, then the TBlobs, the req flags, the
 # chunk references and the packed parameters.
 cdef struct CallBlock:

@@ -8,9 +8,13 @@ import functools
 from mx_engine._context cimport DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
 from mx_ndarray._ndarray cimport NDArray
-from mx_ndarray._call_block cimport (COMPUTE_NATIVE, COMPUTE_PYTHON, COMPUTE_EX,
-                                     _push_kernel)
-from mx_ndarray._alloc cimport _empty
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from mx_ops._call cimport (CallPlan, Inferred, plan_for, COMPUTE_NATIVE, COMPUTE_PYTHON,
+                           COMPUTE_EX, COMPUTE_NONE)
+from mx_ops._types cimport MXFCompute
+from mx_ndarray._call_block cimport _push_kernel
+from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
 
 import numpy as np
@@ -19,11 +23,14 @@ from mx_engine import current_context
 from mx_engine.base import MXNetError
 from mx_ops import registry
 from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
+from mx_ops._params import DTYPE_NAMES
 from mx_ops._random_state import pack_call, random_kind
 from mx_ops.training import is_training
 from mx_ops.registry import ShapeError
 from mx_storage import resource as _resource
 from mx_ndarray import _device
+
+cdef tuple _DTYPES = tuple(DTYPE_NAMES)     # dtype code -> name
 
 
 def invoke(op_name, inputs, out=None, **params):
@@ -31,41 +38,119 @@ def invoke(op_name, inputs, out=None, **params):
     output NDArray (or list of them) at once; ``out`` receives the result
     instead of a new array.  Errors in the kernel surface at the next wait
     on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
-    op = registry.get(op_name)
     ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
-    inputs = list(inputs)
-    kwargs = op.parse_call(params, len(inputs))
-    names = op.input_names(kwargs)
-    for name, a in zip(names, inputs):
-        if not isinstance(a, NDArray):
-            raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
-                            f"{type(a).__name__}")
-    if inputs:
+    if not isinstance(op_name, str):
+        registry.get(op_name)                 # raises OperatorNotFound, naming it
+    if type(inputs) is not list:
+        inputs = list(inputs)
+    return _call(plan_for(op_name, len(inputs), params), inputs, out, ctx_arg)
+
+
+def call_op(str op_name, inputs, out, dict kwargs):
+    """``invoke(op_name, inputs, out=out, **kwargs)`` for the generated
+    mx.nd functions, which hold their keyword arguments as a dict already
+    (``kwargs`` is theirs: its 'ctx' is taken out)."""
+    ctx_arg = kwargs.pop("ctx", None) if kwargs else None
+    if type(inputs) is not list:
+        inputs = list(inputs)
+    return _call(plan_for(op_name, len(inputs), kwargs), inputs, out, ctx_arg)
+
+
+cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
+                  const char* params=NULL, size_t params_size=0):
+    """The imperative call path: invoke, the generated mx.nd functions and
+    NDArray's operators all come here with the plan of their call
+    (mx_ops._call: parsed once per signature, inference kept per input
+    shapes and dtypes).  Checks the arrays, allocates the outputs and
+    pushes.  ``params`` replaces a CPU kernel's packed parameters where
+    given (a scalar op's double, packed per call).  An autograd tape
+    records calls here (issue 14)."""
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef list names = plan.names
+    cdef NDArray a
+    cdef Context ctx
+    cdef Inferred r
+    cdef int kind
+    cdef bytes packed
+    op = plan.op
+    for i in range(n):
+        if not isinstance(inputs[i], NDArray):
+            raise TypeError(f"{op.name}: argument '{_input_name(names, i)}' must be an "
+                            f"NDArray, got {type(inputs[i]).__name__}")
+    if n:
         ctx = (<NDArray>inputs[0]).context
     elif isinstance(out, NDArray):
         ctx = (<NDArray>out).context         # an init op writing into `out`
     else:
-        ctx = current_context() if ctx_arg is None else ctx_arg
-        if not isinstance(ctx, Context):
+        c = current_context() if ctx_arg is None else ctx_arg
+        if not isinstance(c, Context):
             raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
-                            f"{type(ctx).__name__}")
-    for name, a in zip(names, inputs):
-        if (<NDArray>a).context != ctx:
-            raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
-                             f"the first input on {ctx}; copy it with as_in_context()")
-    kind, fn = _select_compute(op, ctx)
-    shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
-    dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
-    nvisible = op.visible_output_count(kwargs)
-    outputs = _outputs(op, out, shapes, dtypes, ctx, nvisible)
-    if kind == COMPUTE_NATIVE:
-        _push_call(op, kwargs, inputs, outputs, ctx)
-    elif kind == COMPUTE_PYTHON:
-        _push_python_call(op, fn, kwargs, inputs, outputs, ctx)
+                            f"{type(c).__name__}")
+        ctx = <Context>c
+    shapes = PyTuple_New(n)
+    dtypes = PyTuple_New(n)
+    for i in range(n):
+        a = <NDArray>inputs[i]
+        if a.context is not ctx and a.context != ctx:
+            raise ValueError(f"{op.name}: argument '{_input_name(names, i)}' is on "
+                             f"{a.context}, the first input on {ctx}; copy it with "
+                             f"as_in_context()")
+        _tuple_set(shapes, i, a.shape)
+        _tuple_set(dtypes, i, _DTYPES[a.dtype_flag])
+    fn = None
+    if ctx.device_typeid == DEV_GPU or plan.cpu_kind == COMPUTE_EX:
+        kind, fn = _select_compute(op, ctx)
     else:
-        _push_ex_call(op, fn, kwargs, inputs, outputs, ctx, ["write"] * len(outputs),
+        kind = plan.cpu_kind
+        if kind == COMPUTE_PYTHON:
+            fn = plan.cpu_compute
+        elif kind == COMPUTE_NONE:
+            op.compute_for("cpu")       # raises OperatorNotFound, naming the op
+    r = plan.infer(shapes, dtypes)
+    outputs = _outputs(plan, r, out, ctx)
+    if kind == COMPUTE_NATIVE:
+        if params == NULL:
+            if plan.random_kind is not None:
+                # A random op reserves its draws now, in push order.
+                packed = pack_call(op, plan.params, list(shapes), ctx)[0]
+            else:
+                packed = r.packed
+            params, params_size = packed, len(packed)
+        _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
+                     outputs, params, params_size, ctx, plan.mutated,
+                     _temp_space(op, plan.params, inputs, ctx) if plan.has_workspace else None,
+                     is_training())
+    elif kind == COMPUTE_PYTHON:
+        _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
+    else:
+        _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
                       is_training())
-    return outputs[0] if nvisible == 1 else outputs[:nvisible]
+    return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
+
+
+cdef dict _SCALAR_ZERO = {"scalar": 0.0}
+
+
+cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
+    """``x <op> scalar`` through MXNet's *_scalar ops (ScalarParam: one
+    double).  On the CPU the plan is the op's with scalar 0 and this call's
+    double is its parameter block, so a changing scalar (``a * lr``) never
+    misses the plan cache; inference does not read the scalar."""
+    cdef CallPlan plan
+    if x.context.device_typeid != DEV_GPU:
+        plan = plan_for(op_name, 1, _SCALAR_ZERO)
+        if plan.cpu_kind == COMPUTE_NATIVE:
+            return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
+    return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
+
+
+cdef inline str _input_name(list names, Py_ssize_t i):
+    return names[i] if i < len(names) else f"arg{i}"
+
+
+cdef inline void _tuple_set(object t, Py_ssize_t i, object v):
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
 
 
 cdef tuple _select_compute(op, Context ctx):
@@ -94,25 +179,29 @@ cdef object _gpu_compute(op, Context ctx):
     return fn
 
 
-cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
+cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
     """The call's outputs: ``out`` (the visible ones) or new arrays, then
     new arrays for the hidden outputs."""
-    cdef str name = op.name
-    hidden = [_empty(tuple(s), d, ctx, name, nvisible + i)
-              for i, (s, d) in enumerate(zip(shapes[nvisible:], dtypes[nvisible:]))]
+    cdef str name = plan.op.name
+    cdef int nvisible = plan.nvisible, nout = len(r.shapes), i
+    cdef tuple shapes = r.shapes, dtypes = r.dtypes
+    cdef NDArray o
+    if out is None and nout == 1 and r.flags[0] >= 0:
+        return [_empty_flag(shapes[0], r.flags[0], ctx, name, 0)]
+    hidden = [_empty(shapes[i], dtypes[i], ctx, name, i) for i in range(nvisible, nout)]
     if out is None:
-        return [_empty(tuple(s), d, ctx, name, i)
-                for i, (s, d) in enumerate(zip(shapes[:nvisible], dtypes[:nvisible]))] + hidden
+        return [_empty(shapes[i], dtypes[i], ctx, name, i) for i in range(nvisible)] + hidden
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) != nvisible:
-        raise ValueError(f"{op.name}: 'out' must hold {nvisible} NDArray(s), got "
-                         f"{len(outs)}")
-    for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
-        if not isinstance(o, NDArray):
-            raise TypeError(f"{op.name}: 'out' must be an NDArray, got {type(o).__name__}")
-        if o.shape != tuple(s) or o.dtype.name != d or (<NDArray>o).context != ctx:
-            raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)} on {ctx}, "
-                             f"got {o.dtype} of shape {o.shape} on {(<NDArray>o).context}")
+        raise ValueError(f"{name}: 'out' must hold {nvisible} NDArray(s), got {len(outs)}")
+    for i in range(min(nvisible, nout)):
+        if not isinstance(outs[i], NDArray):
+            raise TypeError(f"{name}: 'out' must be an NDArray, got {type(outs[i]).__name__}")
+        o = <NDArray>outs[i]
+        if (o.shape != shapes[i] or o.dtype_flag != <int>r.flags[i]
+                or (o.context is not ctx and o.context != ctx)):
+            raise ShapeError(f"{name}: output {i} must be {dtypes[i]} of shape {shapes[i]} on "
+                             f"{ctx}, got {o.dtype} of shape {o.shape} on {o.context}")
     return outs + hidden
 
 
@@ -126,15 +215,6 @@ cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx):
     space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
     nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
     return (space.block(nbytes), space.var, nbytes)
-
-
-cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    # A random op reserves its draws here, in push order (mx_ops._random_state).
-    cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
-    temp = _temp_space(op, kwargs, inputs, ctx)
-    return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
-                        intern_name(op.name), inputs, outputs, packed, len(packed), ctx,
-                        op.mutated_inputs(kwargs), temp, is_training())
 
 
 cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
@@ -195,18 +275,3 @@ cdef object _host_array(size_t ptr, tuple shape, str dtype):
     if n == 0:
         return np.empty(shape, dt)
     return np.asarray(<char[:n]><char*>ptr).view(dt).reshape(shape)
-
-
-cdef dict _fast_ops = {}      # op name -> (kernel address, interned name)
-
-
-cdef FastOp _fast_op(str name) except *:
-    """The CPU kernel of an elementwise op, looked up once."""
-    cdef FastOp f
-    entry = _fast_ops.get(name)
-    if entry is None:
-        op = registry.get(name)
-        entry = _fast_ops[name] = (op.compute_for("cpu"), op.name)
-    f.fn = <MXFCompute><size_t>entry[0]
-    f.name = intern_name(entry[1])
-    return f

@@ -16,5 +16,5 @@ cdef class NDArray:
     cdef readonly Context context
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
                         bint reflected)
-    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size)
+    cdef object _inplace(self, other, str array_op, str scalar_op)
     cdef NDArray _assignable(self, value, tuple shape)

@@ -21,11 +21,12 @@ from mx_engine._context cimport Context, DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
 from mx_ops._types cimport MXFCompute
 from mx_ops._limits cimport array_nbytes
-from mx_ndarray._chunk cimport _chunk_new, _chunk_incref, _chunk_decref
+from mx_ndarray._chunk cimport _chunk_incref, _chunk_decref
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _copy_device
 from mx_ndarray._custom_compute cimport _wait
-from mx_ndarray._invoke cimport FastOp, _fast_op
+from mx_ndarray._invoke cimport _call, _scalar_call
+from mx_ops._call cimport plan_for
 
 import numpy as np
 
@@ -39,9 +40,10 @@ from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tupl
                                   is_advanced)
 from mx_ndarray._alloc import (_FLAG, _NP_DTYPES, _capsule_device, _from_numpy,
                                _share_device_memory, _share_host_memory, empty)
-from mx_ndarray._invoke import invoke
+from mx_ndarray._invoke import call_op, invoke
 from mx_ndarray._prepared import PreparedCall, push_all
 
+cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
 
 class _HostView:
     """A chunk's host memory through the array interface (read in place)."""
@@ -124,14 +126,7 @@ cdef class NDArray:
         return a if dtype is None else a.astype(dtype)
 
     def _view(self, tuple shape, size_t offset):
-        cdef NDArray v = NDArray.__new__(NDArray)
-        _chunk_incref(self.chunk)
-        v.chunk = self.chunk
-        v.offset = offset
-        v.shape = shape
-        v.dtype_flag = self.dtype_flag
-        v.context = self.context
-        return v
+        return _view_of(self, shape, offset)
 
     def _view_as(self, tuple shape, str dtype, size_t offset):
         """A view of ``shape`` and ``dtype`` at byte ``offset`` of this
@@ -183,6 +178,10 @@ cdef class NDArray:
         them: a view when the selection is one contiguous block, else a
         copy through the slice operator; an index array (NDArray, NumPy
         array or list of ints) gathers rows of axis 0 through take."""
+        if type(key) is slice and self.shape:
+            view = _row_slice(self, <slice>key)
+            if view is not None:
+                return view
         if is_advanced(key):
             return self._take_rows(key)
         if has_index_arrays(key):
@@ -409,35 +408,14 @@ cdef class NDArray:
     # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
                         bint reflected):
-        cdef NDArray o
-        cdef double scalar
         if isinstance(other, NDArray):
-            o = <NDArray>other
-            if (o.shape == self.shape and o.dtype_flag == self.dtype_flag
-                    and o.context == self.context and self.context.device_typeid != DEV_GPU):
-                # The common case needs no inference: push the kernel at once.
-                return self._fast(array_op, [o, self] if reflected else [self, o], NULL, 0)
-            args = [other, self] if reflected else [self, other]
-            return invoke(array_op, args)
+            return _call(plan_for(array_op, 2, _NO_PARAMS),
+                         [other, self] if reflected else [self, other], None, None)
         if isinstance(other, (int, float, np.number, bool)):
-            name = rscalar_op if reflected else scalar_op
-            if self.context.device_typeid != DEV_GPU:
-                scalar = float(other)     # mxop::ScalarParam
-                return self._fast(name, [self], <const char*>&scalar, sizeof(double))
-            return invoke(name, [self], scalar=float(other))
+            # mxop::ScalarParam holds a double
+            return _scalar_call(rscalar_op if reflected else scalar_op, self, float(other),
+                                None)
         return NotImplemented
-
-    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size):
-        cdef NDArray out = NDArray.__new__(NDArray)
-        cdef FastOp f = _fast_op(op_name)
-        out.dtype_flag = self.dtype_flag
-        out.chunk = _chunk_new(self.size * _NP_DTYPES[self.dtype_flag].itemsize, self.context)
-        out.offset = 0
-        out.shape = self.shape
-        out.context = self.context
-        _push_kernel(f.fn, None, PROP_NORMAL, f.name, inputs, [out], params, size,
-                     self.context)
-        return out
 
     def __add__(self, other):
         return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", False)
@@ -501,16 +479,16 @@ cdef class NDArray:
     __hash__ = None
 
     def __neg__(self):
-        return invoke("negative", [self])
+        return _call(plan_for("negative", 1, _NO_PARAMS), [self], None, None)
 
     def __abs__(self):
-        return invoke("abs", [self])
+        return _call(plan_for("abs", 1, _NO_PARAMS), [self], None, None)
 
-    def _inplace(self, other, str array_op, str scalar_op):
+    cdef object _inplace(self, other, str array_op, str scalar_op):
         if isinstance(other, NDArray):
-            invoke(array_op, [self, other], out=self)
+            _call(plan_for(array_op, 2, _NO_PARAMS), [self, other], self, None)
         elif isinstance(other, (int, float, np.number, bool)):
-            invoke(scalar_op, [self], out=self, scalar=float(other))
+            _scalar_call(scalar_op, self, float(other), self)
         else:
             return NotImplemented
         return self
@@ -530,6 +508,38 @@ cdef class NDArray:
     def __repr__(self):
         shape = "x".join(str(s) for s in self.shape) if self.shape else ""
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+
+cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
+    """A view of ``shape`` at byte ``offset`` of ``a``'s chunk, same dtype."""
+    cdef NDArray v = NDArray.__new__(NDArray)
+    _chunk_incref(a.chunk)
+    v.chunk = a.chunk
+    v.offset = offset
+    v.shape = shape
+    v.dtype_flag = a.dtype_flag
+    v.context = a.context
+    return v
+
+
+cdef object _row_slice(NDArray a, slice key):
+    """``a[start:stop]`` (no step, int or None bounds) as a view, the way
+    basic_index reads it; None for any other slice (the general path)."""
+    cdef Py_ssize_t start, stop, step, rows, row = 1, i
+    cdef tuple shape = a.shape
+    if key.step is not None:
+        return None
+    for bound in (key.start, key.stop):
+        if bound is not None and type(bound) is not int:
+            return None
+    start, stop, step = key.indices(shape[0])
+    rows = stop - start if stop > start else 0
+    for i in range(1, len(shape)):
+        row *= <Py_ssize_t>shape[i]
+    if rows == 0 or row == 0:
+        start = 0           # an empty selection starts at the view's start
+    return _view_of(a, (rows,) + shape[1:],
+                    a.offset + start * row * _NP_DTYPES[a.dtype_flag].itemsize)
 
 
 cdef NDArray _copy_across(NDArray src, NDArray dst):

@@ -2,6 +2,7 @@
 from libc.stdint cimport uint64_t
 from mx_engine._context cimport Context
 from mx_engine._engine cimport EngineVar
+from mx_ops._call cimport CallPlan, Inferred
 from mx_ndarray._call_block cimport CallBlock
 
 cdef class PreparedCall:
@@ -11,6 +12,8 @@ cdef class PreparedCall:
     cdef readonly tuple outputs
     cdef readonly tuple reqs
     cdef readonly Context context
+    cdef CallPlan plan          # the operator's call plan (mx_ops._call)
+    cdef Inferred inferred      # its outputs and packed parameters for these inputs
     cdef int kind               # COMPUTE_*
     cdef bint noop
     cdef bint ready             # constructed: a half-built call never pushes

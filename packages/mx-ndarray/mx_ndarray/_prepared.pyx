@@ -21,8 +21,9 @@ from mx_engine._engine cimport Var, EngineVar, PROP_NORMAL, intern_name, push_na
 from mx_ops._types cimport MXTBlob, MXFCompute
 from mx_ndarray._chunk cimport Chunk, _chunk_incref, _chunk_decref, _chunk_foreign
 from mx_ndarray._ndarray cimport NDArray
-from mx_ndarray._call_block cimport (CallBlock, COMPUTE_NATIVE, COMPUTE_EX, _run_call,
-                                     _run_gpu_call, _free_call, _new_call)
+from mx_ops._call cimport CallPlan, Inferred, plan_of, COMPUTE_NATIVE, COMPUTE_EX
+from mx_ndarray._call_block cimport (CallBlock, _run_call, _run_gpu_call, _free_call,
+                                     _new_call)
 from mx_ndarray._custom_compute cimport _push_ex_call
 from mx_ndarray._invoke cimport _select_compute, _temp_space, _python_params, _python_fn
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from mx_ops import registry
 from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
-from mx_ops._random_state import random_draws, random_kind, state_offset, with_state
+from mx_ops._random_state import random_draws, state_offset, with_state
 from mx_ops.registry import OpDef, ShapeError, TypeInferenceError
 from mx_storage import resource as _resource
 
@@ -110,6 +111,8 @@ cdef class PreparedCall:
     """
 
     def __init__(self, op, params, inputs, outputs, reqs):
+        cdef CallPlan plan
+        cdef Inferred inferred
         if self.op is not None:
             raise TypeError("PreparedCall: already initialised")
         if isinstance(op, str):
@@ -120,8 +123,9 @@ cdef class PreparedCall:
         if not isinstance(params, dict):
             raise TypeError(f"{op.name}: 'params' must be a dict, got {type(params).__name__}")
         inputs, outputs = list(inputs), list(outputs)
-        kwargs = op.parse_call(params, len(inputs))   # a no-op on parsed params
-        names = op.input_names(kwargs)
+        plan = plan_of(op, len(inputs), params)   # parsing is a no-op on parsed params
+        kwargs = plan.params
+        names = plan.names
         out_names = op.output_names(kwargs)
         if len(outputs) != len(out_names):
             raise ValueError(f"{op.name}: {len(out_names)} output(s) ({', '.join(out_names)}) "
@@ -144,9 +148,8 @@ cdef class PreparedCall:
                                      f"the call on {ctx}; every array must be on one context")
         kind, fn = _select_compute(op, ctx)
         in_shapes = [a.shape for a in inputs]
-        shapes = op.infer_shape(kwargs, in_shapes)
-        dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
-        for i, (o, s, d) in enumerate(zip(outputs, shapes, dtypes)):
+        inferred = plan.infer(tuple(in_shapes), tuple([a.dtype.name for a in inputs]))
+        for i, (o, s, d) in enumerate(zip(outputs, inferred.shapes, inferred.dtypes)):
             if o.shape != tuple(s):
                 raise ShapeError(f"{op.name}: output {i} ('{out_names[i]}') has shape {o.shape}, "
                                  f"but inputs of shapes {', '.join(map(str, in_shapes))} give "
@@ -154,7 +157,7 @@ cdef class PreparedCall:
             if o.dtype.name != d:
                 raise TypeInferenceError(f"{op.name}: output {i} ('{out_names[i]}') is {o.dtype}, "
                                          f"but the inputs give {d}")
-        self.op, self.params = op, kwargs
+        self.op, self.params, self.plan, self.inferred = op, dict(kwargs), plan, inferred
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
         self.context, self.kind, self.compute = ctx, kind, fn
         self.noop = all(r == "null" for r in self.reqs)
@@ -172,7 +175,7 @@ cdef class PreparedCall:
         cdef bytes packed = b""
         cdef MXFCompute fn = NULL
         op, kwargs = self.op, self.params
-        rkind = random_kind(op)
+        rkind = self.plan.random_kind
         if rkind is not None:
             # One resource for the call's life, as a bound executor's; a
             # push reserves its draws from it (in push order), never here.
@@ -181,9 +184,8 @@ cdef class PreparedCall:
                 self.draws[i] = random_draws(op, dict(kwargs, _is_train=bool(i)), in_shapes)
         self.temp = _temp_space(op, kwargs, inputs, self.context)
         if self.kind == COMPUTE_NATIVE:
-            fn = <MXFCompute><size_t>op.compute_for("cpu")
-            if op.pack_params is not None:
-                packed = op.pack_params(kwargs, in_shapes)
+            fn = <MXFCompute>self.plan.cpu_kernel
+            packed = self.inferred.packed
             if rkind is not None:
                 self.state_at = state_offset(len(packed))
                 packed = with_state(packed, (0, 0))     # each push writes its own
@@ -211,7 +213,7 @@ cdef class PreparedCall:
         if self.temp is not None:
             self.tmpl.call.workspace = <void*><size_t>self.temp[0].ptr
             self.tmpl.call.workspace_size = self.temp[2]
-        self._prepare_vars(op.mutated_inputs(kwargs))
+        self._prepare_vars(self.plan.mutated)
         return 0
 
     cdef int _prepare_vars(self, tuple mutated) except -1:

@@ -3,9 +3,10 @@ import numpy as np
 
 from mx_engine import Context, current_context, engine, gpu
 from mx_engine.base import MXNetError
+from mx_ops._params import DTYPE_NAMES
 from mx_ndarray import _device, _ex_pool
 from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_device_memory,
-                                 _share_host_memory, empty, invoke)
+                                 _share_host_memory, call_op, empty, invoke)
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "concatenate",
            "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
@@ -34,8 +35,8 @@ def array(source_array, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype="float32"):
     """An NDArray filled with ``val`` (MXNet's _full op, run on the engine)."""
-    return invoke("_full", [], shape=_shape(shape), dtype=_dtype(dtype), value=val,
-                  ctx=_ctx(ctx, "full"))
+    return call_op("_full", [], None, {"shape": _shape(shape), "dtype": _dtype(dtype),
+                                       "value": val, "ctx": _ctx(ctx, "full")})
 
 
 def _shape(shape):
@@ -48,19 +49,29 @@ def _shape(shape):
 
 def _dtype(dtype):
     """MXNet's default: None means float32 (mx_real_t), not NumPy's float64."""
-    return "float32" if dtype is None else np.dtype(dtype).name
+    if dtype is None:
+        return "float32"
+    try:
+        return _DTYPE_NAME[dtype]    # the common spellings, without NumPy's slow .name
+    except (KeyError, TypeError):
+        return np.dtype(dtype).name
+
+
+# Each supported dtype's name, its np.dtype and its scalar type -> its name.
+_DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
+               for key in (name, np.dtype(name), np.dtype(name).type)}
 
 
 def zeros(shape, ctx=None, dtype="float32", **kwargs):
     """An NDArray of zeros (MXNet's _zeros op, run on the engine)."""
-    return invoke("_zeros", [], shape=_shape(shape), dtype=_dtype(dtype),
-                  ctx=_ctx(ctx, "zeros"), **kwargs)
+    return call_op("_zeros", [], None, {"shape": _shape(shape), "dtype": _dtype(dtype),
+                                        "ctx": _ctx(ctx, "zeros"), **kwargs})
 
 
 def ones(shape, ctx=None, dtype="float32", **kwargs):
     """An NDArray of ones (MXNet's _ones op, run on the engine)."""
-    return invoke("_ones", [], shape=_shape(shape), dtype=_dtype(dtype),
-                  ctx=_ctx(ctx, "ones"), **kwargs)
+    return call_op("_ones", [], None, {"shape": _shape(shape), "dtype": _dtype(dtype),
+                                       "ctx": _ctx(ctx, "ones"), **kwargs})
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
