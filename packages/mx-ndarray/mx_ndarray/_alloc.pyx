@@ -3,6 +3,7 @@ CuPy array (no copy), copied from NumPy, and copies where a GPU is on
 either side."""
 import functools
 
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy
@@ -113,14 +114,20 @@ def _from_numpy(source, Context ctx):
         src = np.array(source, order="C")
         a = _empty(src.shape, src.dtype.name, ctx)
         return _copy_device(_share_host_memory(src), a)
+    cdef Py_buffer view
     src = np.asarray(source, order="C")       # keeps 0-d arrays 0-d
     flag = _FLAG_OF.get(src.dtype, -1)        # dtype.name is slow Python in NumPy
     if flag < 0:
         a = _empty(src.shape, src.dtype.name, ctx)
     else:
         a = _empty_flag(src.shape, flag, ctx)
-    if src.nbytes:
-        memcpy(<char*>a.chunk.h.ptr, <const char*><size_t>src.ctypes.data, src.nbytes)
+    # The buffer protocol, not src.ctypes (which builds a ctypes object).
+    PyObject_GetBuffer(src, &view, PyBUF_C_CONTIGUOUS)
+    try:
+        if view.len:
+            memcpy(<char*>a.chunk.h.ptr, <const char*>view.buf, view.len)
+    finally:
+        PyBuffer_Release(&view)
     return a
 
 

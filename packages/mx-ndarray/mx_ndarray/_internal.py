@@ -620,7 +620,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
         kwargs['knorm'] = knorm
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
-    return _call_op('_backward_LRN', [_a for _a in [output_grad, data, output, tmp_norm] if _a is not None], out, kwargs)
+    return _call_op('_backward_LRN', [output_grad, data, output, tmp_norm], out, kwargs, True)
 
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -666,7 +666,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
         kwargs['lower_bound'] = lower_bound
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
-    return _call_op('_backward_LeakyReLU', [_a for _a in [out_grad, mask, out_data, data, gamma] if _a is not None], out, kwargs)
+    return _call_op('_backward_LeakyReLU', [out_grad, mask, out_data, data, gamma], out, kwargs, True)
 
 
 def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -909,7 +909,7 @@ def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_N
         kwargs['out_grad'] = out_grad
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
-    return _call_op('_backward_SoftmaxOutput', [_a for _a in [ograd, label, out_data] if _a is not None], out, kwargs)
+    return _call_op('_backward_SoftmaxOutput', [ograd, label, out_data], out, kwargs, True)
 
 
 def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, out=None, name=None, **kwargs):

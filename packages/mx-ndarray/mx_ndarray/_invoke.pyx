@@ -31,6 +31,7 @@ from mx_storage import resource as _resource
 from mx_ndarray import _device
 
 cdef tuple _DTYPES = tuple(DTYPE_NAMES)     # dtype code -> name
+_TEMP_SPACE = _resource.ResourceRequest.TEMP_SPACE
 
 
 def invoke(op_name, inputs, out=None, **params):
@@ -46,13 +47,16 @@ def invoke(op_name, inputs, out=None, **params):
     return _call(plan_for(op_name, len(inputs), params), inputs, out, ctx_arg)
 
 
-def call_op(str op_name, inputs, out, dict kwargs):
+def call_op(str op_name, inputs, out, dict kwargs, bint skip_none=False):
     """``invoke(op_name, inputs, out=out, **kwargs)`` for the generated
     mx.nd functions, which hold their keyword arguments as a dict already
-    (``kwargs`` is theirs: its 'ctx' is taken out)."""
+    (``kwargs`` is theirs: its 'ctx' is taken out).  ``skip_none`` drops
+    inputs left None (optional ones: FullyConnected's bias with no_bias)."""
     ctx_arg = kwargs.pop("ctx", None) if kwargs else None
     if type(inputs) is not list:
         inputs = list(inputs)
+    if skip_none:
+        inputs = [a for a in inputs if a is not None]
     return _call(plan_for(op_name, len(inputs), kwargs), inputs, out, ctx_arg)
 
 
@@ -118,7 +122,7 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
             params, params_size = packed, len(packed)
         _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
                      outputs, params, params_size, ctx, plan.mutated,
-                     _temp_space(op, plan.params, inputs, ctx) if plan.has_workspace else None,
+                     _temp_space(op, plan.params, inputs, ctx, r) if plan.has_workspace else None,
                      is_training())
     elif kind == COMPUTE_PYTHON:
         _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
@@ -205,15 +209,22 @@ cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
     return outs + hidden
 
 
-cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx):
+cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx, Inferred r=None):
     """MXNet's kTempSpace for an operator with a workspace: one of the
     context's workspaces, grown now to the size this call needs, as
     (block, its engine Var, bytes); the call holds the block and writes the
-    Var.  None for an operator without one."""
-    if op.workspace is None:
+    Var.  None for an operator without one.  ``r`` keeps the size for its
+    input shapes (while op.workspace stays the function that gave it)."""
+    fn = op.workspace
+    if fn is None:
         return None
-    space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
-    nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
+    space = _resource.request(ctx, _TEMP_SPACE)
+    if r is not None and r.workspace_fn is fn:
+        nbytes = r.workspace_nbytes
+    else:
+        nbytes = int(fn(kwargs, [a.shape for a in inputs]))
+        if r is not None:
+            r.workspace_fn, r.workspace_nbytes = fn, nbytes
     return (space.block(nbytes), space.var, nbytes)
 
 

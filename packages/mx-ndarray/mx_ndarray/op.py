@@ -262,7 +262,7 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _call_op('Convolution', [_a for _a in [data, weight, bias] if _a is not None], out, kwargs)
+    return _call_op('Convolution', [data, weight, bias], out, kwargs, True)
 
 
 def Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
@@ -363,7 +363,7 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _call_op('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out, kwargs)
+    return _call_op('Deconvolution', [data, weight, bias], out, kwargs, True)
 
 
 def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
@@ -497,7 +497,7 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
         kwargs['no_bias'] = no_bias
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
-    return _call_op('FullyConnected', [_a for _a in [data, weight, bias] if _a is not None], out, kwargs)
+    return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
 
 
 def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
@@ -561,7 +561,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
         kwargs['knorm'] = knorm
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
-    return _call_op('LRN', [_a for _a in [data] if _a is not None], out, kwargs)
+    return _call_op('LRN', [data], out, kwargs, True)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -600,7 +600,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
         kwargs['lower_bound'] = lower_bound
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
-    return _call_op('LeakyReLU', [_a for _a in [data, gamma] if _a is not None], out, kwargs)
+    return _call_op('LeakyReLU', [data, gamma], out, kwargs, True)
 
 
 def LinearRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):

@@ -16,6 +16,8 @@ cdef class Inferred:
     cdef readonly tuple dtypes      # their dtype names
     cdef readonly tuple flags       # their dtype codes (mx_ops._params.DTYPE_NAMES)
     cdef readonly bytes packed      # the packed parameters (a random op's state not included)
+    cdef public object workspace_fn     # the op.workspace that gave workspace_nbytes
+    cdef public Py_ssize_t workspace_nbytes
 
 cdef class CallPlan:
     cdef readonly object op

@@ -32,6 +32,7 @@ cdef dict _plans = {}                   # (OpDef, nin, frozen params) -> CallPla
 cdef Py_ssize_t _plan_limit = 2048      # `a * lr` with a changing lr must not grow it
 cdef Py_ssize_t INFER_LIMIT = 16        # distinct (shapes, dtypes) kept per plan
 cdef object _UNFROZEN = object()        # a value that cannot be a key
+cdef object _INT_TUPLE = object()       # marks a tuple of ints in a key
 
 
 cdef class Inferred:
@@ -120,6 +121,12 @@ cdef object _frozen(object v):
         return v
     if t is int or t is float or t is bool:
         return (t, v)
+    if t is tuple:
+        for x in <tuple>v:
+            if type(x) is not int:
+                break
+        else:
+            return (_INT_TUPLE, v)     # a shape: the common case, no copy
     if t is tuple or t is list:
         items = [_frozen(x) for x in <object>v]
         for x in items:
@@ -142,24 +149,27 @@ cdef CallPlan plan_for(str op_name, int nin, dict params):
 
 cdef CallPlan plan_of(object op, int nin, dict params):
     cdef CallPlan plan
-    cdef list key = [op, nin]
-    if op.attr_parser is not None or _plan_limit == 0:
-        # A custom op's parser builds its CustomOpProp (user code, with
-        # state, re-registrable under one op_type): parsed every call.
-        return CallPlan(op, nin, params)
-    for name, value in params.items():
-        v = _frozen(value)
-        if v is _UNFROZEN:
-            return CallPlan(op, nin, params)
-        key.append(name)
-        key.append(v)
-    k = tuple(key)
+    cdef list key
+    if not params:
+        k = (op, nin)
+    else:
+        key = [op, nin]
+        for name, value in params.items():
+            v = _frozen(value)
+            if v is _UNFROZEN:
+                return CallPlan(op, nin, params)
+            key.append(name)
+            key.append(v)
+        k = tuple(key)
     plan = _plans.get(k)
     if plan is None:
         plan = CallPlan(op, nin, params)    # raises on bad parameters: nothing kept
-        if len(_plans) >= _plan_limit:
-            del _plans[next(iter(_plans))]  # the oldest
-        _plans[k] = plan
+        # A custom op's parser builds its CustomOpProp (user code, with
+        # state, re-registrable under one op_type): parsed every call.
+        if plan.pure and _plan_limit > 0:
+            if len(_plans) >= _plan_limit:
+                del _plans[next(iter(_plans))]  # the oldest
+            _plans[k] = plan
     return plan
 
 

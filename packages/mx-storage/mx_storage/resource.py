@@ -235,11 +235,12 @@ def request(ctx, kind):
     if not isinstance(ctx, Context):
         raise TypeError(f"resource.request: argument 'ctx' must be a Context such as cpu(0), "
                         f"got {type(ctx).__name__}")
-    try:
-        kind = ResourceRequest(kind)
-    except ValueError:
-        raise ValueError(f"resource.request: argument 'kind' must be a ResourceRequest "
-                         f"(RANDOM, TEMP_SPACE, PARALLEL_RANDOM), got {kind!r}") from None
+    if type(kind) is not ResourceRequest:     # the enum's call is slow: only when needed
+        try:
+            kind = ResourceRequest(kind)
+        except ValueError:
+            raise ValueError(f"resource.request: argument 'kind' must be a ResourceRequest "
+                             f"(RANDOM, TEMP_SPACE, PARALLEL_RANDOM), got {kind!r}") from None
     key = (ctx, kind)
     with _lock:
         pool = _pools.get(key)
