@@ -60,6 +60,43 @@ def call_op(str op_name, inputs, out, dict kwargs, bint skip_none=False):
     return _call(plan_for(op_name, len(inputs), kwargs), inputs, out, ctx_arg)
 
 
+def init_call(str op_name, str api, shape, ctx, dtype, dict params):
+    """The call of creation function ``api`` (zeros, ones, full) to init op
+    ``op_name``: ``shape`` an int or a sequence (anything else reaches the
+    op's 'shape' parameter, which refuses it by name), ``dtype`` None for
+    float32 (MXNet's mx_real_t), ``ctx`` None for the current context;
+    ``params``, the op's other parameters, is the caller's own dict."""
+    if type(shape) is not tuple:
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        elif isinstance(shape, list):
+            shape = tuple(shape)
+    params["shape"] = shape
+    params["dtype"] = dtype_name(dtype)
+    if ctx is None:
+        ctx = current_context()
+    elif not isinstance(ctx, Context):
+        raise TypeError(f"{api}: argument 'ctx' must be a Context such as cpu(0), got "
+                        f"{type(ctx).__name__}")
+    return _call(plan_for(op_name, 0, params), [], None, ctx)
+
+
+cpdef str dtype_name(dtype):
+    """The name of ``dtype``; None means float32 (MXNet's mx_real_t), not
+    NumPy's float64."""
+    if dtype is None:
+        return "float32"
+    try:
+        return _DTYPE_NAME[dtype]    # the common spellings, without NumPy's slow .name
+    except (KeyError, TypeError):
+        return np.dtype(dtype).name
+
+
+# Each supported dtype's name, its np.dtype and its scalar type -> its name.
+cdef dict _DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
+                         for key in (name, np.dtype(name), np.dtype(name).type)}
+
+
 cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
                   const char* params=NULL, size_t params_size=0):
     """The imperative call path: invoke, the generated mx.nd functions and
