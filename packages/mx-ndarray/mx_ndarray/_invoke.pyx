@@ -1,18 +1,22 @@
-"""The imperative call protocol, NDArray side: ``invoke`` checks the
-arguments, infers the outputs, allocates them and pushes the operator's
-kernel to the engine (through the call block), returning at once; the
-kernel runs on a worker without the GIL.  Errors in the kernel surface at
-the next wait on an output, naming the operator."""
+"""The imperative call protocol, NDArray side: a call takes its plan
+(mx_ops._call: parameters parsed, inference kept, once per signature),
+checks its arrays, allocates the outputs and pushes the operator's kernel
+to the engine (through the call block), returning at once; the kernel
+runs on a worker without the GIL.  Errors in the kernel surface at the
+next wait on an output, naming the operator.  ``invoke``, the generated
+mx.nd functions (``call_op``), the creation functions (``init_call``) and
+NDArray's operators all end in ``_call``."""
 import functools
+
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from mx_engine._context cimport DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
-from mx_ndarray._ndarray cimport NDArray
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from mx_ops._call cimport (CallPlan, Inferred, plan_for, COMPUTE_NATIVE, COMPUTE_PYTHON,
                            COMPUTE_EX, COMPUTE_NONE)
 from mx_ops._types cimport MXFCompute
+from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call

@@ -21,12 +21,12 @@ from mx_engine._context cimport Context, DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
 from mx_ops._types cimport MXFCompute
 from mx_ops._limits cimport array_nbytes
+from mx_ops._call cimport plan_for
 from mx_ndarray._chunk cimport _chunk_incref, _chunk_decref
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _copy_device
 from mx_ndarray._custom_compute cimport _wait
 from mx_ndarray._invoke cimport _call, _scalar_call
-from mx_ops._call cimport plan_for
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from mx_ndarray._invoke import call_op, invoke
 from mx_ndarray._prepared import PreparedCall, push_all
 
 cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
+
 
 class _HostView:
     """A chunk's host memory through the array interface (read in place)."""

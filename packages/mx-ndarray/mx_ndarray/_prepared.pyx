@@ -19,9 +19,9 @@ from libc.string cimport memcpy
 from mx_engine._context cimport Context
 from mx_engine._engine cimport Var, EngineVar, PROP_NORMAL, intern_name, push_native
 from mx_ops._types cimport MXTBlob, MXFCompute
+from mx_ops._call cimport CallPlan, Inferred, plan_of, COMPUTE_NATIVE, COMPUTE_EX
 from mx_ndarray._chunk cimport Chunk, _chunk_incref, _chunk_decref, _chunk_foreign
 from mx_ndarray._ndarray cimport NDArray
-from mx_ops._call cimport CallPlan, Inferred, plan_of, COMPUTE_NATIVE, COMPUTE_EX
 from mx_ndarray._call_block cimport (CallBlock, _run_call, _run_gpu_call, _free_call,
                                      _new_call)
 from mx_ndarray._custom_compute cimport _push_ex_call

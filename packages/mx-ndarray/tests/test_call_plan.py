@@ -3,7 +3,6 @@ the cache (parsed parameters, inference, packed parameters) gives what the
 uncached path gives, results and errors alike; the cache stays bounded;
 NDArray's scalar operators and basic row slices take their fast paths
 without changing what they compute."""
-import contextlib
 import struct
 
 import numpy as np
@@ -12,18 +11,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import mx_ndarray as nd
 from mx_ops import registry
-from mx_ops._call import get_plan, plan_cache_info, set_plan_limit
+from mx_ops._call import get_plan, plan_cache_info
 from mx_ops._random_state import random_kind
+from mx_ops.test_utils import plan_cache_limit, same_outcome
 from mx_ops.registry import ShapeError
-
-
-@contextlib.contextmanager
-def plan_limit(n):
-    previous = set_plan_limit(n)
-    try:
-        yield
-    finally:
-        set_plan_limit(previous)
 
 
 def _unary_ops():
@@ -75,26 +66,18 @@ def _outcome(name, params, x):
         return (type(exc), str(exc))
 
 
-def _same(a, b):
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return a == b
-    return len(a) == len(b) and all(
-        u.dtype == v.dtype and u.shape == v.shape and np.array_equal(u, v, equal_nan=True)
-        for u, v in zip(a, b))
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unary_calls(), st.integers(0, 2**31 - 1))
 def test_cached_calls_equal_the_uncached_call(call, seed):
     name, params, shape = call
     x = np.random.default_rng(seed).uniform(0.1, 0.9, shape).astype(np.float32)
-    with plan_limit(0):
+    with plan_cache_limit(0):
         expected = _outcome(name, params, x)         # parsed and inferred afresh
-    with plan_limit(64):
+    with plan_cache_limit(64):
         first = _outcome(name, params, x)            # fills the plan and its inference
         again = _outcome(name, params, x)            # hits both
-    assert _same(first, expected), (name, params, shape)
-    assert _same(again, expected), (name, params, shape)
+    assert same_outcome(first, expected), (name, params, shape)
+    assert same_outcome(again, expected), (name, params, shape)
 
 
 @pytest.mark.parametrize("lhs, rhs", [((2, 3), (2, 3)), ((2, 1), (1, 3)), ((1,), (4,)),
@@ -109,7 +92,7 @@ def test_binary_calls_against_numpy_cached_and_not(op, ref, lhs, rhs):
     y = rng.uniform(1, 2, rhs).astype(np.float32)
     want = ref(x, y)
     for limit in (0, 64, 64):
-        with plan_limit(limit):
+        with plan_cache_limit(limit):
             got = nd.invoke(op, [nd.array(x), nd.array(y)]).asnumpy()
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
@@ -154,7 +137,7 @@ def test_scalar_ops_pack_one_double_and_infer_without_it(name):
 
 def test_plan_cache_is_bounded():
     a = nd.array([1.0, 2.0])
-    with plan_limit(8):
+    with plan_cache_limit(8):
         for i in range(100):
             out = nd.invoke("_mul_scalar", [a], scalar=i / 4)
             assert plan_cache_info()[0] <= 8
@@ -199,9 +182,9 @@ def test_errors_on_cache_hits_are_the_uncached_errors():
             lambda: nd.invoke("relu", [x], no_such=1),
         ]
 
-    with plan_limit(0):
+    with plan_cache_limit(0):
         expected = [_error(c) for c in calls()]
-    with plan_limit(64):
+    with plan_cache_limit(64):
         nd.FullyConnected(x, w, b, num_hidden=3).wait_to_read()   # the plan, cached
         nd.relu(x).wait_to_read()
         for _ in range(2):

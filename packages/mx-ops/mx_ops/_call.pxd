@@ -35,9 +35,8 @@ cdef class CallPlan:
     cdef const char* cname          # the op's name, interned for the engine
     cdef bint pure                  # inference is a function of shapes and dtypes
     cdef dict _inferred             # (shapes, dtypes) -> Inferred, bounded
-    cdef tuple _last_shapes         # the last lookup's key and result: a loop
-    cdef tuple _last_dtypes         # calls with one signature (no hashing)
-    cdef Inferred _last
+    cdef tuple _last                # (shapes, dtypes, Inferred) of the last lookup: a
+                                    # loop of one signature skips the hashing
     cdef Inferred infer(self, tuple shapes, tuple dtypes)
 
 cdef CallPlan plan_for(str op_name, int nin, dict params)

@@ -75,14 +75,14 @@ cdef class CallPlan:
         """The outputs for inputs of ``shapes`` (tuples) and ``dtypes``
         (names): the operator's inference, run on a miss and kept."""
         cdef Inferred r
+        cdef tuple last = self._last
         if self.pure:
-            if (self._last is not None and shapes == self._last_shapes
-                    and dtypes == self._last_dtypes):
-                return self._last
+            if last is not None and last[0] == shapes and last[1] == dtypes:
+                return <Inferred>last[2]
             key = (shapes, dtypes)
             r = self._inferred.get(key)
             if r is not None:
-                self._last, self._last_shapes, self._last_dtypes = r, shapes, dtypes
+                self._last = (shapes, dtypes, r)    # one store: threads share plans
                 return r
         r = Inferred.__new__(Inferred)
         in_shapes = list(shapes)
@@ -95,9 +95,9 @@ cdef class CallPlan:
         r.packed = pack(self.params, in_shapes) if pack is not None else b""
         if self.pure:
             if len(self._inferred) >= INFER_LIMIT:
-                del self._inferred[next(iter(self._inferred))]
+                self._inferred.pop(next(iter(self._inferred)), None)   # the oldest
             self._inferred[key] = r
-            self._last, self._last_shapes, self._last_dtypes = r, shapes, dtypes
+            self._last = (shapes, dtypes, r)
         return r
 
     def infer_outputs(self, shapes, dtypes):
@@ -168,7 +168,7 @@ cdef CallPlan plan_of(object op, int nin, dict params):
         # state, re-registrable under one op_type): parsed every call.
         if plan.pure and _plan_limit > 0:
             if len(_plans) >= _plan_limit:
-                del _plans[next(iter(_plans))]  # the oldest
+                _plans.pop(next(iter(_plans)), None)    # the oldest
             _plans[k] = plan
     return plan
 

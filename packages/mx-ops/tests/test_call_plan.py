@@ -2,24 +2,15 @@
 it give what the uncached path gives, results and errors alike, over the
 registry's one-input operators with random shapes and parameters; random
 operators still draw in call order."""
-import contextlib
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import mx_ops
 from mx_ops import registry
-from mx_ops._call import get_plan, plan_cache_info, set_plan_limit
+from mx_ops._call import get_plan, plan_cache_info
 from mx_ops._random_state import random_kind
-
-
-@contextlib.contextmanager
-def plan_limit(n):
-    previous = set_plan_limit(n)
-    try:
-        yield
-    finally:
-        set_plan_limit(previous)
+from mx_ops.test_utils import plan_cache_limit, same_outcome
 
 
 UNARY = [name for name in registry.list_ops()
@@ -50,28 +41,20 @@ def _outcome(name, params, x):
     return [np.array(o) for o in (out if isinstance(out, list) else [out])]
 
 
-def _same(a, b):
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return a == b
-    return len(a) == len(b) and all(u.dtype == v.dtype and u.shape == v.shape
-                                    and np.array_equal(u, v, equal_nan=True)
-                                    for u, v in zip(a, b))
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls(), st.integers(0, 2**31 - 1))
 def test_cached_calls_equal_the_uncached_call(call, seed):
     name, params, shape = call
     x = np.random.default_rng(seed).uniform(0.1, 0.9, shape).astype(np.float32)
-    with plan_limit(0):
+    with plan_cache_limit(0):
         expected = _outcome(name, params, x)
-    with plan_limit(64):
-        assert _same(_outcome(name, params, x), expected), call
-        assert _same(_outcome(name, params, x), expected), call
+    with plan_cache_limit(64):
+        assert same_outcome(_outcome(name, params, x), expected), call
+        assert same_outcome(_outcome(name, params, x), expected), call
 
 
 def test_plans_are_cached_per_signature_and_bounded():
-    with plan_limit(4):
+    with plan_cache_limit(4):
         p = get_plan("FullyConnected", 3, {"num_hidden": 3})
         assert get_plan("FullyConnected", 3, {"num_hidden": 3}) is p
         assert get_plan("FullyConnected", 3, {"num_hidden": 3.0}) is not p
@@ -79,7 +62,7 @@ def test_plans_are_cached_per_signature_and_bounded():
         for i in range(20):
             get_plan("_plus_scalar", 1, {"scalar": float(i)})
             assert plan_cache_info()[0] <= 4
-    with plan_limit(0):
+    with plan_cache_limit(0):
         assert get_plan("relu", 1, {}) is not get_plan("relu", 1, {})
 
 
