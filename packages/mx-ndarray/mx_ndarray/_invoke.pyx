@@ -30,6 +30,8 @@ from mx_ops._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 ..
 from mx_ops._params import DTYPE_NAMES
 from mx_ops._random_state import pack_call, random_kind
 from mx_ops.training import is_training
+# The training flag, read on the call path without is_training()'s call.
+from mx_ops.training import _state as _training
 from mx_ops.registry import ShapeError
 from mx_storage import resource as _resource
 from mx_ndarray import _device
@@ -132,16 +134,12 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
             raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
                             f"{type(c).__name__}")
         ctx = <Context>c
-    shapes = PyTuple_New(n)
-    dtypes = PyTuple_New(n)
     for i in range(n):
         a = <NDArray>inputs[i]
         if a.context is not ctx and a.context != ctx:
             raise ValueError(f"{op.name}: argument '{_input_name(names, i)}' is on "
                              f"{a.context}, the first input on {ctx}; copy it with "
                              f"as_in_context()")
-        _tuple_set(shapes, i, a.shape)
-        _tuple_set(dtypes, i, _DTYPES[a.dtype_flag])
     fn = None
     if ctx.device_typeid == DEV_GPU or plan.cpu_kind == COMPUTE_EX:
         kind, fn = _select_compute(op, ctx)
@@ -151,20 +149,28 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
             fn = plan.cpu_compute
         elif kind == COMPUTE_NONE:
             op.compute_for("cpu")       # raises OperatorNotFound, naming the op
-    r = plan.infer(shapes, dtypes)
+    r = _last_inferred(plan, inputs)
+    if r is None:
+        shapes = PyTuple_New(n)
+        dtypes = PyTuple_New(n)
+        for i in range(n):
+            a = <NDArray>inputs[i]
+            _tuple_set(shapes, i, a.shape)
+            _tuple_set(dtypes, i, _DTYPES[a.dtype_flag])
+        r = plan.infer(shapes, dtypes)
     outputs = _outputs(plan, r, out, ctx)
     if kind == COMPUTE_NATIVE:
         if params == NULL:
             if plan.random_kind is not None:
                 # A random op reserves its draws now, in push order.
-                packed = pack_call(op, plan.params, list(shapes), ctx)[0]
+                packed = pack_call(op, plan.params, [a.shape for a in inputs], ctx)[0]
             else:
                 packed = r.packed
             params, params_size = packed, len(packed)
         _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
                      outputs, params, params_size, ctx, plan.mutated,
                      _temp_space(op, plan.params, inputs, ctx, r) if plan.has_workspace else None,
-                     is_training())
+                     _training.train)
     elif kind == COMPUTE_PYTHON:
         _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
     else:
@@ -187,6 +193,26 @@ cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
         if plan.cpu_kind == COMPUTE_NATIVE:
             return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
     return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
+
+
+cdef inline Inferred _last_inferred(CallPlan plan, list inputs):
+    """The plan's last inference when ``inputs`` have its shapes and dtypes
+    (a loop of one signature: no key built), else None."""
+    cdef tuple last = plan._last, shapes, dtypes
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef NDArray a
+    if last is None:
+        return None
+    shapes, dtypes = last[0], last[1]
+    if len(shapes) != n:
+        return None
+    for i in range(n):
+        a = <NDArray>inputs[i]
+        d = _DTYPES[a.dtype_flag]
+        if ((shapes[i] is not a.shape and shapes[i] != a.shape)
+                or (dtypes[i] is not d and dtypes[i] != d)):
+            return None
+    return <Inferred>last[2]
 
 
 cdef inline str _input_name(list names, Py_ssize_t i):
