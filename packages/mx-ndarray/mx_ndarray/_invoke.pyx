@@ -180,6 +180,8 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
 
 
 cdef dict _SCALAR_ZERO = {"scalar": 0.0}
+cdef dict _scalar_plans = {}       # op name -> its plan for scalar 0 (one per *_scalar op)
+cdef dict _ops = registry._ops     # name -> OpDef: a plan is valid while its name maps to it
 
 
 cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
@@ -189,7 +191,9 @@ cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
     misses the plan cache; inference does not read the scalar."""
     cdef CallPlan plan
     if x.context.device_typeid != DEV_GPU:
-        plan = plan_for(op_name, 1, _SCALAR_ZERO)
+        plan = _scalar_plans.get(op_name)
+        if plan is None or plan.op is not _ops.get(op_name):
+            plan = _scalar_plans[op_name] = plan_for(op_name, 1, _SCALAR_ZERO)
         if plan.cpu_kind == COMPUTE_NATIVE:
             return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
     return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)

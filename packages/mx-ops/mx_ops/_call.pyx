@@ -29,6 +29,7 @@ _FLAG = {name: i for i, name in enumerate(DTYPE_NAMES)}
 
 cdef dict _ops = registry._ops          # name -> OpDef (the registry's own dict)
 cdef dict _plans = {}                   # (OpDef, nin, frozen params) -> CallPlan
+cdef dict _bare = {}                    # op name -> its last plan without parameters
 cdef Py_ssize_t _plan_limit = 2048      # `a * lr` with a changing lr must not grow it
 cdef Py_ssize_t INFER_LIMIT = 16        # distinct (shapes, dtypes) kept per plan
 cdef object _UNFROZEN = object()        # a value that cannot be a key
@@ -141,10 +142,21 @@ cdef object _frozen(object v):
 cdef CallPlan plan_for(str op_name, int nin, dict params):
     """The plan of ``op_name`` called on ``nin`` inputs with ``params``
     (raw keyword arguments: Python values or MXNet's strings)."""
+    cdef CallPlan plan
     op = _ops.get(op_name)
     if op is None:
         op = registry.get(op_name)      # raises OperatorNotFound, naming it
-    return plan_of(op, nin, params)
+    if params:
+        return plan_of(op, nin, params)
+    # A call without parameters (NDArray's operators, mx.nd.relu(a)): by
+    # name, no key to build; valid while the name is the same OpDef.
+    plan = _bare.get(op_name)
+    if plan is not None and plan.op is op and plan.nin == nin:
+        return plan
+    plan = plan_of(op, nin, params)
+    if plan.pure and _plan_limit > 0:
+        _bare[op_name] = plan
+    return plan
 
 
 cdef CallPlan plan_of(object op, int nin, dict params):
@@ -194,4 +206,5 @@ def set_plan_limit(n):
     previous = _plan_limit
     _plan_limit = max(int(n), 0)
     _plans.clear()
+    _bare.clear()
     return previous
