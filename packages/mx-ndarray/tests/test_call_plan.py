@@ -207,3 +207,24 @@ def test_row_slices_are_views_as_numpy_reads_them(shape, start, stop):
     v[:] = -1                                   # a view: writes land in a
     x[start:stop] = -1
     np.testing.assert_array_equal(a.asnumpy(), x)
+
+
+def test_a_name_registered_anew_gets_a_new_plan():
+    # Plans are found by name for calls without parameters: one made for
+    # an operator that was unregistered must not serve its successor.
+    def define(source):
+        return registry.OpDef("_test_plan_reregistered", arguments=("data",),
+                              infer_shape=lambda p, s: [s[0]], infer_type=lambda p, t: [t[0]],
+                              compute={"cpu": registry.get(source).compute["cpu"]})
+
+    x = nd.array([-1.0, 2.0])
+    registry.register(define("negative"))
+    try:
+        np.testing.assert_array_equal(nd.invoke("_test_plan_reregistered", [x]).asnumpy(),
+                                      [1.0, -2.0])
+        registry._unregister("_test_plan_reregistered")
+        registry.register(define("abs"))
+        np.testing.assert_array_equal(nd.invoke("_test_plan_reregistered", [x]).asnumpy(),
+                                      [1.0, 2.0])
+    finally:
+        registry._unregister("_test_plan_reregistered")
