@@ -95,6 +95,15 @@ CASES = [
      {"mx": ("m = mx.nd.ones((2, 2))", "c = mx.nd.dot(m, m)"),
       "np": ("m = np.ones((2, 2), np.float32)", "c = np.dot(m, m)"),
       "torch": ("m = torch.ones((2, 2))", "c = torch.mm(m, m)")}),
+    # A scalar that changes every call (a learning-rate schedule): the call
+    # path must not parse (or cache) a plan per value.
+    ("mul_scalar_varying", "c = a * lr, lr changing",
+     {"mx": ("lr = 0.01", "lr += 1e-6; c = a * lr"),
+      "np": ("lr = 0.01", "lr += 1e-6; c = a * lr"),
+      "torch": ("lr = 0.01", "lr += 1e-6; c = a * lr")}),
+    ("full", "mx.nd.full((1,), 2.0)",
+     {"mx": ("", "c = mx.nd.full((1,), 2.0)"), "np": ("", "c = np.full((1,), 2.0, np.float32)"),
+      "torch": ("", "c = torch.full((1,), 2.0)")}),
 ]
 
 KEYS = [key for key, _, _ in CASES]

@@ -52,14 +52,13 @@ def _nd_function(fname, op):
     """An mx.nd function: the inputs, then the parameters, out= and name=."""
     def body(inputs, params):
         listed = op.arguments[0] if inputs is None else f"[{', '.join(inputs)}]"
-        if op.optional_inputs and inputs is not None:
-            # Inputs that parameters may remove (FullyConnected's bias with
-            # no_bias=True) are dropped when left None, as MXNet's
-            # generated functions skip None inputs.
-            listed = f"[_a for _a in {listed} if _a is not None]"
+        # Inputs that parameters may remove (FullyConnected's bias with
+        # no_bias=True) are dropped when left None, as MXNet's generated
+        # functions skip None inputs.
+        skip = ", True" if op.optional_inputs and inputs is not None else ""
         passed = "".join(f"    if {p} is not _NULL:\n        kwargs[{p!r}] = {p}\n"
                          for p in params)
-        return f"{passed}    return _invoke({op.name!r}, {listed}, out=out, **kwargs)\n"
+        return f"{passed}    return _call_op({op.name!r}, {listed}, out, kwargs{skip})\n"
     return _def(fname, op, "ndarray", ["out=None", "name=None", "**kwargs"], body)
 
 
@@ -80,7 +79,7 @@ FRONTENDS = {
         "root": PACKAGES / "mx-ndarray" / "mx_ndarray",
         "package": "mx_ndarray",
         "doc": "mx.nd operator functions, one per registered operator name.",
-        "imports": ["from mx_ndarray._ndarray import invoke as _invoke",
+        "imports": ["from mx_ndarray._ndarray import call_op as _call_op",
                     "from mx_ndarray._runtime_ops import NULL as _NULL"],
         "function": _nd_function,
         "alias": lambda target, name: target,

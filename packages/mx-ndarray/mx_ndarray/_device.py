@@ -1,6 +1,6 @@
 """The GPU side of NDArray, in Python because it goes through CuPy: the check
 that a GPU context can be used, CuPy views over chunk memory, the stream an
-engine function launches on, and the functions that _ndarray.pyx pushes for
+engine function launches on, and the functions that _invoke.pyx and _alloc.pyx push for
 GPU operators and copies (the worker calls them with the GIL).
 
 Without CuPy nothing here imports it: ``require`` turns its absence into a

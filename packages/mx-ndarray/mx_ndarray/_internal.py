@@ -2,7 +2,7 @@
 # flake8: noqa
 
 """mx.nd operator functions, one per registered operator name."""
-from mx_ndarray._ndarray import invoke as _invoke
+from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray import op as _op
 from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
@@ -52,7 +52,7 @@ def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_CrossDeviceCopy', [data], out=out, **kwargs)
+    return _call_op('_CrossDeviceCopy', [data], out, kwargs)
 
 
 def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -98,7 +98,7 @@ def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_arange', [], out=out, **kwargs)
+    return _call_op('_arange', [], out, kwargs)
 
 
 def _backward_Activation(out_grad=None, out_data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -125,7 +125,7 @@ def _backward_Activation(out_grad=None, out_data=None, act_type=_NULL, out=None,
     """
     if act_type is not _NULL:
         kwargs['act_type'] = act_type
-    return _invoke('_backward_Activation', [out_grad, out_data], out=out, **kwargs)
+    return _call_op('_backward_Activation', [out_grad, out_data], out, kwargs)
 
 
 def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, axis=_NULL, cudnn_off=_NULL, min_calib_range=_NULL, max_calib_range=_NULL, out=None, name=None, **kwargs):
@@ -198,7 +198,7 @@ def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=Non
         kwargs['min_calib_range'] = min_calib_range
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
-    return _invoke('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out=out, **kwargs)
+    return _call_op('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
@@ -223,7 +223,7 @@ def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
 
     Aliases: _backward_cast.
     """
-    return _invoke('_backward_Cast', [ograd, data], out=out, **kwargs)
+    return _call_op('_backward_Cast', [ograd, data], out, kwargs)
 
 
 def _backward_Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
@@ -251,7 +251,7 @@ def _backward_Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     """
     if dim is not _NULL:
         kwargs['dim'] = dim
-    return _invoke('_backward_Concat', data, out=out, **kwargs)
+    return _call_op('_backward_Concat', data, out, kwargs)
 
 
 def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -322,7 +322,7 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('_backward_Convolution', [out_grad, data, weight], out=out, **kwargs)
+    return _call_op('_backward_Convolution', [out_grad, data, weight], out, kwargs)
 
 
 def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
@@ -347,7 +347,7 @@ def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
     """
     if op_type is not _NULL:
         kwargs['op_type'] = op_type
-    return _invoke('_backward_Custom', data, out=out, **kwargs)
+    return _call_op('_backward_Custom', data, out, kwargs)
 
 
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -426,7 +426,7 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('_backward_Deconvolution', [out_grad, data, weight], out=out, **kwargs)
+    return _call_op('_backward_Deconvolution', [out_grad, data, weight], out, kwargs)
 
 
 def _backward_Dropout(out_grad=None, mask=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
@@ -465,7 +465,7 @@ def _backward_Dropout(out_grad=None, mask=None, p=_NULL, mode=_NULL, axes=_NULL,
         kwargs['axes'] = axes
     if cudnn_off is not _NULL:
         kwargs['cudnn_off'] = cudnn_off
-    return _invoke('_backward_Dropout', [out_grad, mask], out=out, **kwargs)
+    return _call_op('_backward_Dropout', [out_grad, mask], out, kwargs)
 
 
 def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
@@ -505,7 +505,7 @@ def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_N
         kwargs['dtype'] = dtype
     if sparse_grad is not _NULL:
         kwargs['sparse_grad'] = sparse_grad
-    return _invoke('_backward_Embedding', [out_grad, data], out=out, **kwargs)
+    return _call_op('_backward_Embedding', [out_grad, data], out, kwargs)
 
 
 def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):
@@ -544,7 +544,7 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
         kwargs['no_bias'] = no_bias
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
-    return _invoke('_backward_FullyConnected', [out_grad, data, weight], out=out, **kwargs)
+    return _call_op('_backward_FullyConnected', [out_grad, data, weight], out, kwargs)
 
 
 def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
@@ -577,7 +577,7 @@ def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL
         kwargs['eps'] = eps
     if mode is not _NULL:
         kwargs['mode'] = mode
-    return _invoke('_backward_L2Normalization', [out_grad, out_data, norm], out=out, **kwargs)
+    return _call_op('_backward_L2Normalization', [out_grad, out_data, norm], out, kwargs)
 
 
 def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, name=None, **kwargs):
@@ -620,7 +620,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
         kwargs['knorm'] = knorm
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
-    return _invoke('_backward_LRN', [_a for _a in [output_grad, data, output, tmp_norm] if _a is not None], out=out, **kwargs)
+    return _call_op('_backward_LRN', [output_grad, data, output, tmp_norm], out, kwargs, True)
 
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -666,7 +666,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
         kwargs['lower_bound'] = lower_bound
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
-    return _invoke('_backward_LeakyReLU', [_a for _a in [out_grad, mask, out_data, data, gamma] if _a is not None], out=out, **kwargs)
+    return _call_op('_backward_LeakyReLU', [out_grad, mask, out_data, data, gamma], out, kwargs, True)
 
 
 def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -695,7 +695,7 @@ def _backward_LinearRegressionOutput(label=None, out_data=None, grad_scale=_NULL
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('_backward_LinearRegressionOutput', [label, out_data], out=out, **kwargs)
+    return _call_op('_backward_LinearRegressionOutput', [label, out_data], out, kwargs)
 
 
 def _backward_LogisticRegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -725,7 +725,7 @@ def _backward_LogisticRegressionOutput(label=None, out_data=None, grad_scale=_NU
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('_backward_LogisticRegressionOutput', [label, out_data], out=out, **kwargs)
+    return _call_op('_backward_LogisticRegressionOutput', [label, out_data], out, kwargs)
 
 
 def _backward_MAERegressionOutput(label=None, out_data=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -754,7 +754,7 @@ def _backward_MAERegressionOutput(label=None, out_data=None, grad_scale=_NULL, o
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('_backward_MAERegressionOutput', [label, out_data], out=out, **kwargs)
+    return _call_op('_backward_MAERegressionOutput', [label, out_data], out, kwargs)
 
 
 def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NULL, out=None, name=None, **kwargs):
@@ -786,7 +786,7 @@ def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normaliz
         kwargs['valid_thresh'] = valid_thresh
     if normalization is not _NULL:
         kwargs['normalization'] = normalization
-    return _invoke('_backward_MakeLoss', [data], out=out, **kwargs)
+    return _call_op('_backward_MakeLoss', [data], out, kwargs)
 
 
 def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -851,7 +851,7 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
         kwargs['count_include_pad'] = count_include_pad
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('_backward_Pooling', [out_grad, in_data, out_data], out=out, **kwargs)
+    return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
 
 
 def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
@@ -909,7 +909,7 @@ def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_N
         kwargs['out_grad'] = out_grad
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
-    return _invoke('_backward_SoftmaxOutput', [_a for _a in [ograd, label, out_data] if _a is not None], out=out, **kwargs)
+    return _call_op('_backward_SoftmaxOutput', [ograd, label, out_data], out, kwargs, True)
 
 
 def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
@@ -957,7 +957,7 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
         kwargs['num_args'] = num_args
     if workspace is not _NULL:
         kwargs['workspace'] = workspace
-    return _invoke('_backward_UpSampling', args, out=out, **kwargs)
+    return _call_op('_backward_UpSampling', args, out, kwargs)
 
 
 def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):
@@ -980,7 +980,7 @@ def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_backward_gamma', [ograd, data], out=out, **kwargs)
+    return _call_op('_backward_gamma', [ograd, data], out, kwargs)
 
 
 def _backward_gammaln(ograd=None, data=None, out=None, name=None, **kwargs):
@@ -1003,7 +1003,7 @@ def _backward_gammaln(ograd=None, data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_backward_gammaln', [ograd, data], out=out, **kwargs)
+    return _call_op('_backward_gammaln', [ograd, data], out, kwargs)
 
 
 def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None, **kwargs):
@@ -1029,7 +1029,7 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     -------
     out : NDArray
     """
-    return _invoke('_backward_gather_nd', [ograd, indices, data], out=out, **kwargs)
+    return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
 
 
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
@@ -1060,7 +1060,7 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
         kwargs['axis'] = axis
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
-    return _invoke('_backward_log_softmax', [out_grad, out_data], out=out, **kwargs)
+    return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
 
 
 def _backward_slice(ograd=None, data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
@@ -1095,7 +1095,7 @@ def _backward_slice(ograd=None, data=None, begin=_NULL, end=_NULL, step=_NULL, o
         kwargs['end'] = end
     if step is not _NULL:
         kwargs['step'] = step
-    return _invoke('_backward_slice', [ograd, data], out=out, **kwargs)
+    return _call_op('_backward_slice', [ograd, data], out, kwargs)
 
 
 def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=None, **kwargs):
@@ -1130,7 +1130,7 @@ def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NU
         kwargs['begin'] = begin
     if end is not _NULL:
         kwargs['end'] = end
-    return _invoke('_backward_slice_axis', [ograd, data], out=out, **kwargs)
+    return _call_op('_backward_slice_axis', [ograd, data], out, kwargs)
 
 
 def _backward_smooth_l1(out_grad=None, data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1157,7 +1157,7 @@ def _backward_smooth_l1(out_grad=None, data=None, scalar=_NULL, out=None, name=N
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_backward_smooth_l1', [out_grad, data], out=out, **kwargs)
+    return _call_op('_backward_smooth_l1', [out_grad, data], out, kwargs)
 
 
 def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
@@ -1188,7 +1188,7 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
         kwargs['axis'] = axis
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
-    return _invoke('_backward_softmax', [out_grad, out_data], out=out, **kwargs)
+    return _call_op('_backward_softmax', [out_grad, out_data], out, kwargs)
 
 
 def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):
@@ -1221,7 +1221,7 @@ def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out
         kwargs['axis'] = axis
     if mode is not _NULL:
         kwargs['mode'] = mode
-    return _invoke('_backward_take', [ograd, indices, a], out=out, **kwargs)
+    return _call_op('_backward_take', [ograd, indices, a], out, kwargs)
 
 
 def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, normalize=_NULL, out=None, name=None, **kwargs):
@@ -1259,7 +1259,7 @@ def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exc
         kwargs['exclude'] = exclude
     if normalize is not _NULL:
         kwargs['normalize'] = normalize
-    return _invoke('_broadcast_reduce_like', [data, like], out=out, **kwargs)
+    return _call_op('_broadcast_reduce_like', [data, like], out, kwargs)
 
 
 def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
@@ -1281,7 +1281,7 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_collapse_sum_like', [data, like], out=out, **kwargs)
+    return _call_op('_collapse_sum_like', [data, like], out, kwargs)
 
 
 def _div_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1307,7 +1307,7 @@ def _div_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_div_scalar', [data], out=out, **kwargs)
+    return _call_op('_div_scalar', [data], out, kwargs)
 
 
 def _equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1329,7 +1329,7 @@ def _equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_equal', [lhs, rhs], out, kwargs)
 
 
 def _equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1355,7 +1355,7 @@ def _equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_equal_scalar', [data], out=out, **kwargs)
+    return _call_op('_equal_scalar', [data], out, kwargs)
 
 
 def _full(shape=_NULL, ctx=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
@@ -1389,7 +1389,7 @@ def _full(shape=_NULL, ctx=_NULL, dtype=_NULL, value=_NULL, out=None, name=None,
         kwargs['dtype'] = dtype
     if value is not _NULL:
         kwargs['value'] = value
-    return _invoke('_full', [], out=out, **kwargs)
+    return _call_op('_full', [], out, kwargs)
 
 
 def _grad_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1411,7 +1411,7 @@ def _grad_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_grad_add', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_grad_add', [lhs, rhs], out, kwargs)
 
 
 def _greater(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1433,7 +1433,7 @@ def _greater(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_greater', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_greater', [lhs, rhs], out, kwargs)
 
 
 def _greater_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1455,7 +1455,7 @@ def _greater_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_greater_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_greater_equal', [lhs, rhs], out, kwargs)
 
 
 def _greater_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1481,7 +1481,7 @@ def _greater_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_greater_equal_scalar', [data], out=out, **kwargs)
+    return _call_op('_greater_equal_scalar', [data], out, kwargs)
 
 
 def _greater_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1507,7 +1507,7 @@ def _greater_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_greater_scalar', [data], out=out, **kwargs)
+    return _call_op('_greater_scalar', [data], out, kwargs)
 
 
 def _hypot(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1531,7 +1531,7 @@ def _hypot(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _Hypot.
     """
-    return _invoke('_hypot', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_hypot', [lhs, rhs], out, kwargs)
 
 
 def _hypot_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1557,7 +1557,7 @@ def _hypot_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_hypot_scalar', [data], out=out, **kwargs)
+    return _call_op('_hypot_scalar', [data], out, kwargs)
 
 
 def _lesser(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1579,7 +1579,7 @@ def _lesser(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_lesser', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_lesser', [lhs, rhs], out, kwargs)
 
 
 def _lesser_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1601,7 +1601,7 @@ def _lesser_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_lesser_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_lesser_equal', [lhs, rhs], out, kwargs)
 
 
 def _lesser_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1627,7 +1627,7 @@ def _lesser_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs)
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_lesser_equal_scalar', [data], out=out, **kwargs)
+    return _call_op('_lesser_equal_scalar', [data], out, kwargs)
 
 
 def _lesser_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1653,7 +1653,7 @@ def _lesser_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_lesser_scalar', [data], out=out, **kwargs)
+    return _call_op('_lesser_scalar', [data], out, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1675,7 +1675,7 @@ def _logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_logical_and', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_logical_and', [lhs, rhs], out, kwargs)
 
 
 def _logical_and_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1699,7 +1699,7 @@ def _logical_and_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_logical_and_scalar', [data], out=out, **kwargs)
+    return _call_op('_logical_and_scalar', [data], out, kwargs)
 
 
 def _logical_or(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1721,7 +1721,7 @@ def _logical_or(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_logical_or', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_logical_or', [lhs, rhs], out, kwargs)
 
 
 def _logical_or_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1745,7 +1745,7 @@ def _logical_or_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_logical_or_scalar', [data], out=out, **kwargs)
+    return _call_op('_logical_or_scalar', [data], out, kwargs)
 
 
 def _logical_xor(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1767,7 +1767,7 @@ def _logical_xor(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_logical_xor', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_logical_xor', [lhs, rhs], out, kwargs)
 
 
 def _logical_xor_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1791,7 +1791,7 @@ def _logical_xor_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_logical_xor_scalar', [data], out=out, **kwargs)
+    return _call_op('_logical_xor_scalar', [data], out, kwargs)
 
 
 def _maximum(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1815,7 +1815,7 @@ def _maximum(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _Maximum.
     """
-    return _invoke('_maximum', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_maximum', [lhs, rhs], out, kwargs)
 
 
 def _maximum_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1841,7 +1841,7 @@ def _maximum_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_maximum_scalar', [data], out=out, **kwargs)
+    return _call_op('_maximum_scalar', [data], out, kwargs)
 
 
 def _minimum(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1865,7 +1865,7 @@ def _minimum(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _Minimum.
     """
-    return _invoke('_minimum', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_minimum', [lhs, rhs], out, kwargs)
 
 
 def _minimum_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1891,7 +1891,7 @@ def _minimum_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_minimum_scalar', [data], out=out, **kwargs)
+    return _call_op('_minimum_scalar', [data], out, kwargs)
 
 
 def _minus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1917,7 +1917,7 @@ def _minus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_minus_scalar', [data], out=out, **kwargs)
+    return _call_op('_minus_scalar', [data], out, kwargs)
 
 
 def _mod(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1941,7 +1941,7 @@ def _mod(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _Mod.
     """
-    return _invoke('_mod', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_mod', [lhs, rhs], out, kwargs)
 
 
 def _mod_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1967,7 +1967,7 @@ def _mod_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_mod_scalar', [data], out=out, **kwargs)
+    return _call_op('_mod_scalar', [data], out, kwargs)
 
 
 def _mul_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1993,7 +1993,7 @@ def _mul_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_mul_scalar', [data], out=out, **kwargs)
+    return _call_op('_mul_scalar', [data], out, kwargs)
 
 
 def _not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2015,7 +2015,7 @@ def _not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('_not_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_not_equal', [lhs, rhs], out, kwargs)
 
 
 def _not_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2041,7 +2041,7 @@ def _not_equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_not_equal_scalar', [data], out=out, **kwargs)
+    return _call_op('_not_equal_scalar', [data], out, kwargs)
 
 
 def _ones(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2071,7 +2071,7 @@ def _ones(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_ones', [], out=out, **kwargs)
+    return _call_op('_ones', [], out, kwargs)
 
 
 def _plus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2097,7 +2097,7 @@ def _plus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_plus_scalar', [data], out=out, **kwargs)
+    return _call_op('_plus_scalar', [data], out, kwargs)
 
 
 def _power(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2121,7 +2121,7 @@ def _power(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _Power.
     """
-    return _invoke('_power', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_power', [lhs, rhs], out, kwargs)
 
 
 def _power_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2147,7 +2147,7 @@ def _power_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_power_scalar', [data], out=out, **kwargs)
+    return _call_op('_power_scalar', [data], out, kwargs)
 
 
 def _rdiv_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2173,7 +2173,7 @@ def _rdiv_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_rdiv_scalar', [data], out=out, **kwargs)
+    return _call_op('_rdiv_scalar', [data], out, kwargs)
 
 
 def _rminus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2199,7 +2199,7 @@ def _rminus_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_rminus_scalar', [data], out=out, **kwargs)
+    return _call_op('_rminus_scalar', [data], out, kwargs)
 
 
 def _rmod_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2225,7 +2225,7 @@ def _rmod_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_rmod_scalar', [data], out=out, **kwargs)
+    return _call_op('_rmod_scalar', [data], out, kwargs)
 
 
 def _rpower_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -2251,7 +2251,7 @@ def _rpower_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('_rpower_scalar', [data], out=out, **kwargs)
+    return _call_op('_rpower_scalar', [data], out, kwargs)
 
 
 def _scatter_set_nd(lhs=None, rhs=None, indices=None, shape=_NULL, out=None, name=None, **kwargs):
@@ -2280,7 +2280,7 @@ def _scatter_set_nd(lhs=None, rhs=None, indices=None, shape=_NULL, out=None, nam
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
-    return _invoke('_scatter_set_nd', [lhs, rhs, indices], out=out, **kwargs)
+    return _call_op('_scatter_set_nd', [lhs, rhs, indices], out, kwargs)
 
 
 def _slice_assign(lhs=None, rhs=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
@@ -2316,7 +2316,7 @@ def _slice_assign(lhs=None, rhs=None, begin=_NULL, end=_NULL, step=_NULL, out=No
         kwargs['end'] = end
     if step is not _NULL:
         kwargs['step'] = step
-    return _invoke('_slice_assign', [lhs, rhs], out=out, **kwargs)
+    return _call_op('_slice_assign', [lhs, rhs], out, kwargs)
 
 
 def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
@@ -2354,7 +2354,7 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
         kwargs['end'] = end
     if step is not _NULL:
         kwargs['step'] = step
-    return _invoke('_slice_assign_scalar', [data], out=out, **kwargs)
+    return _call_op('_slice_assign_scalar', [data], out, kwargs)
 
 
 def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2384,7 +2384,7 @@ def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_zeros', [], out=out, **kwargs)
+    return _call_op('_zeros', [], out, kwargs)
 
 
 # The operators' other names (aliases).

@@ -1,19 +1,12 @@
-# C-level view of NDArray for the packages above (graph, kvstore, io).
-from cpython.ref cimport PyObject
-from mx_engine._engine cimport EngineVar
+# C-level view of NDArray for the modules below it (call block, invoke,
+# custom computes, prepared calls) and the packages above (graph, kvstore,
+# io).  The modules below cimport this layout: Cython imports the type from
+# mx_ndarray._ndarray, which registers it before its body runs, so the
+# cycle (_ndarray cimports their functions) is safe; functions go downward
+# only: _chunk <- _call_block <- _alloc <- _custom_compute <- _invoke <-
+# _prepared <- _ndarray.
 from mx_engine._context cimport Context
-from mx_storage._storage cimport StorageHandle
-
-# A block of device memory and the engine variable that orders its uses,
-# reference counted so that the last owner (an array, or a pushed operator
-# that still needs it) frees it, on any thread, without the GIL.  A chunk
-# over memory it did not allocate (from_dlpack, from_numpy) holds a
-# reference to the memory's owner instead, dropped with the GIL.
-cdef struct Chunk:
-    StorageHandle h
-    EngineVar* var
-    int refs
-    PyObject* owner
+from mx_ndarray._chunk cimport Chunk
 
 cdef class NDArray:
     cdef Chunk* chunk
@@ -23,5 +16,5 @@ cdef class NDArray:
     cdef readonly Context context
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
                         bint reflected)
-    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size)
+    cdef object _inplace(self, other, str array_op, str scalar_op)
     cdef NDArray _assignable(self, value, tuple shape)

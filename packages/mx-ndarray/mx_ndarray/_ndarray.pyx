@@ -7,503 +7,44 @@ kernel to the engine as a native function and returns at once; the kernel
 runs on a worker without the GIL.  The pushed call holds references to its
 chunks, so memory is freed only when the last array and the last pending
 kernel that use it are gone, on whichever thread that happens.
+
+This module is the class; the layers below it are _chunk (memory),
+_call_block (the pushed call), _alloc (new arrays and copies),
+_custom_compute (custom-op threads), _invoke (the call protocol) and
+_prepared (an executor's prepared calls).  Their public names are
+re-exported here for the modules above.
 """
 cimport cython
-from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
-from libc.stdio cimport snprintf
+from libc.stdint cimport int64_t
 
 from mx_engine._context cimport Context, DEV_GPU
-from mx_engine._engine cimport (Var, EngineVar, RunContextC, PROP_NORMAL, new_engine_var,
-                                delete_engine_var_then, push_native, wait_var,
-                                set_native_error, intern_name)
-from mx_storage._storage cimport StorageHandle, storage_alloc, storage_free
-from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+from mx_engine._engine cimport PROP_NORMAL, intern_name
+from mx_ops.core._types cimport MXFCompute
 from mx_ops.core._limits cimport array_nbytes
+from mx_ops.core._call cimport plan_for
+from mx_ndarray._chunk cimport _chunk_incref, _chunk_decref
+from mx_ndarray._call_block cimport _push_kernel
+from mx_ndarray._alloc cimport _empty, _copy_device
+from mx_ndarray._custom_compute cimport _wait
+from mx_ndarray._invoke cimport _call, _scalar_call
 
 import numpy as np
 
-from mx_engine import current_context
-from mx_engine.base import MXNetError
-from mx_ops import registry
-from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
-from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, DTYPE_NAMES, NP_DTYPES as _NP_DTYPES
-from mx_ops.core._random_state import pack_call, random_kind
-from mx_ops.core.training import is_training
-from mx_storage import resource as _resource
+from mx_ops.core import registry
+from mx_ops.core.dtypes import DTYPE_NAMES
 from mx_ops.core.registry import ShapeError
-from mx_ops.core._limits import ArrayMemoryError, check_shape
+from mx_ops.core._limits import check_shape
 from mx_ops.ops.shape.shape import reshape_shape
+from mx_ndarray import _device
 from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
                                   is_advanced)
+from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, NP_DTYPES as _NP_DTYPES
+from mx_ndarray._alloc import (_capsule_device, _from_numpy, _share_device_memory,
+                               _share_host_memory, empty)
+from mx_ndarray._invoke import call_op, invoke
+from mx_ndarray._prepared import PreparedCall, push_all
 
-include "_gpu.pxi"
-include "_async_compute.pxi"
-include "_prepared.pxi"
-
-cdef extern from *:
-    """
-    static inline void mx_ref_inc(int *p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
-    static inline int mx_ref_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
-    """
-    void mx_ref_inc(int* p) nogil
-    int mx_ref_dec(int* p) nogil
-
-
-# ---------------------------------------------------------------------------
-# Chunks
-# ---------------------------------------------------------------------------
-cdef Chunk* _chunk_new(size_t nbytes, Context ctx) except NULL:
-    cdef Chunk* c = <Chunk*>calloc(1, sizeof(Chunk))
-    if c == NULL:
-        raise MemoryError("NDArray: cannot allocate a chunk")
-    try:
-        storage_alloc(nbytes, ctx.device_typeid, ctx.device_id, &c.h)
-        c.var = new_engine_var(NULL)
-    except BaseException:
-        if c.h.ptr != NULL:
-            storage_free(&c.h)
-        free(c)
-        raise
-    c.refs = 1
-    return c
-
-
-cdef Chunk* _chunk_foreign(void* ptr, size_t nbytes, object owner, int dev_type,
-                           int dev_id) except NULL:
-    """A chunk over memory (host or GPU) that ``owner`` keeps alive."""
-    cdef Chunk* c = <Chunk*>calloc(1, sizeof(Chunk))
-    if c == NULL:
-        raise MemoryError("NDArray: cannot allocate a chunk")
-    try:
-        c.var = new_engine_var(NULL)
-    except BaseException:
-        free(c)
-        raise
-    c.h.ptr = ptr
-    c.h.size = nbytes
-    c.h.dev_type = dev_type
-    c.h.dev_id = dev_id
-    Py_INCREF(owner)
-    c.owner = <PyObject*>owner
-    c.refs = 1
-    return c
-
-
-cdef void _drop_owner(PyObject* owner) noexcept with gil:
-    Py_XDECREF(owner)
-
-
-cdef void _chunk_release_storage(void* arg) noexcept nogil:
-    """Called by the engine once the chunk's variable is idle and freed."""
-    cdef Chunk* c = <Chunk*>arg
-    if c.owner != NULL:
-        _drop_owner(c.owner)
-    else:
-        # A pool that refuses its own block is corrupt: Cython reports that
-        # as unraisable here, and the chunk goes anyway.
-        storage_free(&c.h)
-    free(c)
-
-
-cdef inline void _chunk_incref(Chunk* c) noexcept nogil:
-    mx_ref_inc(&c.refs)
-
-
-cdef void _chunk_decref(Chunk* c) noexcept nogil:
-    if mx_ref_dec(&c.refs) == 0:
-        delete_engine_var_then(c.var, _chunk_release_storage, c)
-
-# ---------------------------------------------------------------------------
-# Operator calls through the engine
-# ---------------------------------------------------------------------------
-# How an operator computes (_select_compute).
-cdef enum:
-    COMPUTE_NATIVE = 0      # a C kernel (MXFCompute), run without the GIL
-    COMPUTE_PYTHON = 1      # a Python compute (CPU or GPU), run with the GIL
-    COMPUTE_EX = 2          # an NDArray-level compute_ex, on a custom-op thread
-
-# One malloc per call: this header, then the TBlobs, the req flags, the
-# chunk references and the packed parameters.
-cdef struct CallBlock:
-    MXOpCall call
-    MXFCompute fn
-    PyObject* pyfn          # a Python compute (GPU, or a Python CPU op), else NULL
-    PyObject* keep          # the temp-space block the call writes, else NULL
-    const char* name
-    int nchunks
-    Chunk** chunks
-    size_t size             # bytes of the whole allocation
-
-
-cdef int _run_call(RunContextC* rctx, void* arg) noexcept nogil:
-    cdef CallBlock* b = <CallBlock*>arg
-    cdef char msg[512]
-    cdef const char* why
-    cdef int rc
-    b.call.error = NULL
-    rc = b.fn(&b.call)
-    if rc != 0:
-        why = b.call.error
-        if why == NULL:
-            why = "failed"
-        snprintf(msg, sizeof(msg), "%s: %s", b.name, why)
-        set_native_error(rctx, msg)
-    return rc
-
-
-cdef void _free_call(void* arg) noexcept nogil:
-    cdef CallBlock* b = <CallBlock*>arg
-    cdef int i
-    for i in range(b.nchunks):
-        _chunk_decref(b.chunks[i])
-    if b.pyfn != NULL:
-        _drop_owner(b.pyfn)
-    if b.keep != NULL:
-        _drop_owner(b.keep)
-    free(b)
-
-
-cdef int _fill_tblob(MXTBlob* t, NDArray a) except -1:
-    cdef int i
-    if len(a.shape) > MX_MAX_DIM:
-        raise ShapeError(f"NDArray: {len(a.shape)} dimensions; at most {MX_MAX_DIM} are "
-                         f"supported")
-    t.dptr = <char*>a.chunk.h.ptr + a.offset
-    t.ndim = len(a.shape)
-    t.dtype = a.dtype_flag
-    t.dev_type = a.context.device_typeid
-    t.dev_id = a.context.device_id
-    for i in range(t.ndim):
-        t.shape[i] = a.shape[i]
-    return 0
-
-
-def invoke(op_name, inputs, out=None, **params):
-    """Pushes operator ``op_name`` on NDArray ``inputs`` and returns its
-    output NDArray (or list of them) at once; ``out`` receives the result
-    instead of a new array.  Errors in the kernel surface at the next wait
-    on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
-    op = registry.get(op_name)
-    ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
-    inputs = list(inputs)
-    kwargs = op.parse_call(params, len(inputs))
-    names = op.input_names(kwargs)
-    for name, a in zip(names, inputs):
-        if not isinstance(a, NDArray):
-            raise TypeError(f"{op.name}: argument '{name}' must be an NDArray, got "
-                            f"{type(a).__name__}")
-    if inputs:
-        ctx = (<NDArray>inputs[0]).context
-    elif isinstance(out, NDArray):
-        ctx = (<NDArray>out).context         # an init op writing into `out`
-    else:
-        ctx = current_context() if ctx_arg is None else ctx_arg
-        if not isinstance(ctx, Context):
-            raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
-                            f"{type(ctx).__name__}")
-    for name, a in zip(names, inputs):
-        if (<NDArray>a).context != ctx:
-            raise ValueError(f"{op.name}: argument '{name}' is on {(<NDArray>a).context}, "
-                             f"the first input on {ctx}; copy it with as_in_context()")
-    kind, fn = _select_compute(op, ctx)
-    shapes = op.infer_shape(kwargs, [a.shape for a in inputs])
-    dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
-    nvisible = op.visible_output_count(kwargs)
-    outputs = _outputs(op, out, shapes, dtypes, ctx, nvisible)
-    if kind == COMPUTE_NATIVE:
-        _push_call(op, kwargs, inputs, outputs, ctx)
-    elif kind == COMPUTE_PYTHON:
-        _push_python_call(op, fn, kwargs, inputs, outputs, ctx)
-    else:
-        _push_ex_call(op, fn, kwargs, inputs, outputs, ctx, ["write"] * len(outputs),
-                      is_training())
-    return outputs[0] if nvisible == 1 else outputs[:nvisible]
-
-
-cdef tuple _select_compute(op, Context ctx):
-    """(kind, compute) of ``op`` on ``ctx``: an NDArray-level compute_ex
-    first (Custom), then on a GPU its Python GPU compute, on the CPU its
-    native kernel (compute None: the call takes its address) or its Python
-    compute.  Raises, naming the op, where there is none."""
-    if op.compute_ex:
-        return COMPUTE_EX, _ex_compute(op, ctx)
-    if ctx.device_typeid == DEV_GPU:
-        return COMPUTE_PYTHON, _gpu_compute(op, ctx)
-    fn = op.compute_for("cpu")
-    if callable(fn):
-        return COMPUTE_PYTHON, fn
-    return COMPUTE_NATIVE, None
-
-
-cdef list _outputs(op, out, shapes, dtypes, Context ctx, int nvisible):
-    """The call's outputs: ``out`` (the visible ones) or new arrays, then
-    new arrays for the hidden outputs."""
-    cdef str name = op.name
-    hidden = [_empty(tuple(s), d, ctx, name, nvisible + i)
-              for i, (s, d) in enumerate(zip(shapes[nvisible:], dtypes[nvisible:]))]
-    if out is None:
-        return [_empty(tuple(s), d, ctx, name, i)
-                for i, (s, d) in enumerate(zip(shapes[:nvisible], dtypes[:nvisible]))] + hidden
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) != nvisible:
-        raise ValueError(f"{op.name}: 'out' must hold {nvisible} NDArray(s), got "
-                         f"{len(outs)}")
-    for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
-        if not isinstance(o, NDArray):
-            raise TypeError(f"{op.name}: 'out' must be an NDArray, got {type(o).__name__}")
-        if o.shape != tuple(s) or o.dtype.name != d or (<NDArray>o).context != ctx:
-            raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)} on {ctx}, "
-                             f"got {o.dtype} of shape {o.shape} on {(<NDArray>o).context}")
-    return outs + hidden
-
-
-cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx):
-    """MXNet's kTempSpace for an operator with a workspace: one of the
-    context's workspaces, grown now to the size this call needs, as
-    (block, its engine Var, bytes); the call holds the block and writes the
-    Var.  None for an operator without one."""
-    if op.workspace is None:
-        return None
-    space = _resource.request(ctx, _resource.ResourceRequest.TEMP_SPACE)
-    nbytes = int(op.workspace(kwargs, [a.shape for a in inputs]))
-    return (space.block(nbytes), space.var, nbytes)
-
-
-cdef int _push_call(op, dict kwargs, list inputs, list outputs, Context ctx) except -1:
-    # A random op reserves its draws here, in push order (mx_ops.core._random_state).
-    cdef bytes packed = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[0]
-    temp = _temp_space(op, kwargs, inputs, ctx)
-    return _push_kernel(<MXFCompute><size_t>op.compute_for("cpu"), None, PROP_NORMAL,
-                        intern_name(op.name), inputs, outputs, packed, len(packed), ctx,
-                        op.mutated_inputs(kwargs), temp, is_training())
-
-
-cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
-                           Context ctx) except -1:
-    """A Python compute: a CPU operator registered in Python, or any GPU
-    operator (CuPy code).  It runs on the context's worker with the GIL,
-    on NumPy (CuPy) views of the arrays."""
-    cdef bint train = is_training()
-    kwargs = dict(kwargs, _is_train=train)
-    state = None
-    if random_kind(op) is not None:
-        # The draws are reserved now, in push order, as for a native kernel.
-        state = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
-    temp = _temp_space(op, kwargs, inputs, ctx)
-    fn = _python_fn(compute, _python_params(kwargs, train, state, temp),
-                    ["write"] * len(outputs), ctx)
-    return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs, NULL, 0,
-                        ctx, op.mutated_inputs(kwargs), temp)
-
-
-cdef dict _python_params(dict kwargs, bint train, object state, tuple temp):
-    """What a Python compute gets as ``params``: the op's parameters plus
-    '_is_train', '_random_state' (a random op's reserved (seed, offset))
-    and '_workspace' (pointer, bytes of the temp-space block the call
-    holds; the runner wraps it as a uint8 array on the worker)."""
-    params = dict(kwargs, _is_train=train)
-    if state is not None:
-        params["_random_state"] = state
-    if temp is not None:
-        params["_workspace"] = (temp[0].ptr, temp[2])
-    return params
-
-
-cdef object _python_fn(compute, dict params, list reqs, Context ctx):
-    """The function a worker calls for a Python compute (see _call_python):
-    ``compute`` on NumPy views on the CPU, on CuPy views on the worker's
-    stream on a GPU; ``reqs`` are names ('write', ...)."""
-    if ctx.device_typeid == DEV_GPU:
-        return functools.partial(_device.run_op, compute, params,
-                                 [_REQ_FLAGS[r] for r in reqs])
-    return functools.partial(_run_host_op, compute, params, reqs)
-
-
-def _run_host_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
-    if "_workspace" in params:
-        ptr, nbytes = params["_workspace"]
-        params = dict(params, _workspace=_host_array(ptr, (nbytes,), "uint8"))
-    compute(params, [_host_array(p, sh, dt) for p, sh, dt in inputs],
-            [_host_array(p, sh, dt) for p, sh, dt in outputs], reqs)
-
-
-cdef object _host_array(size_t ptr, tuple shape, str dtype):
-    """A NumPy array over host memory the pushed call holds."""
-    dt = np.dtype(dtype)
-    cdef Py_ssize_t n = dt.itemsize
-    for d in shape:
-        n *= d
-    if n == 0:
-        return np.empty(shape, dt)
-    return np.asarray(<char[:n]><char*>ptr).view(dt).reshape(shape)
-
-
-cdef CallBlock* _new_call(MXFCompute fn, const char* name, list inputs, list outputs,
-                          const char* params, size_t params_size, const int32_t* reqs,
-                          Chunk* extra) except NULL:
-    """One allocation holding a call of kernel `fn` on the arrays (already
-    checked): the header, a TBlob per input then output, the req flags
-    (`reqs`, one per output, or kWriteTo for all where NULL), a reference
-    to each array's chunk (and to `extra`, a chunk the call must keep
-    alive, where not NULL) and a copy of the parameters.  _free_call frees
-    it and drops the references."""
-    cdef int nin = len(inputs), nout = len(outputs), n = nin + nout, i
-    cdef int nchunks = n + (extra != NULL)
-    # The req flags are padded to 8 bytes so that the chunk pointers and the
-    # parameter block after them are 8-byte aligned (tblob.h promises it).
-    cdef size_t req_size = (nout * sizeof(int32_t) + 7) & ~<size_t>7
-    cdef size_t size = (sizeof(CallBlock) + n * sizeof(MXTBlob) + req_size
-                        + nchunks * sizeof(Chunk*) + params_size)
-    cdef char* mem = <char*>calloc(1, size)
-    cdef CallBlock* b = <CallBlock*>mem
-    cdef MXTBlob* blobs
-    cdef int32_t* req
-    cdef NDArray a
-    if mem == NULL:
-        raise MemoryError(f"{name.decode()}: cannot allocate the call block")
-    blobs = <MXTBlob*>(mem + sizeof(CallBlock))
-    req = <int32_t*>(<char*>blobs + n * sizeof(MXTBlob))
-    b.chunks = <Chunk**>(<char*>req + req_size)
-    try:
-        for i in range(n):
-            a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
-            _fill_tblob(&blobs[i], a)
-    except BaseException:
-        free(mem)
-        raise
-    for i in range(n):
-        a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
-        _chunk_incref(a.chunk)
-        b.chunks[i] = a.chunk
-    if extra != NULL:
-        _chunk_incref(extra)
-        b.chunks[n] = extra
-    b.nchunks = nchunks
-    b.size = size
-    for i in range(nout):
-        req[i] = 1 if reqs == NULL else reqs[i]    # kWriteTo by default
-    if params_size:
-        memcpy(<char*>(b.chunks + nchunks), params, params_size)
-        b.call.params = <char*>(b.chunks + nchunks)
-    b.call.nin = nin
-    b.call.nout = nout
-    b.call.inputs = blobs
-    b.call.outputs = blobs + nin
-    b.call.req = req
-    b.fn = fn
-    b.name = name
-    return b
-
-
-cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
-                      list outputs, const char* params, size_t params_size,
-                      Context ctx, tuple mutated=(), tuple temp=None,
-                      bint train=False) except -1:
-    """Pushes kernel `fn` (or Python function `pyfn`) on the arrays' memory
-    with FnProperty `prop`: the arrays are already checked.  The inputs at
-    indices `mutated` are written too; `temp` is (temp-space block, its
-    engine Var, bytes the call uses) for an operator with a workspace."""
-    cdef int nin = len(inputs), n = nin + len(outputs), i
-    cdef int nvars = n + len(mutated) + (0 if temp is None else 1)
-    cdef EngineVar* few_vars[32]
-    cdef EngineVar** vars_ = few_vars
-    cdef CallBlock* b = _new_call(fn, name, inputs, outputs, params, params_size, NULL, NULL)
-    if nvars > 32:       # a long Concat or split: the engine copies the list
-        vars_ = <EngineVar**>malloc(nvars * sizeof(EngineVar*))
-        if vars_ == NULL:
-            _free_call(b)
-            raise MemoryError(f"{name.decode()}: cannot allocate the variable list")
-    for i in range(n):
-        vars_[i] = b.chunks[i].var
-    # Mutated inputs and the workspace are written: the engine merges a
-    # variable listed as both read and written into a write.
-    for i in range(len(mutated)):
-        vars_[n + i] = vars_[<int>mutated[i]]
-    if temp is not None:
-        vars_[nvars - 1] = (<Var>temp[1]).ptr
-        b.call.workspace = <void*><size_t>temp[0].ptr
-        b.call.workspace_size = temp[2]
-        Py_INCREF(temp[0])
-        b.keep = <PyObject*>temp[0]
-    b.call.is_train = train
-    if pyfn is not None:
-        Py_INCREF(pyfn)
-        b.pyfn = <PyObject*>pyfn
-    # An array both read and written is written (the engine merges them).
-    try:
-        push_native(_run_call if pyfn is None else _run_gpu_call, b, _free_call, ctx,
-                    vars_, nin, vars_ + nin, nvars - nin, prop, 0, b.name)
-    finally:
-        if vars_ != few_vars:
-            free(vars_)
-    return 0
-
-cdef struct FastOp:
-    MXFCompute fn
-    const char* name
-
-cdef dict _fast_ops = {}      # op name -> (kernel address, interned name)
-
-
-cdef FastOp _fast_op(str name) except *:
-    """The CPU kernel of an elementwise op, looked up once."""
-    cdef FastOp f
-    entry = _fast_ops.get(name)
-    if entry is None:
-        op = registry.get(name)
-        entry = _fast_ops[name] = (op.compute_for("cpu"), op.name)
-    f.fn = <MXFCompute><size_t>entry[0]
-    f.name = intern_name(entry[1])
-    return f
-
-# ---------------------------------------------------------------------------
-# NDArray
-# ---------------------------------------------------------------------------
-cdef NDArray _empty(tuple shape, str dtype, Context ctx, str api="NDArray", int output=-1):
-    """A new array on ``ctx``.  A shape beyond the size limits, or memory
-    the device does not have, raises naming ``api`` and its argument
-    'shape' (or its output number ``output``)."""
-    cdef NDArray a = NDArray.__new__(NDArray)
-    cdef int flag = _FLAG.get(dtype, -1)
-    cdef int64_t nbytes
-    if flag < 0:
-        raise TypeError(f"{api}: dtype must be one of {', '.join(DTYPE_NAMES)}, got {dtype!r}")
-    nbytes = array_nbytes(shape, _NP_DTYPES[flag].itemsize)
-    if nbytes < 0:
-        check_shape(shape, _what(api, output), _NP_DTYPES[flag].itemsize, dtype)
-        # check_shape raised (the two checks agree); never pass -1 on as a size.
-        raise ShapeError(f"{_what(api, output)} is {shape}: beyond the size limits")
-    if ctx.device_typeid == DEV_GPU:
-        _device.require(ctx, "NDArray")
-    a.dtype_flag = flag
-    try:
-        a.chunk = _chunk_new(nbytes, ctx)
-    except MemoryError as exc:
-        raise ArrayMemoryError(f"{_what(api, output)} is {shape} of {dtype} ({nbytes} bytes) "
-                               f"on {ctx}: {exc}") from exc
-    a.offset = 0
-    a.shape = tuple(int(s) for s in shape)
-    a.context = ctx
-    return a
-
-
-cdef str _what(str api, int output):
-    return f"{api}: output {output}" if output >= 0 else f"{api}: argument 'shape'"
-
-
-def empty(shape, ctx=None, dtype="float32"):
-    """An uninitialised NDArray."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    ctx = current_context() if ctx is None else ctx
-    if not isinstance(ctx, Context):
-        raise TypeError(f"empty: argument 'ctx' must be a Context, got {type(ctx).__name__}")
-    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        check_shape(shape, "empty: argument 'shape'")
-    return _empty(tuple(shape), np.dtype(dtype).name, <Context>ctx, "empty")
+cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
 
 
 class _HostView:
@@ -587,14 +128,7 @@ cdef class NDArray:
         return a if dtype is None else a.astype(dtype)
 
     def _view(self, tuple shape, size_t offset):
-        cdef NDArray v = NDArray.__new__(NDArray)
-        _chunk_incref(self.chunk)
-        v.chunk = self.chunk
-        v.offset = offset
-        v.shape = shape
-        v.dtype_flag = self.dtype_flag
-        v.context = self.context
-        return v
+        return _view_of(self, shape, offset)
 
     def _view_as(self, tuple shape, str dtype, size_t offset):
         """A view of ``shape`` and ``dtype`` at byte ``offset`` of this
@@ -646,6 +180,10 @@ cdef class NDArray:
         them: a view when the selection is one contiguous block, else a
         copy through the slice operator; an index array (NDArray, NumPy
         array or list of ints) gathers rows of axis 0 through take."""
+        if type(key) is slice and self.shape:
+            view = _row_slice(self, <slice>key)
+            if view is not None:
+                return view
         if is_advanced(key):
             return self._take_rows(key)
         if has_index_arrays(key):
@@ -872,35 +410,14 @@ cdef class NDArray:
     # --- arithmetic: broadcast_* for arrays, *_scalar ops for numbers -------------
     cdef object _binary(self, other, str array_op, str scalar_op, str rscalar_op,
                         bint reflected):
-        cdef NDArray o
-        cdef double scalar
         if isinstance(other, NDArray):
-            o = <NDArray>other
-            if (o.shape == self.shape and o.dtype_flag == self.dtype_flag
-                    and o.context == self.context and self.context.device_typeid != DEV_GPU):
-                # The common case needs no inference: push the kernel at once.
-                return self._fast(array_op, [o, self] if reflected else [self, o], NULL, 0)
-            args = [other, self] if reflected else [self, other]
-            return invoke(array_op, args)
+            return _call(plan_for(array_op, 2, _NO_PARAMS),
+                         [other, self] if reflected else [self, other], None, None)
         if isinstance(other, (int, float, np.number, bool)):
-            name = rscalar_op if reflected else scalar_op
-            if self.context.device_typeid != DEV_GPU:
-                scalar = float(other)     # mxop::ScalarParam
-                return self._fast(name, [self], <const char*>&scalar, sizeof(double))
-            return invoke(name, [self], scalar=float(other))
+            # mxop::ScalarParam holds a double
+            return _scalar_call(rscalar_op if reflected else scalar_op, self, float(other),
+                                None)
         return NotImplemented
-
-    cdef NDArray _fast(self, str op_name, list inputs, const char* params, size_t size):
-        cdef NDArray out = NDArray.__new__(NDArray)
-        cdef FastOp f = _fast_op(op_name)
-        out.dtype_flag = self.dtype_flag
-        out.chunk = _chunk_new(self.size * _NP_DTYPES[self.dtype_flag].itemsize, self.context)
-        out.offset = 0
-        out.shape = self.shape
-        out.context = self.context
-        _push_kernel(f.fn, None, PROP_NORMAL, f.name, inputs, [out], params, size,
-                     self.context)
-        return out
 
     def __add__(self, other):
         return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", False)
@@ -964,16 +481,16 @@ cdef class NDArray:
     __hash__ = None
 
     def __neg__(self):
-        return invoke("negative", [self])
+        return _call(plan_for("negative", 1, _NO_PARAMS), [self], None, None)
 
     def __abs__(self):
-        return invoke("abs", [self])
+        return _call(plan_for("abs", 1, _NO_PARAMS), [self], None, None)
 
-    def _inplace(self, other, str array_op, str scalar_op):
+    cdef object _inplace(self, other, str array_op, str scalar_op):
         if isinstance(other, NDArray):
-            invoke(array_op, [self, other], out=self)
+            _call(plan_for(array_op, 2, _NO_PARAMS), [self, other], self, None)
         elif isinstance(other, (int, float, np.number, bool)):
-            invoke(scalar_op, [self], out=self, scalar=float(other))
+            _scalar_call(scalar_op, self, float(other), self)
         else:
             return NotImplemented
         return self
@@ -995,6 +512,38 @@ cdef class NDArray:
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
 
 
+cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
+    """A view of ``shape`` at byte ``offset`` of ``a``'s chunk, same dtype."""
+    cdef NDArray v = NDArray.__new__(NDArray)
+    _chunk_incref(a.chunk)
+    v.chunk = a.chunk
+    v.offset = offset
+    v.shape = shape
+    v.dtype_flag = a.dtype_flag
+    v.context = a.context
+    return v
+
+
+cdef object _row_slice(NDArray a, slice key):
+    """``a[start:stop]`` (no step, int or None bounds) as a view, the way
+    basic_index reads it; None for any other slice (the general path)."""
+    cdef Py_ssize_t start, stop, step, rows, row = 1, i
+    cdef tuple shape = a.shape
+    if key.step is not None:
+        return None
+    for bound in (key.start, key.stop):
+        if bound is not None and type(bound) is not int:
+            return None
+    start, stop, step = key.indices(shape[0])
+    rows = stop - start if stop > start else 0
+    for i in range(1, len(shape)):
+        row *= <Py_ssize_t>shape[i]
+    if rows == 0 or row == 0:
+        start = 0           # an empty selection starts at the view's start
+    return _view_of(a, (rows,) + shape[1:],
+                    a.offset + start * row * _NP_DTYPES[a.dtype_flag].itemsize)
+
+
 cdef NDArray _copy_across(NDArray src, NDArray dst):
     """dst[:] = src, converting the dtype, between any two contexts."""
     if src.shape != dst.shape:
@@ -1010,36 +559,3 @@ cdef NDArray _copy_across(NDArray src, NDArray dst):
     _push_kernel(<MXFCompute><size_t>registry.get(op).compute_for("cpu"), None, PROP_NORMAL,
                  intern_name(op), [src], [dst], NULL, 0, dst.context)
     return dst
-
-
-def _share_host_memory(source):
-    """An NDArray over the memory of NumPy array ``source`` (C-contiguous,
-    a supported dtype), which it keeps alive: no copy."""
-    cdef NDArray a = NDArray.__new__(NDArray)
-    if not isinstance(source, np.ndarray) or not source.flags.c_contiguous:
-        raise ValueError("from_dlpack/from_numpy: zero-copy needs a C-contiguous array")
-    if source.dtype.name not in _FLAG:
-        raise TypeError(f"from_dlpack/from_numpy: dtype {source.dtype} is not supported; "
-                        f"supported: {', '.join(DTYPE_NAMES)}")
-    a.chunk = _chunk_foreign(<void*><size_t>source.ctypes.data, source.nbytes, source, 1, 0)
-    a.offset = 0
-    a.shape = tuple(source.shape)
-    a.dtype_flag = _FLAG[source.dtype.name]
-    a.context = Context("cpu", 0)          # host memory
-    return a
-
-
-def _from_numpy(source, Context ctx):
-    """A new NDArray holding a copy of NumPy array ``source`` (C order)."""
-    cdef NDArray a
-    if ctx.device_typeid == DEV_GPU:
-        # The copy runs later on the copy worker: it reads a private copy
-        # of the source, which the pushed call keeps alive.
-        src = np.array(source, order="C")
-        a = _empty(src.shape, src.dtype.name, ctx)
-        return _copy_device(_share_host_memory(src), a)
-    src = np.asarray(source, order="C")       # keeps 0-d arrays 0-d
-    a = _empty(src.shape, src.dtype.name, ctx)
-    if src.nbytes:
-        memcpy(<char*>a.chunk.h.ptr, <const char*><size_t>src.ctypes.data, src.nbytes)
-    return a

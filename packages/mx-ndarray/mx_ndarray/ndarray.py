@@ -6,6 +6,7 @@ from mx_engine.base import MXNetError
 from mx_ndarray import _device, _ex_pool
 from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_device_memory,
                                  _share_host_memory, empty, invoke)
+from mx_ndarray._invoke import dtype_name, init_call
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "concatenate",
            "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
@@ -34,33 +35,17 @@ def array(source_array, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype="float32"):
     """An NDArray filled with ``val`` (MXNet's _full op, run on the engine)."""
-    return invoke("_full", [], shape=_shape(shape), dtype=_dtype(dtype), value=val,
-                  ctx=_ctx(ctx, "full"))
-
-
-def _shape(shape):
-    """An int or a sequence as a tuple; anything else as given, for the
-    operator's 'shape' parameter to refuse by name."""
-    if isinstance(shape, (int, np.integer)):
-        return (shape,)
-    return tuple(shape) if isinstance(shape, (list, tuple)) else shape
-
-
-def _dtype(dtype):
-    """MXNet's default: None means float32 (mx_real_t), not NumPy's float64."""
-    return "float32" if dtype is None else np.dtype(dtype).name
+    return init_call("_full", "full", shape, ctx, dtype, {"value": val})
 
 
 def zeros(shape, ctx=None, dtype="float32", **kwargs):
     """An NDArray of zeros (MXNet's _zeros op, run on the engine)."""
-    return invoke("_zeros", [], shape=_shape(shape), dtype=_dtype(dtype),
-                  ctx=_ctx(ctx, "zeros"), **kwargs)
+    return init_call("_zeros", "zeros", shape, ctx, dtype, kwargs)
 
 
 def ones(shape, ctx=None, dtype="float32", **kwargs):
     """An NDArray of ones (MXNet's _ones op, run on the engine)."""
-    return invoke("_ones", [], shape=_shape(shape), dtype=_dtype(dtype),
-                  ctx=_ctx(ctx, "ones"), **kwargs)
+    return init_call("_ones", "ones", shape, ctx, dtype, kwargs)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
@@ -70,7 +55,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
     float64, then cast to ``dtype``.  ``infer_range`` is accepted and
     ignored, as MXNet 1.x's mx.nd.arange does."""
     return invoke("_arange", [], start=start, stop=stop, step=step, repeat=repeat,
-                  infer_range=False, dtype=_dtype(dtype), ctx=_ctx(ctx, "arange"))
+                  infer_range=False, dtype=dtype_name(dtype), ctx=_ctx(ctx, "arange"))
 
 
 def concatenate(arrays, axis=0, always_copy=True):

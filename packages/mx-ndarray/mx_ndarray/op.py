@@ -2,7 +2,7 @@
 # flake8: noqa
 
 """mx.nd operator functions, one per registered operator name."""
-from mx_ndarray._ndarray import invoke as _invoke
+from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
@@ -51,7 +51,7 @@ def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
     """
     if act_type is not _NULL:
         kwargs['act_type'] = act_type
-    return _invoke('Activation', [data], out=out, **kwargs)
+    return _call_op('Activation', [data], out, kwargs)
 
 
 def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, axis=_NULL, cudnn_off=_NULL, min_calib_range=_NULL, max_calib_range=_NULL, out=None, name=None, **kwargs):
@@ -117,7 +117,7 @@ def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=Non
         kwargs['min_calib_range'] = min_calib_range
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
-    return _invoke('BatchNorm', [data, gamma, beta, moving_mean, moving_var], out=out, **kwargs)
+    return _call_op('BatchNorm', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):
@@ -139,7 +139,7 @@ def BlockGrad(data=None, out=None, name=None, **kwargs):
 
     Aliases: stop_gradient.
     """
-    return _invoke('BlockGrad', [data], out=out, **kwargs)
+    return _call_op('BlockGrad', [data], out, kwargs)
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -165,7 +165,7 @@ def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
     """
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('Cast', [data], out=out, **kwargs)
+    return _call_op('Cast', [data], out, kwargs)
 
 
 def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
@@ -194,7 +194,7 @@ def Concat(*data, dim=_NULL, out=None, name=None, **kwargs):
     """
     if dim is not _NULL:
         kwargs['dim'] = dim
-    return _invoke('Concat', data, out=out, **kwargs)
+    return _call_op('Concat', data, out, kwargs)
 
 
 def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -262,7 +262,7 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('Convolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+    return _call_op('Convolution', [data, weight, bias], out, kwargs, True)
 
 
 def Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
@@ -287,7 +287,7 @@ def Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
     """
     if op_type is not _NULL:
         kwargs['op_type'] = op_type
-    return _invoke('Custom', data, out=out, **kwargs)
+    return _call_op('Custom', data, out, kwargs)
 
 
 def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -363,7 +363,7 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
         kwargs['cudnn_off'] = cudnn_off
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('Deconvolution', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+    return _call_op('Deconvolution', [data, weight, bias], out, kwargs, True)
 
 
 def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
@@ -399,7 +399,7 @@ def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, out=Non
         kwargs['axes'] = axes
     if cudnn_off is not _NULL:
         kwargs['cudnn_off'] = cudnn_off
-    return _invoke('Dropout', [data], out=out, **kwargs)
+    return _call_op('Dropout', [data], out, kwargs)
 
 
 def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
@@ -438,7 +438,7 @@ def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_
         kwargs['dtype'] = dtype
     if sparse_grad is not _NULL:
         kwargs['sparse_grad'] = sparse_grad
-    return _invoke('Embedding', [data, weight], out=out, **kwargs)
+    return _call_op('Embedding', [data, weight], out, kwargs)
 
 
 def Flatten(data=None, out=None, name=None, **kwargs):
@@ -460,7 +460,7 @@ def Flatten(data=None, out=None, name=None, **kwargs):
 
     Aliases: flatten.
     """
-    return _invoke('Flatten', [data], out=out, **kwargs)
+    return _call_op('Flatten', [data], out, kwargs)
 
 
 def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=_NULL, flatten=_NULL, out=None, name=None, **kwargs):
@@ -497,7 +497,7 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
         kwargs['no_bias'] = no_bias
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
-    return _invoke('FullyConnected', [_a for _a in [data, weight, bias] if _a is not None], out=out, **kwargs)
+    return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
 
 
 def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
@@ -525,7 +525,7 @@ def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwa
         kwargs['eps'] = eps
     if mode is not _NULL:
         kwargs['mode'] = mode
-    return _invoke('L2Normalization', [data], out=out, **kwargs)
+    return _call_op('L2Normalization', [data], out, kwargs)
 
 
 def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, name=None, **kwargs):
@@ -561,7 +561,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
         kwargs['knorm'] = knorm
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
-    return _invoke('LRN', [_a for _a in [data] if _a is not None], out=out, **kwargs)
+    return _call_op('LRN', [data], out, kwargs, True)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -600,7 +600,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
         kwargs['lower_bound'] = lower_bound
     if upper_bound is not _NULL:
         kwargs['upper_bound'] = upper_bound
-    return _invoke('LeakyReLU', [_a for _a in [data, gamma] if _a is not None], out=out, **kwargs)
+    return _call_op('LeakyReLU', [data, gamma], out, kwargs, True)
 
 
 def LinearRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -627,7 +627,7 @@ def LinearRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, na
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('LinearRegressionOutput', [data, label], out=out, **kwargs)
+    return _call_op('LinearRegressionOutput', [data, label], out, kwargs)
 
 
 def LogisticRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -654,7 +654,7 @@ def LogisticRegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, 
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('LogisticRegressionOutput', [data, label], out=out, **kwargs)
+    return _call_op('LogisticRegressionOutput', [data, label], out, kwargs)
 
 
 def MAERegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=None, **kwargs):
@@ -681,7 +681,7 @@ def MAERegressionOutput(data=None, label=None, grad_scale=_NULL, out=None, name=
     """
     if grad_scale is not _NULL:
         kwargs['grad_scale'] = grad_scale
-    return _invoke('MAERegressionOutput', [data, label], out=out, **kwargs)
+    return _call_op('MAERegressionOutput', [data, label], out, kwargs)
 
 
 def MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NULL, out=None, name=None, **kwargs):
@@ -713,7 +713,7 @@ def MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NUL
         kwargs['valid_thresh'] = valid_thresh
     if normalization is not _NULL:
         kwargs['normalization'] = normalization
-    return _invoke('MakeLoss', [data], out=out, **kwargs)
+    return _call_op('MakeLoss', [data], out, kwargs)
 
 
 def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
@@ -773,7 +773,7 @@ def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_o
         kwargs['count_include_pad'] = count_include_pad
     if layout is not _NULL:
         kwargs['layout'] = layout
-    return _invoke('Pooling', [data], out=out, **kwargs)
+    return _call_op('Pooling', [data], out, kwargs)
 
 
 def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs):
@@ -806,7 +806,7 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
         kwargs['shape'] = shape
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
-    return _invoke('Reshape', [data], out=out, **kwargs)
+    return _call_op('Reshape', [data], out, kwargs)
 
 
 def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None, name=None, **kwargs):
@@ -840,7 +840,7 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
         kwargs['axis'] = axis
     if squeeze_axis is not _NULL:
         kwargs['squeeze_axis'] = squeeze_axis
-    return _invoke('SliceChannel', [data], out=out, **kwargs)
+    return _call_op('SliceChannel', [data], out, kwargs)
 
 
 def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
@@ -897,7 +897,7 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
         kwargs['out_grad'] = out_grad
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
-    return _invoke('SoftmaxOutput', [data, label], out=out, **kwargs)
+    return _call_op('SoftmaxOutput', [data, label], out, kwargs)
 
 
 def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
@@ -940,7 +940,7 @@ def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_in
         kwargs['multi_input_mode'] = multi_input_mode
     if workspace is not _NULL:
         kwargs['workspace'] = workspace
-    return _invoke('UpSampling', data, out=out, **kwargs)
+    return _call_op('UpSampling', data, out, kwargs)
 
 
 def abs(data=None, out=None, name=None, **kwargs):
@@ -960,7 +960,7 @@ def abs(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('abs', [data], out=out, **kwargs)
+    return _call_op('abs', [data], out, kwargs)
 
 
 def adam_update(weight=None, grad=None, mean=None, var=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
@@ -1019,7 +1019,7 @@ def adam_update(weight=None, grad=None, mean=None, var=None, lr=_NULL, beta1=_NU
         kwargs['clip_gradient'] = clip_gradient
     if lazy_update is not _NULL:
         kwargs['lazy_update'] = lazy_update
-    return _invoke('adam_update', [weight, grad, mean, var], out=out, **kwargs)
+    return _call_op('adam_update', [weight, grad, mean, var], out, kwargs)
 
 
 def add_n(*args, out=None, name=None, **kwargs):
@@ -1044,7 +1044,7 @@ def add_n(*args, out=None, name=None, **kwargs):
 
     Aliases: ElementWiseSum.
     """
-    return _invoke('add_n', args, out=out, **kwargs)
+    return _call_op('add_n', args, out, kwargs)
 
 
 def arccos(data=None, out=None, name=None, **kwargs):
@@ -1064,7 +1064,7 @@ def arccos(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arccos', [data], out=out, **kwargs)
+    return _call_op('arccos', [data], out, kwargs)
 
 
 def arccosh(data=None, out=None, name=None, **kwargs):
@@ -1084,7 +1084,7 @@ def arccosh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arccosh', [data], out=out, **kwargs)
+    return _call_op('arccosh', [data], out, kwargs)
 
 
 def arcsin(data=None, out=None, name=None, **kwargs):
@@ -1104,7 +1104,7 @@ def arcsin(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arcsin', [data], out=out, **kwargs)
+    return _call_op('arcsin', [data], out, kwargs)
 
 
 def arcsinh(data=None, out=None, name=None, **kwargs):
@@ -1124,7 +1124,7 @@ def arcsinh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arcsinh', [data], out=out, **kwargs)
+    return _call_op('arcsinh', [data], out, kwargs)
 
 
 def arctan(data=None, out=None, name=None, **kwargs):
@@ -1144,7 +1144,7 @@ def arctan(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arctan', [data], out=out, **kwargs)
+    return _call_op('arctan', [data], out, kwargs)
 
 
 def arctanh(data=None, out=None, name=None, **kwargs):
@@ -1164,7 +1164,7 @@ def arctanh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('arctanh', [data], out=out, **kwargs)
+    return _call_op('arctanh', [data], out, kwargs)
 
 
 def argmax(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
@@ -1192,7 +1192,7 @@ def argmax(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs)
         kwargs['axis'] = axis
     if keepdims is not _NULL:
         kwargs['keepdims'] = keepdims
-    return _invoke('argmax', [data], out=out, **kwargs)
+    return _call_op('argmax', [data], out, kwargs)
 
 
 def argmax_channel(data=None, out=None, name=None, **kwargs):
@@ -1212,7 +1212,7 @@ def argmax_channel(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('argmax_channel', [data], out=out, **kwargs)
+    return _call_op('argmax_channel', [data], out, kwargs)
 
 
 def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
@@ -1240,7 +1240,7 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs)
         kwargs['axis'] = axis
     if keepdims is not _NULL:
         kwargs['keepdims'] = keepdims
-    return _invoke('argmin', [data], out=out, **kwargs)
+    return _call_op('argmin', [data], out, kwargs)
 
 
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
@@ -1270,7 +1270,7 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None
         kwargs['transpose_a'] = transpose_a
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
-    return _invoke('batch_dot', [lhs, rhs], out=out, **kwargs)
+    return _call_op('batch_dot', [lhs, rhs], out, kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1294,7 +1294,7 @@ def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: broadcast_plus.
     """
-    return _invoke('broadcast_add', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_add', [lhs, rhs], out, kwargs)
 
 
 def broadcast_div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1316,7 +1316,7 @@ def broadcast_div(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_div', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_div', [lhs, rhs], out, kwargs)
 
 
 def broadcast_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1338,7 +1338,7 @@ def broadcast_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_equal', [lhs, rhs], out, kwargs)
 
 
 def broadcast_greater(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1360,7 +1360,7 @@ def broadcast_greater(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_greater', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_greater', [lhs, rhs], out, kwargs)
 
 
 def broadcast_greater_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1382,7 +1382,7 @@ def broadcast_greater_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_greater_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_greater_equal', [lhs, rhs], out, kwargs)
 
 
 def broadcast_hypot(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1404,7 +1404,7 @@ def broadcast_hypot(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_hypot', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_hypot', [lhs, rhs], out, kwargs)
 
 
 def broadcast_lesser(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1426,7 +1426,7 @@ def broadcast_lesser(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_lesser', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_lesser', [lhs, rhs], out, kwargs)
 
 
 def broadcast_lesser_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1448,7 +1448,7 @@ def broadcast_lesser_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_lesser_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_lesser_equal', [lhs, rhs], out, kwargs)
 
 
 def broadcast_like(lhs=None, rhs=None, lhs_axes=_NULL, rhs_axes=_NULL, out=None, name=None, **kwargs):
@@ -1478,7 +1478,7 @@ def broadcast_like(lhs=None, rhs=None, lhs_axes=_NULL, rhs_axes=_NULL, out=None,
         kwargs['lhs_axes'] = lhs_axes
     if rhs_axes is not _NULL:
         kwargs['rhs_axes'] = rhs_axes
-    return _invoke('broadcast_like', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_like', [lhs, rhs], out, kwargs)
 
 
 def broadcast_logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1500,7 +1500,7 @@ def broadcast_logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_logical_and', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_logical_and', [lhs, rhs], out, kwargs)
 
 
 def broadcast_logical_or(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1522,7 +1522,7 @@ def broadcast_logical_or(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_logical_or', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_logical_or', [lhs, rhs], out, kwargs)
 
 
 def broadcast_logical_xor(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1544,7 +1544,7 @@ def broadcast_logical_xor(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_logical_xor', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_logical_xor', [lhs, rhs], out, kwargs)
 
 
 def broadcast_maximum(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1566,7 +1566,7 @@ def broadcast_maximum(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_maximum', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_maximum', [lhs, rhs], out, kwargs)
 
 
 def broadcast_minimum(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1588,7 +1588,7 @@ def broadcast_minimum(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_minimum', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_minimum', [lhs, rhs], out, kwargs)
 
 
 def broadcast_mod(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1610,7 +1610,7 @@ def broadcast_mod(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_mod', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_mod', [lhs, rhs], out, kwargs)
 
 
 def broadcast_mul(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1632,7 +1632,7 @@ def broadcast_mul(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_mul', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_mul', [lhs, rhs], out, kwargs)
 
 
 def broadcast_not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1654,7 +1654,7 @@ def broadcast_not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_not_equal', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_not_equal', [lhs, rhs], out, kwargs)
 
 
 def broadcast_power(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1676,7 +1676,7 @@ def broadcast_power(lhs=None, rhs=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('broadcast_power', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_power', [lhs, rhs], out, kwargs)
 
 
 def broadcast_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1700,7 +1700,7 @@ def broadcast_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: broadcast_minus.
     """
-    return _invoke('broadcast_sub', [lhs, rhs], out=out, **kwargs)
+    return _call_op('broadcast_sub', [lhs, rhs], out, kwargs)
 
 
 def broadcast_to(data=None, shape=_NULL, out=None, name=None, **kwargs):
@@ -1724,7 +1724,7 @@ def broadcast_to(data=None, shape=_NULL, out=None, name=None, **kwargs):
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
-    return _invoke('broadcast_to', [data], out=out, **kwargs)
+    return _call_op('broadcast_to', [data], out, kwargs)
 
 
 def cbrt(data=None, out=None, name=None, **kwargs):
@@ -1744,7 +1744,7 @@ def cbrt(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('cbrt', [data], out=out, **kwargs)
+    return _call_op('cbrt', [data], out, kwargs)
 
 
 def ceil(data=None, out=None, name=None, **kwargs):
@@ -1764,7 +1764,7 @@ def ceil(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('ceil', [data], out=out, **kwargs)
+    return _call_op('ceil', [data], out, kwargs)
 
 
 def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
@@ -1792,7 +1792,7 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
         kwargs['a_min'] = a_min
     if a_max is not _NULL:
         kwargs['a_max'] = a_max
-    return _invoke('clip', [data], out=out, **kwargs)
+    return _call_op('clip', [data], out, kwargs)
 
 
 def cos(data=None, out=None, name=None, **kwargs):
@@ -1812,7 +1812,7 @@ def cos(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('cos', [data], out=out, **kwargs)
+    return _call_op('cos', [data], out, kwargs)
 
 
 def cosh(data=None, out=None, name=None, **kwargs):
@@ -1832,7 +1832,7 @@ def cosh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('cosh', [data], out=out, **kwargs)
+    return _call_op('cosh', [data], out, kwargs)
 
 
 def degrees(data=None, out=None, name=None, **kwargs):
@@ -1852,7 +1852,7 @@ def degrees(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('degrees', [data], out=out, **kwargs)
+    return _call_op('degrees', [data], out, kwargs)
 
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
@@ -1882,7 +1882,7 @@ def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name
         kwargs['transpose_a'] = transpose_a
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
-    return _invoke('dot', [lhs, rhs], out=out, **kwargs)
+    return _call_op('dot', [lhs, rhs], out, kwargs)
 
 
 def elemwise_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1906,7 +1906,7 @@ def elemwise_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _add, _plus, _Plus.
     """
-    return _invoke('elemwise_add', [lhs, rhs], out=out, **kwargs)
+    return _call_op('elemwise_add', [lhs, rhs], out, kwargs)
 
 
 def elemwise_div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1930,7 +1930,7 @@ def elemwise_div(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _div, _Div.
     """
-    return _invoke('elemwise_div', [lhs, rhs], out=out, **kwargs)
+    return _call_op('elemwise_div', [lhs, rhs], out, kwargs)
 
 
 def elemwise_mul(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1954,7 +1954,7 @@ def elemwise_mul(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _mul, _Mul.
     """
-    return _invoke('elemwise_mul', [lhs, rhs], out=out, **kwargs)
+    return _call_op('elemwise_mul', [lhs, rhs], out, kwargs)
 
 
 def elemwise_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1978,7 +1978,7 @@ def elemwise_sub(lhs=None, rhs=None, out=None, name=None, **kwargs):
 
     Aliases: _sub, _minus, _Minus.
     """
-    return _invoke('elemwise_sub', [lhs, rhs], out=out, **kwargs)
+    return _call_op('elemwise_sub', [lhs, rhs], out, kwargs)
 
 
 def erf(data=None, out=None, name=None, **kwargs):
@@ -1998,7 +1998,7 @@ def erf(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('erf', [data], out=out, **kwargs)
+    return _call_op('erf', [data], out, kwargs)
 
 
 def exp(data=None, out=None, name=None, **kwargs):
@@ -2018,7 +2018,7 @@ def exp(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('exp', [data], out=out, **kwargs)
+    return _call_op('exp', [data], out, kwargs)
 
 
 def expand_dims(data=None, axis=_NULL, out=None, name=None, **kwargs):
@@ -2042,7 +2042,7 @@ def expand_dims(data=None, axis=_NULL, out=None, name=None, **kwargs):
     """
     if axis is not _NULL:
         kwargs['axis'] = axis
-    return _invoke('expand_dims', [data], out=out, **kwargs)
+    return _call_op('expand_dims', [data], out, kwargs)
 
 
 def expm1(data=None, out=None, name=None, **kwargs):
@@ -2062,7 +2062,7 @@ def expm1(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('expm1', [data], out=out, **kwargs)
+    return _call_op('expm1', [data], out, kwargs)
 
 
 def fix(data=None, out=None, name=None, **kwargs):
@@ -2082,7 +2082,7 @@ def fix(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('fix', [data], out=out, **kwargs)
+    return _call_op('fix', [data], out, kwargs)
 
 
 def floor(data=None, out=None, name=None, **kwargs):
@@ -2102,7 +2102,7 @@ def floor(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('floor', [data], out=out, **kwargs)
+    return _call_op('floor', [data], out, kwargs)
 
 
 def ftrl_update(weight=None, grad=None, z=None, n=None, lr=_NULL, lamda1=_NULL, beta=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
@@ -2154,7 +2154,7 @@ def ftrl_update(weight=None, grad=None, z=None, n=None, lr=_NULL, lamda1=_NULL, 
         kwargs['rescale_grad'] = rescale_grad
     if clip_gradient is not _NULL:
         kwargs['clip_gradient'] = clip_gradient
-    return _invoke('ftrl_update', [weight, grad, z, n], out=out, **kwargs)
+    return _call_op('ftrl_update', [weight, grad, z, n], out, kwargs)
 
 
 def gamma(data=None, out=None, name=None, **kwargs):
@@ -2174,7 +2174,7 @@ def gamma(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('gamma', [data], out=out, **kwargs)
+    return _call_op('gamma', [data], out, kwargs)
 
 
 def gammaln(data=None, out=None, name=None, **kwargs):
@@ -2194,7 +2194,7 @@ def gammaln(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('gammaln', [data], out=out, **kwargs)
+    return _call_op('gammaln', [data], out, kwargs)
 
 
 def gather_nd(data=None, indices=None, out=None, name=None, **kwargs):
@@ -2216,7 +2216,7 @@ def gather_nd(data=None, indices=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('gather_nd', [data, indices], out=out, **kwargs)
+    return _call_op('gather_nd', [data, indices], out, kwargs)
 
 
 def identity(data=None, out=None, name=None, **kwargs):
@@ -2238,7 +2238,7 @@ def identity(data=None, out=None, name=None, **kwargs):
 
     Aliases: identity.
     """
-    return _invoke('_copy', [data], out=out, **kwargs)
+    return _call_op('_copy', [data], out, kwargs)
 
 
 def log(data=None, out=None, name=None, **kwargs):
@@ -2258,7 +2258,7 @@ def log(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('log', [data], out=out, **kwargs)
+    return _call_op('log', [data], out, kwargs)
 
 
 def log10(data=None, out=None, name=None, **kwargs):
@@ -2278,7 +2278,7 @@ def log10(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('log10', [data], out=out, **kwargs)
+    return _call_op('log10', [data], out, kwargs)
 
 
 def log1p(data=None, out=None, name=None, **kwargs):
@@ -2298,7 +2298,7 @@ def log1p(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('log1p', [data], out=out, **kwargs)
+    return _call_op('log1p', [data], out, kwargs)
 
 
 def log2(data=None, out=None, name=None, **kwargs):
@@ -2318,7 +2318,7 @@ def log2(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('log2', [data], out=out, **kwargs)
+    return _call_op('log2', [data], out, kwargs)
 
 
 def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
@@ -2346,7 +2346,7 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, *
         kwargs['axis'] = axis
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
-    return _invoke('log_softmax', [data], out=out, **kwargs)
+    return _call_op('log_softmax', [data], out, kwargs)
 
 
 def make_loss(data=None, out=None, name=None, **kwargs):
@@ -2366,7 +2366,7 @@ def make_loss(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('make_loss', [data], out=out, **kwargs)
+    return _call_op('make_loss', [data], out, kwargs)
 
 
 def max(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2400,7 +2400,7 @@ def max(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('max', [data], out=out, **kwargs)
+    return _call_op('max', [data], out, kwargs)
 
 
 def mean(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2432,7 +2432,7 @@ def mean(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=No
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('mean', [data], out=out, **kwargs)
+    return _call_op('mean', [data], out, kwargs)
 
 
 def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2466,7 +2466,7 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('min', [data], out=out, **kwargs)
+    return _call_op('min', [data], out, kwargs)
 
 
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2498,7 +2498,7 @@ def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('nanprod', [data], out=out, **kwargs)
+    return _call_op('nanprod', [data], out, kwargs)
 
 
 def nansum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2530,7 +2530,7 @@ def nansum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('nansum', [data], out=out, **kwargs)
+    return _call_op('nansum', [data], out, kwargs)
 
 
 def negative(data=None, out=None, name=None, **kwargs):
@@ -2550,7 +2550,7 @@ def negative(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('negative', [data], out=out, **kwargs)
+    return _call_op('negative', [data], out, kwargs)
 
 
 def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
@@ -2586,7 +2586,7 @@ def norm(data=None, ord=_NULL, axis=_NULL, out_dtype=_NULL, keepdims=_NULL, out=
         kwargs['out_dtype'] = out_dtype
     if keepdims is not _NULL:
         kwargs['keepdims'] = keepdims
-    return _invoke('norm', [data], out=out, **kwargs)
+    return _call_op('norm', [data], out, kwargs)
 
 
 def one_hot(indices=None, depth=_NULL, on_value=_NULL, off_value=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2622,7 +2622,7 @@ def one_hot(indices=None, depth=_NULL, on_value=_NULL, off_value=_NULL, dtype=_N
         kwargs['off_value'] = off_value
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('one_hot', [indices], out=out, **kwargs)
+    return _call_op('one_hot', [indices], out, kwargs)
 
 
 def ones_like(data=None, out=None, name=None, **kwargs):
@@ -2642,7 +2642,7 @@ def ones_like(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('ones_like', [data], out=out, **kwargs)
+    return _call_op('ones_like', [data], out, kwargs)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -2674,7 +2674,7 @@ def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=No
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('prod', [data], out=out, **kwargs)
+    return _call_op('prod', [data], out, kwargs)
 
 
 def radians(data=None, out=None, name=None, **kwargs):
@@ -2694,7 +2694,7 @@ def radians(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('radians', [data], out=out, **kwargs)
+    return _call_op('radians', [data], out, kwargs)
 
 
 def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2734,7 +2734,7 @@ def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_random_normal', [], out=out, **kwargs)
+    return _call_op('_random_normal', [], out, kwargs)
 
 
 def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2774,7 +2774,7 @@ def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_random_randint', [], out=out, **kwargs)
+    return _call_op('_random_randint', [], out, kwargs)
 
 
 def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -2814,7 +2814,7 @@ def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
         kwargs['ctx'] = ctx
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _invoke('_random_uniform', [], out=out, **kwargs)
+    return _call_op('_random_uniform', [], out, kwargs)
 
 
 def rcbrt(data=None, out=None, name=None, **kwargs):
@@ -2834,7 +2834,7 @@ def rcbrt(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('rcbrt', [data], out=out, **kwargs)
+    return _call_op('rcbrt', [data], out, kwargs)
 
 
 def reciprocal(data=None, out=None, name=None, **kwargs):
@@ -2854,7 +2854,7 @@ def reciprocal(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('reciprocal', [data], out=out, **kwargs)
+    return _call_op('reciprocal', [data], out, kwargs)
 
 
 def relu(data=None, out=None, name=None, **kwargs):
@@ -2874,7 +2874,7 @@ def relu(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('relu', [data], out=out, **kwargs)
+    return _call_op('relu', [data], out, kwargs)
 
 
 def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_NULL, rhs_end=_NULL, out=None, name=None, **kwargs):
@@ -2912,7 +2912,7 @@ def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_
         kwargs['rhs_begin'] = rhs_begin
     if rhs_end is not _NULL:
         kwargs['rhs_end'] = rhs_end
-    return _invoke('reshape_like', [lhs, rhs], out=out, **kwargs)
+    return _call_op('reshape_like', [lhs, rhs], out, kwargs)
 
 
 def rint(data=None, out=None, name=None, **kwargs):
@@ -2932,7 +2932,7 @@ def rint(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('rint', [data], out=out, **kwargs)
+    return _call_op('rint', [data], out, kwargs)
 
 
 def rmsprop_update(weight=None, grad=None, n=None, lr=_NULL, gamma1=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, clip_weights=_NULL, out=None, name=None, **kwargs):
@@ -2986,7 +2986,7 @@ def rmsprop_update(weight=None, grad=None, n=None, lr=_NULL, gamma1=_NULL, epsil
         kwargs['clip_gradient'] = clip_gradient
     if clip_weights is not _NULL:
         kwargs['clip_weights'] = clip_weights
-    return _invoke('rmsprop_update', [weight, grad, n], out=out, **kwargs)
+    return _call_op('rmsprop_update', [weight, grad, n], out, kwargs)
 
 
 def round(data=None, out=None, name=None, **kwargs):
@@ -3006,7 +3006,7 @@ def round(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('round', [data], out=out, **kwargs)
+    return _call_op('round', [data], out, kwargs)
 
 
 def rsqrt(data=None, out=None, name=None, **kwargs):
@@ -3026,7 +3026,7 @@ def rsqrt(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('rsqrt', [data], out=out, **kwargs)
+    return _call_op('rsqrt', [data], out, kwargs)
 
 
 def scatter_nd(data=None, indices=None, shape=_NULL, out=None, name=None, **kwargs):
@@ -3052,7 +3052,7 @@ def scatter_nd(data=None, indices=None, shape=_NULL, out=None, name=None, **kwar
     """
     if shape is not _NULL:
         kwargs['shape'] = shape
-    return _invoke('scatter_nd', [data, indices], out=out, **kwargs)
+    return _call_op('scatter_nd', [data, indices], out, kwargs)
 
 
 def sgd_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
@@ -3101,7 +3101,7 @@ def sgd_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, w
         kwargs['clip_gradient'] = clip_gradient
     if lazy_update is not _NULL:
         kwargs['lazy_update'] = lazy_update
-    return _invoke('sgd_mom_update', [weight, grad, mom], out=out, **kwargs)
+    return _call_op('sgd_mom_update', [weight, grad, mom], out, kwargs)
 
 
 def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
@@ -3144,7 +3144,7 @@ def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, c
         kwargs['clip_gradient'] = clip_gradient
     if lazy_update is not _NULL:
         kwargs['lazy_update'] = lazy_update
-    return _invoke('sgd_update', [weight, grad], out=out, **kwargs)
+    return _call_op('sgd_update', [weight, grad], out, kwargs)
 
 
 def shape_array(data=None, out=None, name=None, **kwargs):
@@ -3164,7 +3164,7 @@ def shape_array(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('shape_array', [data], out=out, **kwargs)
+    return _call_op('shape_array', [data], out, kwargs)
 
 
 def shuffle(data=None, out=None, name=None, **kwargs):
@@ -3186,7 +3186,7 @@ def shuffle(data=None, out=None, name=None, **kwargs):
 
     Aliases: shuffle.
     """
-    return _invoke('_shuffle', [data], out=out, **kwargs)
+    return _call_op('_shuffle', [data], out, kwargs)
 
 
 def sigmoid(data=None, out=None, name=None, **kwargs):
@@ -3206,7 +3206,7 @@ def sigmoid(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('sigmoid', [data], out=out, **kwargs)
+    return _call_op('sigmoid', [data], out, kwargs)
 
 
 def sign(data=None, out=None, name=None, **kwargs):
@@ -3226,7 +3226,7 @@ def sign(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('sign', [data], out=out, **kwargs)
+    return _call_op('sign', [data], out, kwargs)
 
 
 def sin(data=None, out=None, name=None, **kwargs):
@@ -3246,7 +3246,7 @@ def sin(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('sin', [data], out=out, **kwargs)
+    return _call_op('sin', [data], out, kwargs)
 
 
 def sinh(data=None, out=None, name=None, **kwargs):
@@ -3266,7 +3266,7 @@ def sinh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('sinh', [data], out=out, **kwargs)
+    return _call_op('sinh', [data], out, kwargs)
 
 
 def size_array(data=None, out=None, name=None, **kwargs):
@@ -3286,7 +3286,7 @@ def size_array(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('size_array', [data], out=out, **kwargs)
+    return _call_op('size_array', [data], out, kwargs)
 
 
 def slice(data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
@@ -3320,7 +3320,7 @@ def slice(data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **
         kwargs['end'] = end
     if step is not _NULL:
         kwargs['step'] = step
-    return _invoke('slice', [data], out=out, **kwargs)
+    return _call_op('slice', [data], out, kwargs)
 
 
 def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=None, **kwargs):
@@ -3352,7 +3352,7 @@ def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=Non
         kwargs['begin'] = begin
     if end is not _NULL:
         kwargs['end'] = end
-    return _invoke('slice_axis', [data], out=out, **kwargs)
+    return _call_op('slice_axis', [data], out, kwargs)
 
 
 def smooth_l1(data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -3376,7 +3376,7 @@ def smooth_l1(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
-    return _invoke('smooth_l1', [data], out=out, **kwargs)
+    return _call_op('smooth_l1', [data], out, kwargs)
 
 
 def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
@@ -3404,7 +3404,7 @@ def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwa
         kwargs['axis'] = axis
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
-    return _invoke('softmax', [data], out=out, **kwargs)
+    return _call_op('softmax', [data], out, kwargs)
 
 
 def softsign(data=None, out=None, name=None, **kwargs):
@@ -3424,7 +3424,7 @@ def softsign(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('softsign', [data], out=out, **kwargs)
+    return _call_op('softsign', [data], out, kwargs)
 
 
 def sqrt(data=None, out=None, name=None, **kwargs):
@@ -3444,7 +3444,7 @@ def sqrt(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('sqrt', [data], out=out, **kwargs)
+    return _call_op('sqrt', [data], out, kwargs)
 
 
 def square(data=None, out=None, name=None, **kwargs):
@@ -3464,7 +3464,7 @@ def square(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('square', [data], out=out, **kwargs)
+    return _call_op('square', [data], out, kwargs)
 
 
 def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -3498,7 +3498,7 @@ def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
         kwargs['keepdims'] = keepdims
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
-    return _invoke('sum', [data], out=out, **kwargs)
+    return _call_op('sum', [data], out, kwargs)
 
 
 def take(a=None, indices=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):
@@ -3528,7 +3528,7 @@ def take(a=None, indices=None, axis=_NULL, mode=_NULL, out=None, name=None, **kw
         kwargs['axis'] = axis
     if mode is not _NULL:
         kwargs['mode'] = mode
-    return _invoke('take', [a, indices], out=out, **kwargs)
+    return _call_op('take', [a, indices], out, kwargs)
 
 
 def tan(data=None, out=None, name=None, **kwargs):
@@ -3548,7 +3548,7 @@ def tan(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('tan', [data], out=out, **kwargs)
+    return _call_op('tan', [data], out, kwargs)
 
 
 def tanh(data=None, out=None, name=None, **kwargs):
@@ -3568,7 +3568,7 @@ def tanh(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('tanh', [data], out=out, **kwargs)
+    return _call_op('tanh', [data], out, kwargs)
 
 
 def transpose(data=None, axes=_NULL, out=None, name=None, **kwargs):
@@ -3592,7 +3592,7 @@ def transpose(data=None, axes=_NULL, out=None, name=None, **kwargs):
     """
     if axes is not _NULL:
         kwargs['axes'] = axes
-    return _invoke('transpose', [data], out=out, **kwargs)
+    return _call_op('transpose', [data], out, kwargs)
 
 
 def trunc(data=None, out=None, name=None, **kwargs):
@@ -3612,7 +3612,7 @@ def trunc(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('trunc', [data], out=out, **kwargs)
+    return _call_op('trunc', [data], out, kwargs)
 
 
 def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):
@@ -3637,7 +3637,7 @@ def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('where', [condition, x, y], out=out, **kwargs)
+    return _call_op('where', [condition, x, y], out, kwargs)
 
 
 def zeros_like(data=None, out=None, name=None, **kwargs):
@@ -3657,7 +3657,7 @@ def zeros_like(data=None, out=None, name=None, **kwargs):
     -------
     out : NDArray
     """
-    return _invoke('zeros_like', [data], out=out, **kwargs)
+    return _call_op('zeros_like', [data], out, kwargs)
 
 
 # The operators' other names (aliases).

@@ -1,12 +1,38 @@
 """Checking operators' gradients against finite differences, as MXNet's
 ``mx.test_utils.check_numeric_gradient`` does for symbols, here for one
-operator applied to NumPy arrays."""
+operator applied to NumPy arrays; and the helpers that compare calls
+through the call-plan cache (mx_ops.core._call) with uncached ones."""
+import contextlib
+
 import numpy as np
 
 from mx_ops.core.gradient import grad_entries
 from mx_ops.core.node import evaluate, make_node, variable
 
-__all__ = ["numeric_gradient", "symbolic_gradient", "check_numeric_gradient"]
+__all__ = ["numeric_gradient", "symbolic_gradient", "check_numeric_gradient",
+           "plan_cache_limit", "same_outcome"]
+
+
+@contextlib.contextmanager
+def plan_cache_limit(n):
+    """The call-plan cache bounded to ``n`` plans (0: off, every call
+    parses and infers afresh) inside the block, emptied on entry and exit."""
+    from mx_ops.core._call import set_plan_limit
+    previous = set_plan_limit(n)
+    try:
+        yield
+    finally:
+        set_plan_limit(previous)
+
+
+def same_outcome(a, b):
+    """Whether two calls' outcomes agree: lists of arrays equal in dtype,
+    shape and every bit (NaNs included), or errors ``(type, message)``."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return a == b
+    return len(a) == len(b) and all(u.dtype == v.dtype and u.shape == v.shape
+                                    and np.array_equal(u, v, equal_nan=True)
+                                    for u, v in zip(a, b))
 
 
 def _forward_node(op_name, inputs, params):

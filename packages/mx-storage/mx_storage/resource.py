@@ -215,8 +215,19 @@ def _copies(name, default):
 _lock = threading.Lock()
 _global_seed = 0              # MXNet's generators start from a fixed seed too
 _ctx_seeds = {}               # seed(n, ctx): the seed of that device's later resources
-_pools = {}                   # (ctx, kind) -> [resources]
-_turn = {}                    # (ctx, kind) -> next copy to hand out
+_pools = {}                   # (ctx, kind) -> _Copies
+# The same _Copies by (device type, device id, kind's value): a request
+# hashes three ints, not Context and the enum (Python __hash__ calls).
+_by_ids = {}
+
+
+class _Copies:
+    """A kind's resources on one device, handed out in turn."""
+    __slots__ = ("items", "turn")
+
+    def __init__(self, items):
+        self.items = items
+        self.turn = 0
 
 
 def _copy_count(ctx, kind):
@@ -235,33 +246,38 @@ def request(ctx, kind):
     if not isinstance(ctx, Context):
         raise TypeError(f"resource.request: argument 'ctx' must be a Context such as cpu(0), "
                         f"got {type(ctx).__name__}")
-    try:
-        kind = ResourceRequest(kind)
-    except ValueError:
-        raise ValueError(f"resource.request: argument 'kind' must be a ResourceRequest "
-                         f"(RANDOM, TEMP_SPACE, PARALLEL_RANDOM), got {kind!r}") from None
-    key = (ctx, kind)
-    with _lock:
-        pool = _pools.get(key)
-        if pool is None:
-            n = _copy_count(ctx, kind)
-            if kind == ResourceRequest.TEMP_SPACE:
-                pool = [TempSpace(ctx, i) for i in range(n)]
-            else:
-                s = _ctx_seeds.get(ctx, _global_seed)
-                pool = [RandomResource(kind, ctx, i, s) for i in range(n)]
-            _pools[key] = pool
-            _turn[key] = 0
-        i = _turn[key]
-        _turn[key] = (i + 1) % len(pool)
-        return pool[i]
+    if type(kind) is not ResourceRequest:     # the enum's call is slow: only when needed
+        try:
+            kind = ResourceRequest(kind)
+        except ValueError:
+            raise ValueError(f"resource.request: argument 'kind' must be a ResourceRequest "
+                             f"(RANDOM, TEMP_SPACE, PARALLEL_RANDOM), got {kind!r}") from None
+    ids = (ctx.device_typeid, ctx.device_id, kind._value_)
+    copies = _by_ids.get(ids)
+    if copies is None:
+        with _lock:
+            copies = _by_ids.get(ids)
+            if copies is None:
+                n = _copy_count(ctx, kind)
+                if kind == ResourceRequest.TEMP_SPACE:
+                    pool = [TempSpace(ctx, i) for i in range(n)]
+                else:
+                    s = _ctx_seeds.get(ctx, _global_seed)
+                    pool = [RandomResource(kind, ctx, i, s) for i in range(n)]
+                copies = _pools[(ctx, kind)] = _by_ids[ids] = _Copies(pool)
+    # The turn without the lock (every operator call with a workspace or a
+    # random draw comes here): two threads racing may get the same copy,
+    # which its engine variable keeps correct; only the rotation skips.
+    i = copies.turn
+    copies.turn = (i + 1) % len(copies.items)
+    return copies.items[i]
 
 
 def release_workspaces(ctx=None):
     """Returns the temporary workspaces' memory (of ``ctx`` only, if given)
     to the pool, as after a peak of demand; they grow again when used."""
     with _lock:
-        spaces = [r for (c, kind), pool in _pools.items() for r in pool
+        spaces = [r for (c, kind), copies in _pools.items() for r in copies.items
                   if kind == ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
     for space in spaces:
         space.release()
@@ -286,15 +302,15 @@ def seed(seed_value, ctx=None):
             _ctx_seeds.clear()
         else:
             _ctx_seeds[ctx] = int(seed_value)
-        targets = [r for (c, kind), pool in _pools.items() for r in pool
-                   if kind != ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
+        reseeded = [copies for (c, kind), copies in _pools.items()
+                    if kind != ResourceRequest.TEMP_SPACE and (ctx is None or c == ctx)]
+        targets = [r for copies in reseeded for r in copies.items]
         # The copies are handed out from the first again (MXNet's Seed resets
         # its pointer too), so a seeded sequence of requests repeats: with
         # several copies (4 PARALLEL_RANDOM ones per GPU) it would otherwise
         # start at whichever copy the earlier requests left next.
-        for key in _turn:
-            if key[1] != ResourceRequest.TEMP_SPACE and (ctx is None or key[0] == ctx):
-                _turn[key] = 0
+        for copies in reseeded:
+            copies.turn = 0
     for r in targets:
         engine.wait_for_var(r.var)
         r.reseed(seed_value)

@@ -6,6 +6,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
 from mx_ops.core._types cimport MXTBlob, MXOpCall, MXFCompute, MX_MAX_DIM
+from mx_ops.core._call cimport CallPlan, Inferred, plan_for, COMPUTE_NATIVE
 
 import threading
 
@@ -15,7 +16,7 @@ from mx_engine.base import MXNetError
 from mx_engine import cpu, gpu as gpu_ctx
 from mx_ops.core import registry
 from mx_ops.core.training import is_training
-from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core._random_state import pack_call
 from mx_ops.core._limits import check_shape
 from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, DTYPE_NAMES
 from mx_ops.core.registry import ShapeError, TypeInferenceError
@@ -55,11 +56,13 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     or a list of them, one per output.  Parameters are keyword arguments,
     as Python values or MXNet's strings.
     """
-    op = registry.get(op_name)
+    if not isinstance(op_name, str):
+        registry.get(op_name)                 # raises OperatorNotFound, naming it
     inputs = list(inputs)
-    kwargs = op.parse_call(params, len(inputs))
-    names = op.input_names(kwargs)
-    nout = op.output_count(kwargs)
+    cdef CallPlan plan = plan_for(op_name, len(inputs), params)
+    op = plan.op
+    names = plan.names
+    nout = plan.nout
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     gpu = any(_is_cupy(a) for a in inputs + outs)   # outs: ops without inputs
     if gpu:
@@ -71,42 +74,46 @@ def invoke(op_name, inputs, out=None, req="write", **params):
         if a.dtype.name not in _FLAG:
             raise TypeInferenceError(f"{op.name}: argument '{name}' has dtype {a.dtype}; "
                                      f"supported: {', '.join(DTYPE_NAMES)}")
-    shapes = op.infer_shape(kwargs, [a.shape for a in arrays])
-    dtypes = op.infer_type(kwargs, [a.dtype.name for a in arrays])
+    in_shapes = [tuple(a.shape) for a in arrays]
+    cdef Inferred r = plan.infer(tuple(in_shapes), tuple([a.dtype.name for a in arrays]))
     reqs = [req] * nout if isinstance(req, str) else list(req)
     if len(reqs) != nout:
         raise ValueError(f"{op.name}: 'req' must hold {nout} value(s), got {len(reqs)}")
-    for r in reqs:
-        if r not in REQS:
+    for r_ in reqs:
+        if r_ not in REQS:
             raise ValueError(f"{op.name}: argument 'req' must be one of {', '.join(REQS)}, "
-                             f"got {r!r}")
-    outputs = _outputs(op, out, shapes, dtypes, reqs, xp)
-    for i in op.mutated_inputs(kwargs):
+                             f"got {r_!r}")
+    outputs = _outputs(op, out, r.shapes, r.dtypes, reqs, xp)
+    for i in plan.mutated:
         if arrays[i] is not inputs[i]:
             raise ValueError(f"{op.name}: argument '{names[i]}' is written in place, so it must "
                              f"be a C-contiguous {'CuPy' if gpu else 'NumPy'} array")
     ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
     train = is_training()
+    kwargs = dict(plan.params)      # the plan's are shared: this call adds its own keys
     if op.compute_ex:
         # An NDArray-level compute (a custom operator): mx-ndarray runs it.
         registry.run_compute_ex(op, "gpu" if gpu else "cpu", dict(kwargs, _is_train=train),
                                 arrays, outputs, reqs)
         return outputs[0] if nout == 1 else outputs
-    fn = op.compute_for("gpu" if gpu else "cpu")
-    if gpu or callable(fn):
+    if gpu or plan.cpu_kind != COMPUTE_NATIVE:
+        fn = op.compute_for("gpu" if gpu else "cpu")
         kwargs["_is_train"] = train
-        if random_kind(op) is not None:
-            kwargs["_random_state"] = pack_call(op, kwargs, [a.shape for a in arrays], ctx)[1]
+        if plan.random_kind is not None:
+            kwargs["_random_state"] = pack_call(op, kwargs, in_shapes, ctx)[1]
         if op.workspace is not None:
-            nbytes = int(op.workspace(kwargs, [a.shape for a in arrays]))
+            nbytes = int(op.workspace(kwargs, in_shapes))
             kwargs["_workspace"] = xp.empty(nbytes, np.uint8) if gpu else _workspace(nbytes)
         fn(kwargs, arrays, outputs, reqs)
     else:
         workspace = None
         if op.workspace is not None:
-            workspace = _workspace(op.workspace(kwargs, [a.shape for a in arrays]))
-        _run_cpu(op, pack_call(op, kwargs, [a.shape for a in arrays], ctx)[0], names, arrays,
-                 outputs, reqs, workspace, train)
+            workspace = _workspace(op.workspace(kwargs, in_shapes))
+        # A random op reserves its draws now, in call order.
+        packed = r.packed if plan.random_kind is None else pack_call(op, kwargs, in_shapes,
+                                                                     ctx)[0]
+        _run_cpu(op, <MXFCompute>plan.cpu_kernel, packed, names, arrays, outputs, reqs,
+                 workspace, train)
     return outputs[0] if nout == 1 else outputs
 
 
@@ -148,9 +155,8 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     return outs
 
 
-cdef _run_cpu(op, bytes packed, list names, list arrays, list outputs, list reqs, workspace,
-              bint train):
-    cdef MXFCompute fn = <MXFCompute><size_t>op.compute_for("cpu")
+cdef _run_cpu(op, MXFCompute fn, bytes packed, list names, list arrays, list outputs,
+              list reqs, workspace, bint train):
     cdef int nin = len(arrays), nout = len(outputs), i, rc
     cdef MXTBlob* blobs = <MXTBlob*>calloc(nin + nout, sizeof(MXTBlob))
     cdef int32_t* req = <int32_t*>calloc(nout, sizeof(int32_t))

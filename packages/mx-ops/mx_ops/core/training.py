@@ -12,12 +12,17 @@ import threading
 
 __all__ = ["is_training", "set_training", "train_mode", "predict_mode"]
 
-_state = threading.local()
+
+class _State(threading.local):
+    train = False       # the default, found without raising AttributeError per call
+
+
+_state = _State()
 
 
 def is_training():
     """True when calls pushed from this thread now run in training mode."""
-    return getattr(_state, "train", False)
+    return _state.train
 
 
 def set_training(train):

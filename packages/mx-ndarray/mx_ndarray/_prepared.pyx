@@ -1,20 +1,39 @@
-# Prepared operator calls: the push layer of a bound executor (mx-graph).
-# Included by _ndarray.pyx, so the call block, chunks and push helpers stay C.
-#
-# An executor binds once -- arrays allocated, memory planned (outputs are
-# often views of a shared chunk, an in-place output is the very memory of an
-# input), a req per output -- then pushes the same calls on every forward
-# and backward, as MXNet's GraphExecutor builds each node's engine operator
-# once (InitCachedOps) and pushes it per pass (RunOps).  A PreparedCall does
-# the checks, inference, parameter packing, temp space and variable lists
-# at construction; a push of a native kernel is then a malloc, a copy of the
-# prebuilt call block, chunk references and push_native.  The pushed block
-# is never shared between pushes: each carries its own is_train and random
-# state, and an earlier push may not have run yet.
-from libc.stdint cimport uint64_t
+"""Prepared operator calls: the push layer of a bound executor (mx-graph).
 
+An executor binds once -- arrays allocated, memory planned (outputs are
+often views of a shared chunk, an in-place output is the very memory of an
+input), a req per output -- then pushes the same calls on every forward
+and backward, as MXNet's GraphExecutor builds each node's engine operator
+once (InitCachedOps) and pushes it per pass (RunOps).  A PreparedCall does
+the checks, inference, parameter packing, temp space and variable lists
+at construction; a push of a native kernel is then a malloc, a copy of the
+prebuilt call block, chunk references and push_native.  The pushed block
+is never shared between pushes: each carries its own is_train and random
+state, and an earlier push may not have run yet."""
+cimport cython
+from cpython.ref cimport PyObject, Py_INCREF
+from libc.stdint cimport int32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from mx_engine._context cimport Context
+from mx_engine._engine cimport Var, EngineVar, PROP_NORMAL, intern_name, push_native
+from mx_ops.core._types cimport MXTBlob, MXFCompute
+from mx_ops.core._call cimport CallPlan, Inferred, plan_of, COMPUTE_NATIVE, COMPUTE_EX
+from mx_ndarray._chunk cimport Chunk, _chunk_incref, _chunk_decref, _chunk_foreign
+from mx_ndarray._ndarray cimport NDArray
+from mx_ndarray._call_block cimport (CallBlock, _run_call, _run_gpu_call, _free_call,
+                                     _new_call)
+from mx_ndarray._custom_compute cimport _push_ex_call
+from mx_ndarray._invoke cimport _select_compute, _temp_space, _python_params, _python_fn
+
+import numpy as np
+
+from mx_ops.core import registry
+from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
 from mx_ops.core._random_state import random_draws, state_offset, with_state
-from mx_ops.core.registry import OpDef, TypeInferenceError
+from mx_ops.core.registry import OpDef, ShapeError, TypeInferenceError
+from mx_storage import resource as _resource
 
 _REQ_NAMES = tuple(sorted(_REQ_FLAGS, key=_REQ_FLAGS.get))     # index = OpReqType
 
@@ -90,26 +109,10 @@ cdef class PreparedCall:
     inputs' (aux states) and the temp space's; an error in the kernel
     surfaces at the next wait on an output, naming the operator.
     """
-    cdef readonly object op
-    cdef readonly dict params
-    cdef readonly tuple inputs
-    cdef readonly tuple outputs
-    cdef readonly tuple reqs
-    cdef readonly Context context
-    cdef int kind               # COMPUTE_*
-    cdef bint noop
-    cdef bint ready             # constructed: a half-built call never pushes
-    cdef object compute         # the Python compute or compute_ex; None for a kernel
-    cdef CallBlock* tmpl        # the block every push copies; holds chunk references
-    cdef EngineVar** vars       # reads, then writes: deduplicated
-    cdef int nreads
-    cdef int nwrites
-    cdef tuple temp             # (block, Var, bytes): keeps the temp-space Var alive
-    cdef object rng             # the RandomResource a random op reserves from
-    cdef uint64_t draws[2]      # counter values a push reserves, by is_train
-    cdef size_t state_at        # the MXRandomState's offset in the packed parameters
 
     def __init__(self, op, params, inputs, outputs, reqs):
+        cdef CallPlan plan
+        cdef Inferred inferred
         if self.op is not None:
             raise TypeError("PreparedCall: already initialised")
         if isinstance(op, str):
@@ -120,8 +123,9 @@ cdef class PreparedCall:
         if not isinstance(params, dict):
             raise TypeError(f"{op.name}: 'params' must be a dict, got {type(params).__name__}")
         inputs, outputs = list(inputs), list(outputs)
-        kwargs = op.parse_call(params, len(inputs))   # a no-op on parsed params
-        names = op.input_names(kwargs)
+        plan = plan_of(op, len(inputs), params)   # parsing is a no-op on parsed params
+        kwargs = plan.params
+        names = plan.names
         out_names = op.output_names(kwargs)
         if len(outputs) != len(out_names):
             raise ValueError(f"{op.name}: {len(out_names)} output(s) ({', '.join(out_names)}) "
@@ -144,9 +148,8 @@ cdef class PreparedCall:
                                      f"the call on {ctx}; every array must be on one context")
         kind, fn = _select_compute(op, ctx)
         in_shapes = [a.shape for a in inputs]
-        shapes = op.infer_shape(kwargs, in_shapes)
-        dtypes = op.infer_type(kwargs, [a.dtype.name for a in inputs])
-        for i, (o, s, d) in enumerate(zip(outputs, shapes, dtypes)):
+        inferred = plan.infer(tuple(in_shapes), tuple([a.dtype.name for a in inputs]))
+        for i, (o, s, d) in enumerate(zip(outputs, inferred.shapes, inferred.dtypes)):
             if o.shape != tuple(s):
                 raise ShapeError(f"{op.name}: output {i} ('{out_names[i]}') has shape {o.shape}, "
                                  f"but inputs of shapes {', '.join(map(str, in_shapes))} give "
@@ -154,7 +157,7 @@ cdef class PreparedCall:
             if o.dtype.name != d:
                 raise TypeInferenceError(f"{op.name}: output {i} ('{out_names[i]}') is {o.dtype}, "
                                          f"but the inputs give {d}")
-        self.op, self.params = op, kwargs
+        self.op, self.params, self.plan, self.inferred = op, dict(kwargs), plan, inferred
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
         self.context, self.kind, self.compute = ctx, kind, fn
         self.noop = all(r == "null" for r in self.reqs)
@@ -172,7 +175,7 @@ cdef class PreparedCall:
         cdef bytes packed = b""
         cdef MXFCompute fn = NULL
         op, kwargs = self.op, self.params
-        rkind = random_kind(op)
+        rkind = self.plan.random_kind
         if rkind is not None:
             # One resource for the call's life, as a bound executor's; a
             # push reserves its draws from it (in push order), never here.
@@ -181,9 +184,8 @@ cdef class PreparedCall:
                 self.draws[i] = random_draws(op, dict(kwargs, _is_train=bool(i)), in_shapes)
         self.temp = _temp_space(op, kwargs, inputs, self.context)
         if self.kind == COMPUTE_NATIVE:
-            fn = <MXFCompute><size_t>op.compute_for("cpu")
-            if op.pack_params is not None:
-                packed = op.pack_params(kwargs, in_shapes)
+            fn = <MXFCompute>self.plan.cpu_kernel
+            packed = self.inferred.packed
             if rkind is not None:
                 self.state_at = state_offset(len(packed))
                 packed = with_state(packed, (0, 0))     # each push writes its own
@@ -211,7 +213,7 @@ cdef class PreparedCall:
         if self.temp is not None:
             self.tmpl.call.workspace = <void*><size_t>self.temp[0].ptr
             self.tmpl.call.workspace_size = self.temp[2]
-        self._prepare_vars(op.mutated_inputs(kwargs))
+        self._prepare_vars(self.plan.mutated)
         return 0
 
     cdef int _prepare_vars(self, tuple mutated) except -1:

@@ -1,23 +1,36 @@
-# NDArray-level computes (OpDef.compute_ex): custom operators' Python
-# callbacks.  Included by _ndarray.pyx, so chunks and NDArray stay C.
-#
-# As MXNet's CustomOperator (ExecType::kAsync): the engine call is async,
-# and the worker that reaches it only hands it to a custom-op thread
-# (mx_ndarray._ex_pool) and goes on, so callbacks that push operators and
-# wait for them cannot stall the workers those operators need.  The thread
-# wraps the call's memory as NDArrays with fresh engine variables (foreign
-# chunks that keep the call's arrays alive), runs the callback, then pushes
-# a no-op that writes every wrapper: once it has run, every read and write
-# the callback pushed on them is done.  Back on a custom-op thread the call
-# completes with the first error found (the callback's, else one its pushed
-# work left on a wrapper), so it surfaces at the next wait on an output,
-# naming the operator; the engine itself stays usable.
+"""NDArray-level computes (OpDef.compute_ex): custom operators' Python
+callbacks.
+
+As MXNet's CustomOperator (ExecType::kAsync): the engine call is async,
+and the worker that reaches it only hands it to a custom-op thread
+(mx_ndarray._ex_pool) and goes on, so callbacks that push operators and
+wait for them cannot stall the workers those operators need.  The thread
+wraps the call's memory as NDArrays with fresh engine variables (foreign
+chunks that keep the call's arrays alive), runs the callback, then pushes
+a no-op that writes every wrapper: once it has run, every read and write
+the callback pushed on them is done.  Back on a custom-op thread the call
+completes with the first error found (the callback's, else one its pushed
+work left on a wrapper), so it surfaces at the next wait on an output,
+naming the operator; the engine itself stays usable."""
+cimport cython
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from libc.stdlib cimport free, malloc
+
+from mx_engine._context cimport DEV_GPU
+from mx_engine._engine cimport (RunContextC, FreeFn, OprBlock, PROP_NORMAL, complete_async,
+                                intern_name, push_native, push_native_async, wait_var)
+from mx_ndarray._chunk cimport _chunk_foreign
+from mx_ndarray._ndarray cimport NDArray
+
 import traceback
 
-from mx_engine._engine cimport FreeFn, OprBlock, complete_async, push_native_async
-
-from mx_ndarray import _ex_pool
+from mx_engine import current_context
+from mx_engine.base import MXNetError
+from mx_ops.core import registry
 from mx_ops.core.training import set_training
+from mx_ndarray import _device, _ex_pool
+from mx_ops.core.dtypes import NP_DTYPES as _NP_DTYPES
+from mx_ndarray._alloc import _share_device_memory, _share_host_memory
 
 
 cdef int _wait(EngineVar* var) except -1:

@@ -1,0 +1,359 @@
+"""The imperative call protocol, NDArray side: a call takes its plan
+(mx_ops.core._call: parameters parsed, inference kept, once per signature),
+checks its arrays, allocates the outputs and pushes the operator's kernel
+to the engine (through the call block), returning at once; the kernel
+runs on a worker without the GIL.  Errors in the kernel surface at the
+next wait on an output, naming the operator.  ``invoke``, the generated
+mx.nd functions (``call_op``), the creation functions (``init_call``) and
+NDArray's operators all end in ``_call``."""
+import functools
+
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+
+from mx_engine._context cimport DEV_GPU
+from mx_engine._engine cimport PROP_NORMAL, intern_name
+from mx_ops.core._call cimport (CallPlan, Inferred, plan_for, COMPUTE_NATIVE, COMPUTE_PYTHON,
+                           COMPUTE_EX, COMPUTE_NONE)
+from mx_ops.core._types cimport MXFCompute
+from mx_ndarray._ndarray cimport NDArray
+from mx_ndarray._call_block cimport _push_kernel
+from mx_ndarray._alloc cimport _empty, _empty_flag
+from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
+
+import numpy as np
+
+from mx_engine import current_context
+from mx_engine.base import MXNetError
+from mx_ops.core import registry
+from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
+from mx_ops.core.dtypes import DTYPE_NAMES
+from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core.training import is_training
+# The training flag, read on the call path without is_training()'s call.
+from mx_ops.core.training import _state as _training
+from mx_ops.core.registry import ShapeError
+from mx_storage import resource as _resource
+from mx_ndarray import _device
+
+cdef tuple _DTYPES = tuple(DTYPE_NAMES)     # dtype code -> name
+_TEMP_SPACE = _resource.ResourceRequest.TEMP_SPACE
+
+
+def invoke(op_name, inputs, out=None, **params):
+    """Pushes operator ``op_name`` on NDArray ``inputs`` and returns its
+    output NDArray (or list of them) at once; ``out`` receives the result
+    instead of a new array.  Errors in the kernel surface at the next wait
+    on an output (``asnumpy``, ``wait_to_read``), naming the operator."""
+    ctx_arg = params.pop("ctx", None)         # where an op without inputs runs
+    if not isinstance(op_name, str):
+        registry.get(op_name)                 # raises OperatorNotFound, naming it
+    if type(inputs) is not list:
+        inputs = list(inputs)
+    return _call(plan_for(op_name, len(inputs), params), inputs, out, ctx_arg)
+
+
+def call_op(str op_name, inputs, out, dict kwargs, bint skip_none=False):
+    """``invoke(op_name, inputs, out=out, **kwargs)`` for the generated
+    mx.nd functions, which hold their keyword arguments as a dict already
+    (``kwargs`` is theirs: its 'ctx' is taken out).  ``skip_none`` drops
+    inputs left None (optional ones: FullyConnected's bias with no_bias)."""
+    ctx_arg = kwargs.pop("ctx", None) if kwargs else None
+    if type(inputs) is not list:
+        inputs = list(inputs)
+    if skip_none:
+        inputs = [a for a in inputs if a is not None]
+    return _call(plan_for(op_name, len(inputs), kwargs), inputs, out, ctx_arg)
+
+
+def init_call(str op_name, str api, shape, ctx, dtype, dict params):
+    """The call of creation function ``api`` (zeros, ones, full) to init op
+    ``op_name``: ``shape`` an int or a sequence (anything else reaches the
+    op's 'shape' parameter, which refuses it by name), ``dtype`` None for
+    float32 (MXNet's mx_real_t), ``ctx`` None for the current context;
+    ``params``, the op's other parameters, is the caller's own dict."""
+    if type(shape) is not tuple:
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        elif isinstance(shape, list):
+            shape = tuple(shape)
+    params["shape"] = shape
+    params["dtype"] = dtype_name(dtype)
+    if ctx is None:
+        ctx = current_context()
+    elif not isinstance(ctx, Context):
+        raise TypeError(f"{api}: argument 'ctx' must be a Context such as cpu(0), got "
+                        f"{type(ctx).__name__}")
+    return _call(plan_for(op_name, 0, params), [], None, ctx)
+
+
+cpdef str dtype_name(dtype):
+    """The name of ``dtype``; None means float32 (MXNet's mx_real_t), not
+    NumPy's float64."""
+    if dtype is None:
+        return "float32"
+    try:
+        return _DTYPE_NAME[dtype]    # the common spellings, without NumPy's slow .name
+    except (KeyError, TypeError):
+        return np.dtype(dtype).name
+
+
+# Each supported dtype's name, its np.dtype and its scalar type -> its name.
+cdef dict _DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
+                         for key in (name, np.dtype(name), np.dtype(name).type)}
+
+
+cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
+                  const char* params=NULL, size_t params_size=0):
+    """The imperative call path: invoke, the generated mx.nd functions and
+    NDArray's operators all come here with the plan of their call
+    (mx_ops.core._call: parsed once per signature, inference kept per input
+    shapes and dtypes).  Checks the arrays, allocates the outputs and
+    pushes.  ``params`` replaces a CPU kernel's packed parameters where
+    given (a scalar op's double, packed per call).  An autograd tape
+    records calls here (issue 14)."""
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef list names = plan.names
+    cdef NDArray a
+    cdef Context ctx
+    cdef Inferred r
+    cdef int kind
+    cdef bytes packed
+    op = plan.op
+    for i in range(n):
+        if not isinstance(inputs[i], NDArray):
+            raise TypeError(f"{op.name}: argument '{_input_name(names, i)}' must be an "
+                            f"NDArray, got {type(inputs[i]).__name__}")
+    if n:
+        ctx = (<NDArray>inputs[0]).context
+    elif isinstance(out, NDArray):
+        ctx = (<NDArray>out).context         # an init op writing into `out`
+    else:
+        c = current_context() if ctx_arg is None else ctx_arg
+        if not isinstance(c, Context):
+            raise TypeError(f"{op.name}: argument 'ctx' must be a Context, got "
+                            f"{type(c).__name__}")
+        ctx = <Context>c
+    for i in range(n):
+        a = <NDArray>inputs[i]
+        if a.context is not ctx and a.context != ctx:
+            raise ValueError(f"{op.name}: argument '{_input_name(names, i)}' is on "
+                             f"{a.context}, the first input on {ctx}; copy it with "
+                             f"as_in_context()")
+    fn = None
+    if ctx.device_typeid == DEV_GPU or plan.cpu_kind == COMPUTE_EX:
+        kind, fn = _select_compute(op, ctx)
+    else:
+        kind = plan.cpu_kind
+        if kind == COMPUTE_PYTHON:
+            fn = plan.cpu_compute
+        elif kind == COMPUTE_NONE:
+            op.compute_for("cpu")       # raises OperatorNotFound, naming the op
+    r = _last_inferred(plan, inputs)
+    if r is None:
+        shapes = PyTuple_New(n)
+        dtypes = PyTuple_New(n)
+        for i in range(n):
+            a = <NDArray>inputs[i]
+            _tuple_set(shapes, i, a.shape)
+            _tuple_set(dtypes, i, _DTYPES[a.dtype_flag])
+        r = plan.infer(shapes, dtypes)
+    outputs = _outputs(plan, r, out, ctx)
+    if kind == COMPUTE_NATIVE:
+        if params == NULL:
+            if plan.random_kind is not None:
+                # A random op reserves its draws now, in push order.
+                packed = pack_call(op, plan.params, [a.shape for a in inputs], ctx)[0]
+            else:
+                packed = r.packed
+            params, params_size = packed, len(packed)
+        _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
+                     outputs, params, params_size, ctx, plan.mutated,
+                     _temp_space(op, plan.params, inputs, ctx, r) if plan.has_workspace else None,
+                     _training.train)
+    elif kind == COMPUTE_PYTHON:
+        _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
+    else:
+        _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
+                      is_training())
+    return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
+
+
+cdef dict _SCALAR_ZERO = {"scalar": 0.0}
+cdef dict _scalar_plans = {}       # op name -> its plan for scalar 0 (one per *_scalar op)
+cdef dict _ops = registry._ops     # name -> OpDef: a plan is valid while its name maps to it
+
+
+cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
+    """``x <op> scalar`` through MXNet's *_scalar ops (ScalarParam: one
+    double).  On the CPU the plan is the op's with scalar 0 and this call's
+    double is its parameter block, so a changing scalar (``a * lr``) never
+    misses the plan cache; inference does not read the scalar."""
+    cdef CallPlan plan
+    if x.context.device_typeid != DEV_GPU:
+        plan = _scalar_plans.get(op_name)
+        if plan is None or plan.op is not _ops.get(op_name):
+            plan = _scalar_plans[op_name] = plan_for(op_name, 1, _SCALAR_ZERO)
+        if plan.cpu_kind == COMPUTE_NATIVE:
+            return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
+    return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
+
+
+cdef inline Inferred _last_inferred(CallPlan plan, list inputs):
+    """The plan's last inference when ``inputs`` have its shapes and dtypes
+    (a loop of one signature: no key built), else None."""
+    cdef tuple last = plan._last, shapes, dtypes
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef NDArray a
+    if last is None:
+        return None
+    shapes, dtypes = last[0], last[1]
+    if len(shapes) != n:
+        return None
+    for i in range(n):
+        a = <NDArray>inputs[i]
+        d = _DTYPES[a.dtype_flag]
+        if ((shapes[i] is not a.shape and shapes[i] != a.shape)
+                or (dtypes[i] is not d and dtypes[i] != d)):
+            return None
+    return <Inferred>last[2]
+
+
+cdef inline str _input_name(list names, Py_ssize_t i):
+    return names[i] if i < len(names) else f"arg{i}"
+
+
+cdef inline void _tuple_set(object t, Py_ssize_t i, object v):
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+
+
+cdef tuple _select_compute(op, Context ctx):
+    """(kind, compute) of ``op`` on ``ctx``: an NDArray-level compute_ex
+    first (Custom), then on a GPU its Python GPU compute, on the CPU its
+    native kernel (compute None: the call takes its address) or its Python
+    compute.  Raises, naming the op, where there is none."""
+    if op.compute_ex:
+        return COMPUTE_EX, _ex_compute(op, ctx)
+    if ctx.device_typeid == DEV_GPU:
+        return COMPUTE_PYTHON, _gpu_compute(op, ctx)
+    fn = op.compute_for("cpu")
+    if callable(fn):
+        return COMPUTE_PYTHON, fn
+    return COMPUTE_NATIVE, None
+
+
+cdef object _gpu_compute(op, Context ctx):
+    """The op's GPU compute, or a clear error at the call."""
+    _device.require(ctx, op.name)
+    fn = op.compute.get("gpu")
+    if fn is None:
+        raise MXNetError(f"{op.name}: operator '{op.name}' has no GPU implementation, so it "
+                         f"cannot run on {ctx}; copy the inputs to the CPU with "
+                         f"as_in_context(mx.cpu())")
+    return fn
+
+
+cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
+    """The call's outputs: ``out`` (the visible ones) or new arrays, then
+    new arrays for the hidden outputs."""
+    cdef str name = plan.op.name
+    cdef int nvisible = plan.nvisible, nout = len(r.shapes), i
+    cdef tuple shapes = r.shapes, dtypes = r.dtypes
+    cdef NDArray o
+    if out is None and nout == 1 and r.flags[0] >= 0:
+        return [_empty_flag(shapes[0], r.flags[0], ctx, name, 0)]
+    hidden = [_empty(shapes[i], dtypes[i], ctx, name, i) for i in range(nvisible, nout)]
+    if out is None:
+        return [_empty(shapes[i], dtypes[i], ctx, name, i) for i in range(nvisible)] + hidden
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != nvisible:
+        raise ValueError(f"{name}: 'out' must hold {nvisible} NDArray(s), got {len(outs)}")
+    for i in range(min(nvisible, nout)):
+        if not isinstance(outs[i], NDArray):
+            raise TypeError(f"{name}: 'out' must be an NDArray, got {type(outs[i]).__name__}")
+        o = <NDArray>outs[i]
+        if (o.shape != shapes[i] or o.dtype_flag != <int>r.flags[i]
+                or (o.context is not ctx and o.context != ctx)):
+            raise ShapeError(f"{name}: output {i} must be {dtypes[i]} of shape {shapes[i]} on "
+                             f"{ctx}, got {o.dtype} of shape {o.shape} on {o.context}")
+    return outs + hidden
+
+
+cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx, Inferred r=None):
+    """MXNet's kTempSpace for an operator with a workspace: one of the
+    context's workspaces, grown now to the size this call needs, as
+    (block, its engine Var, bytes); the call holds the block and writes the
+    Var.  None for an operator without one.  ``r`` keeps the size for its
+    input shapes (while op.workspace stays the function that gave it)."""
+    fn = op.workspace
+    if fn is None:
+        return None
+    space = _resource.request(ctx, _TEMP_SPACE)
+    if r is not None and r.workspace_fn is fn:
+        nbytes = r.workspace_nbytes
+    else:
+        nbytes = int(fn(kwargs, [a.shape for a in inputs]))
+        if r is not None:
+            r.workspace_fn, r.workspace_nbytes = fn, nbytes
+    return (space.block(nbytes), space.var, nbytes)
+
+
+cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
+                           Context ctx) except -1:
+    """A Python compute: a CPU operator registered in Python, or any GPU
+    operator (CuPy code).  It runs on the context's worker with the GIL,
+    on NumPy (CuPy) views of the arrays."""
+    cdef bint train = is_training()
+    kwargs = dict(kwargs, _is_train=train)
+    state = None
+    if random_kind(op) is not None:
+        # The draws are reserved now, in push order, as for a native kernel.
+        state = pack_call(op, kwargs, [a.shape for a in inputs], ctx)[1]
+    temp = _temp_space(op, kwargs, inputs, ctx)
+    fn = _python_fn(compute, _python_params(kwargs, train, state, temp),
+                    ["write"] * len(outputs), ctx)
+    return _push_kernel(NULL, fn, PROP_NORMAL, intern_name(op.name), inputs, outputs, NULL, 0,
+                        ctx, op.mutated_inputs(kwargs), temp)
+
+
+cdef dict _python_params(dict kwargs, bint train, object state, tuple temp):
+    """What a Python compute gets as ``params``: the op's parameters plus
+    '_is_train', '_random_state' (a random op's reserved (seed, offset))
+    and '_workspace' (pointer, bytes of the temp-space block the call
+    holds; the runner wraps it as a uint8 array on the worker)."""
+    params = dict(kwargs, _is_train=train)
+    if state is not None:
+        params["_random_state"] = state
+    if temp is not None:
+        params["_workspace"] = (temp[0].ptr, temp[2])
+    return params
+
+
+cdef object _python_fn(compute, dict params, list reqs, Context ctx):
+    """The function a worker calls for a Python compute (see _call_python):
+    ``compute`` on NumPy views on the CPU, on CuPy views on the worker's
+    stream on a GPU; ``reqs`` are names ('write', ...)."""
+    if ctx.device_typeid == DEV_GPU:
+        return functools.partial(_device.run_op, compute, params,
+                                 [_REQ_FLAGS[r] for r in reqs])
+    return functools.partial(_run_host_op, compute, params, reqs)
+
+
+def _run_host_op(compute, params, reqs, stream_ptr, dev_id, inputs, outputs):
+    if "_workspace" in params:
+        ptr, nbytes = params["_workspace"]
+        params = dict(params, _workspace=_host_array(ptr, (nbytes,), "uint8"))
+    compute(params, [_host_array(p, sh, dt) for p, sh, dt in inputs],
+            [_host_array(p, sh, dt) for p, sh, dt in outputs], reqs)
+
+
+cdef object _host_array(size_t ptr, tuple shape, str dtype):
+    """A NumPy array over host memory the pushed call holds."""
+    dt = np.dtype(dtype)
+    cdef Py_ssize_t n = dt.itemsize
+    for d in shape:
+        n *= d
+    if n == 0:
+        return np.empty(shape, dt)
+    return np.asarray(<char[:n]><char*>ptr).view(dt).reshape(shape)
