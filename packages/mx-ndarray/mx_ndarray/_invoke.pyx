@@ -20,6 +20,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
+from mx_storage._temp cimport TempSlot, next_temp
 
 import numpy as np
 
@@ -286,17 +287,22 @@ cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx, Inferred r=Non
     (block, its engine Var, bytes); the call holds the block and writes the
     Var.  None for an operator without one.  ``r`` keeps the size for its
     input shapes (while op.workspace stays the function that gave it)."""
+    cdef TempSlot space
+    cdef Py_ssize_t nbytes
     fn = op.workspace
     if fn is None:
         return None
-    space = _resource.request(ctx, _TEMP_SPACE)
+    # The resource manager's request, in C after the device's first one.
+    space = next_temp(ctx.device_typeid, ctx.device_id)
+    if space is None:
+        space = _resource.request(ctx, _TEMP_SPACE)
     if r is not None and r.workspace_fn is fn:
         nbytes = r.workspace_nbytes
     else:
         nbytes = int(fn(kwargs, [a.shape for a in inputs]))
         if r is not None:
             r.workspace_fn, r.workspace_nbytes = fn, nbytes
-    return (space.block(nbytes), space.var, nbytes)
+    return (space.grow(nbytes if nbytes > 0 else 0), space.var, nbytes)
 
 
 cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,
