@@ -18,6 +18,8 @@ cdef class Inferred:
     cdef readonly bytes packed      # the packed parameters (a random op's state not included)
     cdef public object workspace_fn     # the op.workspace that gave workspace_nbytes
     cdef public Py_ssize_t workspace_nbytes
+    cdef public tuple draws         # a random op's counter values per call, (inference,
+                                    # training), kept by the invoker (None until then)
 
 cdef class CallPlan:
     cdef readonly object op
