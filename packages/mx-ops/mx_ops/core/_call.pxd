@@ -39,6 +39,7 @@ cdef class CallPlan:
     cdef dict _inferred             # (shapes, dtypes) -> Inferred, bounded
     cdef tuple _last                # (shapes, dtypes, Inferred) of the last lookup: a
                                     # loop of one signature skips the hashing
+    cdef dict _raw                  # raw keyword arguments it was last found for (plan_for)
     cdef Inferred infer(self, tuple shapes, tuple dtypes)
 
 cdef CallPlan plan_for(str op_name, int nin, dict params)
