@@ -23,7 +23,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
-from mx_storage._temp cimport TempSlot, next_temp
+from mx_storage._temp cimport TempSlot, next_copy, next_temp
 
 import numpy as np
 
@@ -197,7 +197,11 @@ cdef bytes _random_packed(CallPlan plan, Inferred r, list inputs, Context ctx):
         r.draws = tuple([random_draws(plan.op, dict(plan.params, _is_train=t), shapes)
                          for t in (False, True)])
     n = r.draws[_training.train]
-    rng = _resource.request(ctx, plan.random_kind)     # the turn of the copies, as ever
+    # The resource manager's request (the turn of the copies, as ever), in
+    # C after the device's first one.
+    rng = next_copy(plan.random_kind, ctx.device_typeid, ctx.device_id)
+    if rng is None:
+        rng = _resource.request(ctx, plan.random_kind)
     # A call that draws nothing (Dropout in inference) reads no state:
     # nothing to reserve, no lock to take.
     seed, offset = rng.reserve(n) if n else (0, 0)

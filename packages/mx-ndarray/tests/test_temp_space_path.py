@@ -88,3 +88,28 @@ def test_a_pending_call_keeps_its_block_when_the_workspace_grows_or_is_released(
     np.testing.assert_allclose(y.asnumpy(), WANT, rtol=1e-5, atol=1e-5)
     nd.waitall()
     assert st.memory_stats(ctx)["in_use"] <= pending - NEED    # freed once it ran
+
+
+def test_random_calls_reserve_from_the_resource_managers_generator():
+    """A random op's generator comes from the same copies (next_copy), its
+    draw count kept per training flag: Dropout reserves only when it drops."""
+    from mx_ops.core.training import set_training
+    ctx = cpu(10)
+    rng = resource.request(ctx, resource.ResourceRequest.PARALLEL_RANDOM)
+    x = nd.ones((3, 4), ctx=ctx)
+    start = rng.offset
+    for train, drawn in [(False, 0), (True, 12), (False, 0), (True, 12)]:
+        previous = set_training(train)
+        try:
+            y = nd.Dropout(x, p=0.5)
+        finally:
+            set_training(previous)
+        assert rng.offset - start == drawn
+        start = rng.offset
+        got = y.asnumpy()
+        if train:
+            assert set(np.unique(got)) <= {0.0, 2.0}
+        else:
+            np.testing.assert_array_equal(got, np.ones((3, 4), np.float32))
+    u = nd.random_uniform(shape=(5,), ctx=ctx)
+    assert rng.offset - start == 5 and u.shape == (5,)

@@ -14,4 +14,5 @@ cdef class Copies:
     cdef readonly int dev_type
     cdef readonly int dev_id
 
+cdef object next_copy(int kind, int dev_type, int dev_id)
 cdef TempSlot next_temp(int dev_type, int dev_id)

@@ -1,19 +1,19 @@
-"""The C-level part of the TEMP_SPACE resource, under mx_storage.resource's
+"""The C-level part of the resource manager, under mx_storage.resource's
 Python API: ``TempSlot`` is TempSpace's base (its block and Var as C
 fields, ``block`` growing it), ``Copies`` a device's copies of one kind with
-their turn, and ``next_temp`` the next TEMP_SPACE copy of a device, for
-invokers that take a workspace on every call (mx-ndarray's call path
-cimports it: 0.35 us of Python per call before).  resource.request and
-next_temp share the same Copies, so copies are handed out in one rotation
-whichever is used."""
+their turn, and ``next_copy`` (``next_temp``) the next copy of a kind on a
+device, for invokers that take a workspace or a generator on every call
+(mx-ndarray's call path cimports them: 0.35 us of Python per call
+before).  resource.request and next_copy share the same Copies, so copies
+are handed out in one rotation whichever is used."""
 from mx_storage._storage import alloc
 
 # (device type, device id, kind) -> Copies: resource.py's own registry
-# (its _by_ids), kept here so that next_temp reads it without an import.
+# (its _by_ids), kept here so that next_copy reads it without an import.
 by_ids = {}
 cdef dict _by_ids = by_ids
 cdef int _TEMP_SPACE = 1                # ResourceRequest.TEMP_SPACE
-cdef Copies _last = None                # the last device's TEMP_SPACE copies
+cdef list _last = [None, None, None]    # per kind: the last device's Copies
 
 
 cdef class TempSlot:
@@ -50,20 +50,26 @@ cdef class Copies:
         self.dev_id = dev_id
 
 
-cdef TempSlot next_temp(int dev_type, int dev_id):
-    """The device's next TEMP_SPACE copy, as resource.request(ctx,
-    TEMP_SPACE) returns it; None before that device's first request (call
-    resource.request then: it creates them)."""
-    global _last
-    cdef Copies c = _last
+cdef object next_copy(int kind, int dev_type, int dev_id):
+    """The device's next resource of ``kind`` (a ResourceRequest's value),
+    as resource.request(ctx, kind) returns it; None before that device's
+    first request of the kind (call resource.request then: it creates
+    them)."""
+    cdef Copies c = _last[kind] if 0 <= kind < 3 else None
     cdef Py_ssize_t i
     if c is None or c.dev_type != dev_type or c.dev_id != dev_id:
-        c = _by_ids.get((dev_type, dev_id, _TEMP_SPACE))
+        c = _by_ids.get((dev_type, dev_id, kind))
         if c is None:
             return None
-        _last = c           # one store: threads racing only miss the cache
+        if 0 <= kind < 3:
+            _last[kind] = c     # one store: threads racing only miss the cache
     # The turn without a lock, as resource.request: two racing threads may
     # get the same copy, which its engine variable keeps correct.
     i = c.turn
     c.turn = (i + 1) % len(c.items)
-    return <TempSlot>c.items[i]
+    return c.items[i]
+
+
+cdef TempSlot next_temp(int dev_type, int dev_id):
+    """next_copy of TEMP_SPACE."""
+    return <TempSlot>next_copy(_TEMP_SPACE, dev_type, dev_id)
