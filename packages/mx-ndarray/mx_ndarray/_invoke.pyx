@@ -10,9 +10,9 @@ import functools
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from mx_engine._context cimport DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
