@@ -33,6 +33,30 @@ _FC_NP = ("x = np.ones((4, 8), np.float32); w = np.ones((3, 8), np.float32); "
           "bias = np.ones((3,), np.float32)")
 _FC_T = "x = torch.ones((4, 8)); w = torch.ones((3, 8)); bias = torch.ones((3,))"
 
+# The layers on tiny inputs: a 1x1x4x4 image, a 3x3 kernel, (2, 3) scores
+# with their labels, a 4x3 embedding table and a per-channel BatchNorm.
+_IMG_MX = "x = mx.nd.ones((1, 1, 4, 4))"
+_IMG_NP = "x = np.ones((1, 1, 4, 4), np.float32)"
+_IMG_T = "import torch.nn.functional as F; x = torch.ones((1, 1, 4, 4))"
+_CONV_MX = _IMG_MX + "; w = mx.nd.ones((1, 1, 3, 3)); bias = mx.nd.ones((1,))"
+_CONV_NP = (_IMG_NP + "; from numpy.lib.stride_tricks import sliding_window_view as sw; "
+            "w = np.ones((1, 1, 3, 3), np.float32); bias = np.ones((1,), np.float32)")
+_CONV_T = _IMG_T + "; w = torch.ones((1, 1, 3, 3)); bias = torch.ones((1,))"
+_SCORES_MX = "s = mx.nd.ones((2, 3)); lbl = mx.nd.array([0, 2])"
+_SCORES_NP = "s = np.ones((2, 3), np.float32)"
+_SCORES_T = "s = torch.ones((2, 3))"
+_SOFTMAX_NP = "e = np.exp(s - s.max(-1, keepdims=True)); c = e / e.sum(-1, keepdims=True)"
+_BN_MX = ("x = mx.nd.ones((1, 2, 2, 2)); g = mx.nd.ones((2,)); be = mx.nd.zeros((2,)); "
+          "mm = mx.nd.zeros((2,)); mv = mx.nd.ones((2,))")
+_BN_NP = ("x = np.ones((1, 2, 2, 2), np.float32); g = np.ones((2, 1, 1), np.float32); "
+          "be = np.zeros((2, 1, 1), np.float32); mm = np.zeros((2, 1, 1), np.float32); "
+          "mv = np.ones((2, 1, 1), np.float32)")
+_BN_T = ("import torch.nn.functional as F; x = torch.ones((1, 2, 2, 2)); g = torch.ones((2,)); "
+         "be = torch.zeros((2,)); mm = torch.zeros((2,)); mv = torch.ones((2,))")
+_EMB_MX = "idx = mx.nd.array([0, 2]); tab = mx.nd.ones((4, 3))"
+_EMB_NP = "idx = np.array([0, 2]); tab = np.ones((4, 3), np.float32)"
+_EMB_T = "import torch.nn.functional as F; idx = torch.tensor([0, 2]); tab = torch.ones((4, 3))"
+
 # key (asv parameter), label, then (setup, statement) per framework; None
 # where a framework has no counterpart.  The first case is the yardstick.
 CASES = [
@@ -104,6 +128,32 @@ CASES = [
     ("full", "mx.nd.full((1,), 2.0)",
      {"mx": ("", "c = mx.nd.full((1,), 2.0)"), "np": ("", "c = np.full((1,), 2.0, np.float32)"),
       "torch": ("", "c = torch.full((1,), 2.0)")}),
+    ("convolution", "mx.nd.Convolution 1x1x4x4, 3x3 kernel",
+     {"mx": (_CONV_MX, "c = mx.nd.Convolution(x, w, bias, kernel=(3, 3), num_filter=1)"),
+      "np": (_CONV_NP, "c = np.einsum('nchwij,fcij->nfhw', sw(x, (3, 3), (2, 3)), w) + bias"),
+      "torch": (_CONV_T, "c = F.conv2d(x, w, bias)")}),
+    ("pooling_max", "mx.nd.Pooling max 2x2 on 1x1x4x4",
+     {"mx": (_IMG_MX, "c = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type='max')"),
+      "np": (_IMG_NP, "c = x.reshape(1, 1, 2, 2, 2, 2).max(axis=(3, 5))"),
+      "torch": (_IMG_T, "c = F.max_pool2d(x, 2)")}),
+    ("softmax", "mx.nd.softmax 2x3",
+     {"mx": (_SCORES_MX, "c = mx.nd.softmax(s)"), "np": (_SCORES_NP, _SOFTMAX_NP),
+      "torch": (_SCORES_T, "c = torch.softmax(s, -1)")}),
+    # Outside autograd.record(): inference, the moving statistics.
+    ("batchnorm_inference", "mx.nd.BatchNorm 1x2x2x2, inference",
+     {"mx": (_BN_MX, "c = mx.nd.BatchNorm(x, g, be, mm, mv)"),
+      "np": (_BN_NP, "c = (x - mm) / np.sqrt(mv + 1e-3) * g + be"),
+      "torch": (_BN_T, "c = F.batch_norm(x, mm, mv, g, be, False, 0.9, 1e-3)")}),
+    ("dropout_inference", "mx.nd.Dropout(a, p=0.5), inference",
+     {"mx": ("", "c = mx.nd.Dropout(a, p=0.5)"), "np": None,
+      "torch": ("import torch.nn.functional as F", "c = F.dropout(a, 0.5, False)")}),
+    ("embedding", "mx.nd.Embedding, 2 of 4x3",
+     {"mx": (_EMB_MX, "c = mx.nd.Embedding(idx, tab, input_dim=4, output_dim=3)"),
+      "np": (_EMB_NP, "c = tab[idx]"), "torch": (_EMB_T, "c = F.embedding(idx, tab)")}),
+    # Its forward is a softmax (the label matters to its backward only).
+    ("softmax_output", "mx.nd.SoftmaxOutput 2x3",
+     {"mx": (_SCORES_MX, "c = mx.nd.SoftmaxOutput(s, lbl)"), "np": (_SCORES_NP, _SOFTMAX_NP),
+      "torch": (_SCORES_T, "c = torch.softmax(s, -1)")}),
 ]
 
 KEYS = [key for key, _, _ in CASES]

@@ -18,6 +18,7 @@ from libc.stdio cimport snprintf
 from mx_engine._engine cimport (Var, EngineVar, push_native, set_native_error)
 from mx_ops.core._types cimport MX_MAX_DIM
 from mx_ndarray._chunk cimport _chunk_incref, _chunk_decref, _drop_owner
+from mx_storage._storage cimport Handle
 
 from mx_ops.core.dtypes import DTYPE_NAMES
 from mx_ops.core.registry import ShapeError
@@ -171,7 +172,7 @@ cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, li
         vars_[n + i] = vars_[<int>mutated[i]]
     if temp is not None:
         vars_[nvars - 1] = (<Var>temp[1]).ptr
-        b.call.workspace = <void*><size_t>temp[0].ptr
+        b.call.workspace = (<Handle>temp[0]).h.ptr
         b.call.workspace_size = temp[2]
         Py_INCREF(temp[0])
         b.keep = <PyObject*>temp[0]

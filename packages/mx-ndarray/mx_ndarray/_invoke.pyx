@@ -8,8 +8,11 @@ mx.nd functions (``call_op``), the creation functions (``init_call``) and
 NDArray's operators all end in ``_call``."""
 import functools
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memset
 
 from mx_engine._context cimport DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
@@ -20,6 +23,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
+from mx_storage._temp cimport TempSlot, next_copy, next_temp
 
 import numpy as np
 
@@ -28,7 +32,7 @@ from mx_engine.base import MXNetError
 from mx_ops.core import registry
 from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
 from mx_ops.core.dtypes import DTYPE_NAMES
-from mx_ops.core._random_state import pack_call, random_kind
+from mx_ops.core._random_state import pack_call, random_draws, random_kind, state_offset
 from mx_ops.core.training import is_training
 # The training flag, read on the call path without is_training()'s call.
 from mx_ops.core.training import _state as _training
@@ -162,8 +166,7 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
     if kind == COMPUTE_NATIVE:
         if params == NULL:
             if plan.random_kind is not None:
-                # A random op reserves its draws now, in push order.
-                packed = pack_call(op, plan.params, [a.shape for a in inputs], ctx)[0]
+                packed = _random_packed(plan, r, inputs, ctx)
             else:
                 packed = r.packed
             params, params_size = packed, len(packed)
@@ -177,6 +180,39 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
         _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
                       is_training())
     return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
+
+
+cdef bytes _random_packed(CallPlan plan, Inferred r, list inputs, Context ctx):
+    """A random op's packed parameters with this call's MXRandomState
+    {seed, offset} appended (as _random_state.pack_call): its draws are
+    reserved now, in push order.  How many it draws is kept on ``r``, per
+    training flag, as a prepared call keeps it: a function of the
+    parameters (with '_is_train') and the input shapes."""
+    cdef bytes packed = r.packed, out
+    cdef Py_ssize_t at = state_offset(len(packed))
+    cdef uint64_t* state
+    cdef char* p
+    if r.draws is None:
+        shapes = [a.shape for a in inputs]
+        r.draws = tuple([random_draws(plan.op, dict(plan.params, _is_train=t), shapes)
+                         for t in (False, True)])
+    n = r.draws[_training.train]
+    # The resource manager's request (the turn of the copies, as ever), in
+    # C after the device's first one.
+    rng = next_copy(plan.random_kind, ctx.device_typeid, ctx.device_id)
+    if rng is None:
+        rng = _resource.request(ctx, plan.random_kind)
+    # A call that draws nothing (Dropout in inference) reads no state:
+    # nothing to reserve, no lock to take.
+    seed, offset = rng.reserve(n) if n else (0, 0)
+    out = PyBytes_FromStringAndSize(NULL, at + 16)
+    p = PyBytes_AS_STRING(out)
+    memcpy(p, PyBytes_AS_STRING(packed), len(packed))
+    memset(p + len(packed), 0, at - len(packed))
+    state = <uint64_t*>(p + at)         # 8-byte aligned in the block (tblob.h)
+    state[0] = <uint64_t>seed
+    state[1] = <uint64_t>offset
+    return out
 
 
 cdef dict _SCALAR_ZERO = {"scalar": 0.0}
@@ -286,17 +322,22 @@ cdef tuple _temp_space(op, dict kwargs, list inputs, Context ctx, Inferred r=Non
     (block, its engine Var, bytes); the call holds the block and writes the
     Var.  None for an operator without one.  ``r`` keeps the size for its
     input shapes (while op.workspace stays the function that gave it)."""
+    cdef TempSlot space
+    cdef Py_ssize_t nbytes
     fn = op.workspace
     if fn is None:
         return None
-    space = _resource.request(ctx, _TEMP_SPACE)
+    # The resource manager's request, in C after the device's first one.
+    space = next_temp(ctx.device_typeid, ctx.device_id)
+    if space is None:
+        space = _resource.request(ctx, _TEMP_SPACE)
     if r is not None and r.workspace_fn is fn:
         nbytes = r.workspace_nbytes
     else:
         nbytes = int(fn(kwargs, [a.shape for a in inputs]))
         if r is not None:
             r.workspace_fn, r.workspace_nbytes = fn, nbytes
-    return (space.block(nbytes), space.var, nbytes)
+    return (space.grow(nbytes if nbytes > 0 else 0), space.var, nbytes)
 
 
 cdef int _push_python_call(op, compute, dict kwargs, list inputs, list outputs,

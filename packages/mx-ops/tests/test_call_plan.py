@@ -72,3 +72,39 @@ def test_random_ops_draw_in_call_order_on_cache_hits():
     a = mx_ops.invoke("_random_uniform", [], shape=shape)
     b = mx_ops.invoke("_random_uniform", [], shape=shape)
     assert not np.array_equal(a, b)
+
+
+def _parsed(op, nin, params):
+    try:
+        return get_plan(op, nin, params).params
+    except Exception as exc:    # compared: the shortcut and the uncached parse must agree
+        return (type(exc), str(exc))
+
+
+# Arguments that compare equal (or nearly) but differ in type, order or keys,
+# called in turn: plan_for compares each call's arguments with the op's last
+# ones before building a key, and must never take one for the other.
+_ARGUMENT_RUNS = [
+    ("one_hot", 1, [{"depth": 3}, {"depth": True}, {"depth": 3}, {"depth": 3.0},
+                    {"depth": 1}, {"depth": True}, {"depth": "3"}, {"depth": 3}]),
+    ("Reshape", 1, [{"shape": (3, 2)}, {"shape": (3.0, 2)}, {"shape": (3, 2)},
+                    {"shape": [3, 2]}, {"shape": (3, 2, 1)}, {"shape": (True, 2)},
+                    {"shape": (3, 2)}, {"shape": np.array([3, 2])}, {"shape": (3, 2)}]),
+    ("FullyConnected", 3, [{"num_hidden": 3}, {"num_hidden": 3, "no_bias": False},
+                           {"num_hidden": 3}, {"num_hidden": 4}, {"num_hidden": None},
+                           {"num_hidden": 3, "flatten": False}, {"flatten": False},
+                           {"num_hidden": 3}]),
+    ("Pooling", 1, [{"kernel": (2, 2), "pool_type": "max"}, {"kernel": (2, 2)},
+                    {"pool_type": "max", "kernel": (2, 2)}, {"kernel": (2, 2), "pool_type": "avg"},
+                    {"kernel": (2, 2), "pool_type": "max", "stride": (1, 1)},
+                    {"kernel": (2, 2), "pool_type": "max"}]),
+]
+
+
+def test_last_arguments_shortcut_parses_as_the_uncached_path():
+    for op, nin, runs in _ARGUMENT_RUNS:
+        with plan_cache_limit(0):
+            want = [_parsed(op, nin, p) for p in runs]
+        with plan_cache_limit(64):
+            for _ in range(2):
+                assert [_parsed(op, nin, p) for p in runs] == want, op

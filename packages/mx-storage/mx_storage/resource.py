@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from mx_engine import Context, engine
-from mx_storage import _config, _philox
+from mx_storage import _config, _philox, _temp
 from mx_storage._storage import alloc
 from mx_storage._views import as_cupy, as_numpy
 
@@ -51,9 +51,10 @@ class Resource:
         return f"<{type(self).__name__} {self.ctx} #{self.index}>"
 
 
-class TempSpace(Resource):
+class TempSpace(Resource, _temp.TempSlot):
     """A workspace that grows on demand and is reused; its contents are
-    undefined at each get_space()."""
+    undefined at each get_space().  Its block, Var and ``block(nbytes)``
+    live in C (mx_storage._temp.TempSlot) for the call path."""
 
     def __init__(self, ctx, index):
         super().__init__(ResourceRequest.TEMP_SPACE, ctx, index)
@@ -73,18 +74,6 @@ class TempSpace(Resource):
             self._handle = alloc(max(nbytes, 2 * old), self.ctx)
         view = as_cupy if self.ctx.device_type == "gpu" else as_numpy
         return view(self._handle, shape, dtype)
-
-    def block(self, nbytes):
-        """The pool block backing the workspace, grown now to at least
-        ``nbytes``: for invokers that hand a kernel the raw pointer when the
-        call is pushed.  The caller keeps the returned handle alive until
-        the call has run (a later growth replaces the workspace's block, not
-        the one a pending call holds), and the call lists ``self.var`` among
-        its mutated variables."""
-        if self._handle is None or self._handle.size < nbytes:
-            old = self._handle.size if self._handle is not None else 0
-            self._handle = alloc(max(int(nbytes), 2 * old, 64), self.ctx)
-        return self._handle
 
     def release(self):
         """Drops the workspace's block back to the pool; the next use grows
@@ -218,16 +207,9 @@ _ctx_seeds = {}               # seed(n, ctx): the seed of that device's later re
 _pools = {}                   # (ctx, kind) -> _Copies
 # The same _Copies by (device type, device id, kind's value): a request
 # hashes three ints, not Context and the enum (Python __hash__ calls).
-_by_ids = {}
-
-
-class _Copies:
-    """A kind's resources on one device, handed out in turn."""
-    __slots__ = ("items", "turn")
-
-    def __init__(self, items):
-        self.items = items
-        self.turn = 0
+# _temp's dict: its next_temp (the call path's request) reads it from C.
+_by_ids = _temp.by_ids
+_Copies = _temp.Copies        # a kind's resources on one device, handed out in turn
 
 
 def _copy_count(ctx, kind):
@@ -264,7 +246,8 @@ def request(ctx, kind):
                 else:
                     s = _ctx_seeds.get(ctx, _global_seed)
                     pool = [RandomResource(kind, ctx, i, s) for i in range(n)]
-                copies = _pools[(ctx, kind)] = _by_ids[ids] = _Copies(pool)
+                copies = _pools[(ctx, kind)] = _by_ids[ids] = _Copies(
+                    pool, ctx.device_typeid, ctx.device_id)
     # The turn without the lock (every operator call with a workspace or a
     # random draw comes here): two threads racing may get the same copy,
     # which its engine variable keeps correct; only the rotation skips.

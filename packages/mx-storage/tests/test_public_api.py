@@ -34,6 +34,8 @@ PUBLIC_C_NAMES = {
         "philox4x32_10", "fill_uniform_f32", "fill_uniform_f64", "fill_normal_f32",
         "fill_normal_f64", "fill_randint_i32", "fill_randint_i64",
     },
+    # The TEMP_SPACE resource in C, for invokers' call paths (mx-ndarray).
+    "mx_storage._temp": {"TempSlot", "Copies", "next_copy", "next_temp"},
 }
 
 

@@ -18,6 +18,8 @@ cdef class Inferred:
     cdef readonly bytes packed      # the packed parameters (a random op's state not included)
     cdef public object workspace_fn     # the op.workspace that gave workspace_nbytes
     cdef public Py_ssize_t workspace_nbytes
+    cdef public tuple draws         # a random op's counter values per call, (inference,
+                                    # training), kept by the invoker (None until then)
 
 cdef class CallPlan:
     cdef readonly object op
@@ -37,6 +39,7 @@ cdef class CallPlan:
     cdef dict _inferred             # (shapes, dtypes) -> Inferred, bounded
     cdef tuple _last                # (shapes, dtypes, Inferred) of the last lookup: a
                                     # loop of one signature skips the hashing
+    cdef dict _raw                  # raw keyword arguments it was last found for (plan_for)
     cdef Inferred infer(self, tuple shapes, tuple dtypes)
 
 cdef CallPlan plan_for(str op_name, int nin, dict params)

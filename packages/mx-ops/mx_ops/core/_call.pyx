@@ -28,6 +28,7 @@ from mx_ops.core._random_state import random_kind
 cdef dict _ops = registry._ops          # name -> OpDef (the registry's own dict)
 cdef dict _plans = {}                   # (OpDef, nin, frozen params) -> CallPlan
 cdef dict _bare = {}                    # op name -> its last plan without parameters
+cdef dict _recent = {}                  # op name -> its last plan with parameters
 cdef Py_ssize_t _plan_limit = 2048      # `a * lr` with a changing lr must not grow it
 cdef Py_ssize_t INFER_LIMIT = 16        # distinct (shapes, dtypes) kept per plan
 cdef object _UNFROZEN = object()        # a value that cannot be a key
@@ -137,6 +138,33 @@ cdef object _frozen(object v):
     return _UNFROZEN
 
 
+cdef bint _same_values(dict last, dict params):
+    """Whether ``params`` holds the keys of ``last`` with values of the same
+    types and equal (as ``_frozen`` keys would compare): plain values and
+    tuples of ints only; anything else is not the same (plan_of decides)."""
+    if last is None or len(last) != len(params):
+        return False
+    for name, v in params.items():
+        w = last.get(name, _UNFROZEN)
+        if v is w:
+            continue
+        t = type(v)
+        if t is not type(w):
+            return False
+        if t is tuple:
+            if len(<tuple>v) != len(<tuple>w):
+                return False
+            for x, y in zip(<tuple>v, <tuple>w):
+                if type(x) is not int or type(y) is not int or x != y:
+                    return False
+        elif t is str or t is int or t is float or t is bool:
+            if v != w:
+                return False
+        else:
+            return False
+    return True
+
+
 cdef CallPlan plan_for(str op_name, int nin, dict params):
     """The plan of ``op_name`` called on ``nin`` inputs with ``params``
     (raw keyword arguments: Python values or MXNet's strings)."""
@@ -145,7 +173,17 @@ cdef CallPlan plan_for(str op_name, int nin, dict params):
     if op is None:
         op = registry.get(op_name)      # raises OperatorNotFound, naming it
     if params:
-        return plan_of(op, nin, params)
+        # A loop calling one op with the same arguments (layers: FullyConnected
+        # with num_hidden=3): compared with the last ones, no key built.
+        plan = _recent.get(op_name)
+        if (plan is not None and plan.op is op and plan.nin == nin
+                and _same_values(plan._raw, params)):
+            return plan
+        plan = plan_of(op, nin, params)
+        if plan.pure and _plan_limit > 0:
+            plan._raw = dict(params)        # the caller's dict may change later
+            _recent[op_name] = plan
+        return plan
     # A call without parameters (NDArray's operators, mx.nd.relu(a)): by
     # name, no key to build; valid while the name is the same OpDef.
     plan = _bare.get(op_name)
@@ -205,4 +243,5 @@ def set_plan_limit(n):
     _plan_limit = max(int(n), 0)
     _plans.clear()
     _bare.clear()
+    _recent.clear()
     return previous
