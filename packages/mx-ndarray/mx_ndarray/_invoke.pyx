@@ -23,7 +23,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
-from mx_storage._temp cimport TempSlot, next_copy, next_temp
+from mx_storage._resource_c cimport TempSlot, next_copy, next_temp
 
 import numpy as np
 

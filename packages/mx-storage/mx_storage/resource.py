@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from mx_engine import Context, engine
-from mx_storage import _config, _philox, _temp
+from mx_storage import _config, _philox, _resource_c
 from mx_storage._storage import alloc
 from mx_storage._views import as_cupy, as_numpy
 
@@ -51,10 +51,10 @@ class Resource:
         return f"<{type(self).__name__} {self.ctx} #{self.index}>"
 
 
-class TempSpace(Resource, _temp.TempSlot):
+class TempSpace(Resource, _resource_c.TempSlot):
     """A workspace that grows on demand and is reused; its contents are
     undefined at each get_space().  Its block, Var and ``block(nbytes)``
-    live in C (mx_storage._temp.TempSlot) for the call path."""
+    live in C (mx_storage._resource_c.TempSlot) for the call path."""
 
     def __init__(self, ctx, index):
         super().__init__(ResourceRequest.TEMP_SPACE, ctx, index)
@@ -207,9 +207,9 @@ _ctx_seeds = {}               # seed(n, ctx): the seed of that device's later re
 _pools = {}                   # (ctx, kind) -> _Copies
 # The same _Copies by (device type, device id, kind's value): a request
 # hashes three ints, not Context and the enum (Python __hash__ calls).
-# _temp's dict: its next_temp (the call path's request) reads it from C.
-_by_ids = _temp.by_ids
-_Copies = _temp.Copies        # a kind's resources on one device, handed out in turn
+# _resource_c's dict: its next_temp (the call path's request) reads it from C.
+_by_ids = _resource_c.by_ids
+_Copies = _resource_c.Copies        # a kind's resources on one device, handed out in turn
 
 
 def _copy_count(ctx, kind):

@@ -35,7 +35,7 @@ PUBLIC_C_NAMES = {
         "fill_normal_f64", "fill_randint_i32", "fill_randint_i64",
     },
     # The TEMP_SPACE resource in C, for invokers' call paths (mx-ndarray).
-    "mx_storage._temp": {"TempSlot", "Copies", "next_copy", "next_temp"},
+    "mx_storage._resource_c": {"TempSlot", "Copies", "next_copy", "next_temp"},
 }
 
 
