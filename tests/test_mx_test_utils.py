@@ -27,7 +27,8 @@ def test_default_context_follows_set_default_context():
 
 def test_tolerances_per_dtype():
     assert tu.get_tols(np.float16(1), np.float32(1), None, None) == (1e-2, 1e-1)
-    assert tu.get_tols(np.zeros(2, np.float64), 1.0, None, None) == (1e-4, 1e-3)  # 1.0 is float64
+    assert tu.get_tols(np.zeros(2, np.float64), 1.0, None, None) == (1e-5, 1e-20)  # both float64
+    assert tu.get_tols(np.zeros(2, np.float32), 1.0, None, None) == (1e-4, 1e-3)
     assert tu.get_tols(np.zeros(2), np.zeros(2), 0.5, {np.dtype(np.float64): 7}) == (0.5, 7)
     assert tu.get_rtol() == 1e-5 and tu.get_atol(3) == 3 and tu.get_etol() == 0
 
@@ -51,9 +52,10 @@ def test_assert_almost_equal_message_names_worst_element():
         tu.assert_almost_equal(a, b, rtol=1e-5, atol=1e-3, names=("got", "want"))
     msg = str(err.value)
     assert "Location of maximum error: (1, 2), got=0.00000000, want=0.50000000" in msg
-    # 2 of 12 elements out of tolerance; the worst is 0.5/1e-3 tolerances off.
+    # 2 of 12 elements out of tolerance; the worst is 0.5 / (1e-3 + 1e-5 * 0.5)
+    # tolerances off.
     assert "mismatch 16.666667%" in msg
-    assert "Error 499.997500 exceeds tolerance rtol=1.000000e-05, atol=1.000000e-03" in msg
+    assert "Error 497.512438 exceeds tolerance rtol=1.000000e-05, atol=1.000000e-03" in msg
 
 
 def test_assert_almost_equal_nan_and_tolerances():
@@ -170,6 +172,8 @@ def test_check_symbolic_backward_grad_req(req):
     va, vb = np.array([1.0, 2.0]), np.array([3.0, 4.0])
     expected = [vb, va] if req == "add" else [np.zeros(2), np.zeros(2)]
     tu.check_symbolic_backward(a * b, [va, vb], [np.ones(2)], expected, grad_req=req)
+    tu.check_symbolic_backward(a * b, [va, vb], [np.ones(2)], [expected[0], va],
+                               grad_req={"a": req, "b": "write"})
 
 
 def test_check_numeric_gradient_passes_on_right_gradients():
@@ -204,9 +208,10 @@ def test_check_consistency_across_dtypes():
         {"ctx": mx.cpu(0), "x": (2, 3), "type_dict": {"x": np.float64}},
         {"ctx": mx.cpu(0), "x": (2, 3), "type_dict": {"x": np.float32}}])
     assert gt["fc_output"].dtype == np.float64 and gt["fc_weight"].shape == (4, 3)
-    # A different symbol with the same signature must be caught.
+    # A ground truth the executors do not reproduce must be caught.
+    wrong = {k: v.asnumpy() + 1 for k, v in gt.items()}
     with pytest.raises(AssertionError):
-        tu.check_consistency([s, s * 2], [{"ctx": mx.cpu(0), "x": (2, 3)}] * 2)
+        tu.check_consistency(s, [{"ctx": mx.cpu(0), "x": (2, 3)}] * 2, ground_truth=wrong)
 
 
 def test_check_speed_returns_seconds():
