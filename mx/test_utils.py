@@ -171,6 +171,10 @@ def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=No
     raise NotImplementedError(f"create_sparse_array_zd: {_SPARSE_ISSUE}")
 
 
+def shuffle_csr_column_indices(csr):
+    raise NotImplementedError(f"shuffle_csr_column_indices: {_SPARSE_ISSUE}")
+
+
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):
     """Reduces ``dat`` over ``axis`` (None, int or list) one axis at a time
     with ``numpy_reduce_func`` (np.sum, np.max, ...)."""
@@ -763,6 +767,41 @@ def is_aarch64_run():
     return platform.machine() == "aarch64"
 
 
+@contextlib.contextmanager
+def discard_stderr():
+    """Sends file descriptor 2, the process's stderr (native code's too),
+    to /dev/null inside the block."""
+    fd = 2
+    saved = os.dup(fd)
+    with open(os.devnull, 'w') as null:
+        os.dup2(null.fileno(), fd)
+        try:
+            yield
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+def get_im2rec_path(home_env="MXNET_HOME"):
+    """The path of tools/im2rec.py under ``$MXNET_HOME`` (mx ships no
+    tools/ of its own)."""
+    home = os.environ.get(home_env)
+    path = os.path.join(home, 'tools', 'im2rec.py') if home else None
+    if path and os.path.isfile(path):
+        return path
+    raise IOError(f'Could not find path to tools/im2rec.py (set {home_env} to an MXNet checkout)')
+
+
+def has_tvm_ops():
+    """False: mx has no TVM-generated operators."""
+    return False
+
+
+def is_op_runnable():
+    """True: without TVM operators every op runs on every context."""
+    return True
+
+
 class _DataIterBase:
     """Stand-in for mx.io.DataIter until mx-io lands (its issue): the
     iterator protocol over ``next()``."""
@@ -964,3 +1003,39 @@ def get_identity_mat(size):
 
 def get_identity_mat_batch(size):
     return array(np.stack([np.eye(size)] * 2))
+
+
+def new_matrix_with_real_eigvals_2d(n):
+    """An n x n matrix q^-1 D q with real eigenvalues D in (-10, 10) and a
+    well-conditioned q (condition number < 3)."""
+    while True:
+        # A Householder reflection scaled by a random diagonal.
+        v = np.random.uniform(-1.0, 1.0, (n, 1))
+        v /= np.linalg.norm(v)
+        q = (np.eye(n) - 2 * v @ v.T) @ np.diag(np.random.uniform(-1.0, 1.0, n))
+        if np.linalg.cond(q, 2) < 3:
+            break
+    return np.linalg.inv(q) @ np.diag(np.random.uniform(-10.0, 10.0, n)) @ q
+
+
+def new_matrix_with_real_eigvals_nd(shape):
+    n = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(n)]).reshape(shape)
+
+
+def new_orthonormal_matrix_2d(n):
+    """A random n x n orthonormal matrix (Q of a QR factorisation)."""
+    x = np.random.randn(n, n)
+    return np.linalg.qr(x.T @ x)[0]
+
+
+def new_sym_matrix_with_real_eigvals_2d(n):
+    """A symmetric q^T D q with eigenvalues D in (-10, 10)."""
+    q = new_orthonormal_matrix_2d(n)
+    return q.T @ np.diag(np.random.uniform(-10.0, 10.0, n)) @ q
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape):
+    n = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(n)]).reshape(shape)

@@ -310,3 +310,30 @@ def test_retry_reruns_failing_tests():
 
     flaky()
     assert len(calls) == 3
+
+
+def test_matrices_with_real_eigenvalues():
+    np.random.seed(4)
+    m = tu.new_matrix_with_real_eigvals_nd((2, 3, 4, 4))
+    assert m.shape == (2, 3, 4, 4)
+    assert np.allclose(np.linalg.eigvals(m).imag, 0)
+    s = tu.new_sym_matrix_with_real_eigvals_nd((3, 5, 5))
+    np.testing.assert_allclose(s, np.swapaxes(s, -1, -2), atol=1e-10)
+    q = tu.new_orthonormal_matrix_2d(4)
+    np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-10)
+
+
+def test_small_platform_helpers(tmp_path, capfd):
+    assert tu.has_tvm_ops() is False and tu.is_op_runnable() is True
+    with tu.discard_stderr():
+        os.write(2, b"hidden")
+    os.write(2, b"shown")
+    assert capfd.readouterr().err == "shown"
+    with tu.environment("MXNET_HOME", str(tmp_path)):
+        with pytest.raises(IOError, match="im2rec"):
+            tu.get_im2rec_path()
+        (tmp_path / "tools").mkdir()
+        (tmp_path / "tools" / "im2rec.py").write_text("")
+        assert tu.get_im2rec_path() == str(tmp_path / "tools" / "im2rec.py")
+    with pytest.raises(NotImplementedError, match="sparse"):
+        tu.shuffle_csr_column_indices(None)
