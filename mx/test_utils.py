@@ -1039,3 +1039,14 @@ def new_sym_matrix_with_real_eigvals_nd(shape):
     n = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
     return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
                      for _ in range(n)]).reshape(shape)
+
+
+# -- helpers over layers mx does not have yet ----------------------------------------------
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    raise NotImplementedError("compare_optimizer: mx.optimizer does not exist yet")
+
+
+def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
+                                      rtol=1E-4, atol=1E-4):
+    raise NotImplementedError("check_gluon_hybridize_consistency: mx.gluon does not exist yet")

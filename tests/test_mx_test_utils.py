@@ -337,3 +337,25 @@ def test_small_platform_helpers(tmp_path, capfd):
         assert tu.get_im2rec_path() == str(tmp_path / "tools" / "im2rec.py")
     with pytest.raises(NotImplementedError, match="sparse"):
         tu.shuffle_csr_column_indices(None)
+
+
+def test_every_mxnet_1_9_1_name_exists():
+    # The public functions and classes of MXNet 1.9.1's mxnet/test_utils.py.
+    names = """almost_equal assert_allclose assert_almost_equal assert_almost_equal_ignore_nan
+    assert_almost_equal_with_err assert_exception assign_each assign_each2 checkShapes
+    check_consistency check_gluon_hybridize_consistency check_numeric_gradient check_speed
+    check_symbolic_backward check_symbolic_forward chi_square_check collapse_sum_like
+    compare_ndarray_tuple compare_optimizer create_2d_tensor create_sparse_array
+    create_sparse_array_zd create_vector default_atols default_context default_dtype
+    default_numeric_eps default_rtols discard_stderr download download_model effective_dtype
+    environment gen_buckets_probs_with_ppf get_atol get_bz2_data get_cifar10 get_etol
+    get_identity_mat get_identity_mat_batch get_im2rec_path get_mnist get_mnist_iterator
+    get_mnist_pkl get_mnist_ubyte get_rtol get_tolerance get_tols get_zip_data has_tvm_ops
+    is_aarch64_run is_cd_run is_op_runnable list_gpus locationError mean_check
+    new_matrix_with_real_eigvals_2d new_matrix_with_real_eigvals_nd new_orthonormal_matrix_2d
+    new_sym_matrix_with_real_eigvals_2d new_sym_matrix_with_real_eigvals_nd np_reduce
+    numeric_grad rand_coord_2d rand_ndarray rand_shape_2d rand_shape_3d rand_shape_nd
+    rand_sparse_ndarray random_arrays random_sample random_uniform_arrays retry same same_array
+    same_symbol_structure set_default_context shuffle_csr_column_indices simple_forward
+    var_check verify_generator DummyIter""".split()
+    assert [n for n in names if not callable(getattr(tu, n, None))] == []
