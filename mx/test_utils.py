@@ -15,7 +15,7 @@ import numpy as np
 import numpy.random as rnd
 
 from mx_engine import _context
-from mx_engine._context import Context, current_context
+from mx_engine._context import current_context
 from mx_graph import sym as _sym
 from mx_graph.symbol import Symbol
 from mx_ndarray import NDArray, array, waitall
@@ -385,9 +385,8 @@ def _to_nd(value, ctx, dtype):
     return array(value, ctx=ctx, dtype=value.dtype if dtype == "asnumpy" else dtype)
 
 
-def _check_dtype(dtype, allow_asnumpy=True):
-    assert (allow_asnumpy and dtype == "asnumpy") or dtype in (np.float16, np.float32,
-                                                               np.float64)
+def _check_dtype(dtype):
+    assert dtype == "asnumpy" or dtype in (np.float16, np.float32, np.float64)
 
 
 def _parse_location(sym, location, ctx, dtype=default_dtype()):

@@ -359,3 +359,20 @@ def test_every_mxnet_1_9_1_name_exists():
     same_symbol_structure set_default_context shuffle_csr_column_indices simple_forward
     var_check verify_generator DummyIter""".split()
     assert [n for n in names if not callable(getattr(tu, n, None))] == []
+
+
+def test_aux_states_reach_the_executor():
+    # Inference BatchNorm normalises with the given moving mean and variance.
+    np.random.seed(5)
+    x = mx.sym.Variable("x")
+    bn = mx.sym.BatchNorm(x, name="bn", fix_gamma=False, eps=1e-3)
+    loc = [np.random.randn(4, 3), np.random.rand(3) + 0.5, np.random.randn(3)]
+    mean, var = np.random.randn(3), np.random.rand(3) + 1
+    want = (loc[0] - mean) / np.sqrt(var + 1e-3) * loc[1] + loc[2]
+    tu.check_symbolic_forward(bn, loc, [want], aux_states={"bn_moving_mean": mean,
+                                                           "bn_moving_var": var},
+                              rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="aux_states"):
+        tu.check_symbolic_forward(bn, loc, [want], aux_states={"bn_moving_mean": mean})
+    tu.check_numeric_gradient(bn, loc, aux_states=[mean, var], numeric_eps=1e-3, rtol=5e-2,
+                              atol=1e-2)
