@@ -1,0 +1,1 @@
+"""The parts of ``mx.test_utils``, one responsibility each."""
