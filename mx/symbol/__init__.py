@@ -1,0 +1,11 @@
+"""``mx.symbol`` (also ``mx.sym``): symbols and one function per operator."""
+from mx_graph.sym import *  # noqa: F401,F403
+from mx_graph.sym import __all__ as _base_all
+from mx_graph.sym import __dir__, __getattr__, _internal  # noqa: F401
+from mx_graph.sym import (AttrScope, Group, Symbol, Variable, load, load_json,  # noqa: F401
+                          maximum, minimum, ones, pow, var, zeros)
+
+# The sub-modules of MXNet's mx.sym (replacing mx_graph's own ``op``).
+from mx.symbol import contrib, linalg, op, random  # noqa: E402
+
+__all__ = _base_all + ["contrib", "linalg", "random"]
