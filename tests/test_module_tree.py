@@ -7,7 +7,8 @@ compared with MXNet 1.9.1's (tests/data/mxnet_1_9_1_names.json, written by
 tools/dump_mxnet_names.py).  Names MXNet has and ``mx`` lacks are listed in
 tests/data/mx_missing_names.json: the test fails on a missing name not in
 that list (a regression) and on a listed name that now exists (the list
-must shrink with the work), and prints the count still missing."""
+must shrink with the work), and prints the count still missing.
+``python tests/test_module_tree.py`` rewrites that list from this build."""
 import faulthandler
 import importlib
 import json
@@ -169,3 +170,37 @@ def test_gpu_memory_info():
     assert 0 < free <= total
     assert mx.util.get_gpu_memory(0)[1] == total
     assert mx.util.get_cuda_compute_capability(mx.gpu(0)) >= 30
+
+
+_NUMPY_BINARY = {"add": "add", "subtract": "subtract", "multiply": "multiply",
+                 "divide": "divide", "true_divide": "true_divide", "modulo": "mod",
+                 "power": "power", "maximum": "maximum", "minimum": "minimum",
+                 "equal": "equal", "not_equal": "not_equal", "greater": "greater",
+                 "greater_equal": "greater_equal", "lesser": "less",
+                 "lesser_equal": "less_equal", "logical_and": "logical_and",
+                 "logical_or": "logical_or", "logical_xor": "logical_xor"}
+
+
+@pytest.mark.parametrize("name", sorted(_NUMPY_BINARY))
+def test_binary_functions_against_numpy(name):
+    np = pytest.importorskip("numpy")
+    ref = getattr(np, _NUMPY_BINARY[name])
+    fn = getattr(mx.nd, name)
+    # A zero divisor is left out of modulo: MXNet's x % 0 is 0, NumPy's nan.
+    a = np.array([[0.5, 2.0, 3.0, 0.0 if name != "modulo" else 1.5]], dtype=np.float32)
+    b = np.array([[3.0], [2.0]], dtype=np.float32)
+    cases = [(mx.nd.array(a), mx.nd.array(b), a, b),      # arrays, broadcast
+             (mx.nd.array(a), 2.0, a, np.float32(2.0)),    # array, number
+             (2.0, mx.nd.array(a), np.float32(2.0), a)]    # number, array (reversed op)
+    for lhs, rhs, nl, nr in cases:
+        got = fn(lhs, rhs).asnumpy()
+        np.testing.assert_allclose(got, ref(nl, nr).astype(np.float32), rtol=1e-6)
+    assert fn(3, 2) == (ref(3, 2).item() if name not in ("divide", "true_divide") else 1.5)
+    with pytest.raises(TypeError):
+        fn(mx.nd.array(a), "x")
+
+
+if __name__ == "__main__":
+    with open(DATA / "mx_missing_names.json", "w") as f:
+        json.dump(missing_names(), f, indent=1, sort_keys=True)
+        f.write("\n")

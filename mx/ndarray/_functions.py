@@ -1,12 +1,78 @@
-"""MXNet 1.x's module-level NDArray helpers that are not operators:
-moveaxis, onehot_encode and imdecode (python/mxnet/ndarray/ndarray.py)."""
+"""MXNet 1.x's module-level NDArray helpers that are not operators
+(python/mxnet/ndarray/ndarray.py): moveaxis, onehot_encode, imdecode and
+the binary functions taking arrays or numbers on either side (add,
+subtract, ..., logical_xor)."""
+import numbers
+
 import numpy as np
 
 from mx_engine import MXNetError
+from mx_ndarray import _internal
 from mx_ndarray import op as _op
 from mx_ndarray.ndarray import NDArray, array
 
-__all__ = ["moveaxis", "onehot_encode", "imdecode"]
+# name: (array op, scalar op, reversed scalar op or None when symmetric,
+#        what two Python numbers give), as MXNet's _ufunc_helper calls.
+_BINARY = {
+    "add": ("broadcast_add", "_plus_scalar", None, lambda x, y: x + y),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar", lambda x, y: x - y),
+    "multiply": ("broadcast_mul", "_mul_scalar", None, lambda x, y: x * y),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar", lambda x, y: x / y),
+    "true_divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar", lambda x, y: x / y),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar", lambda x, y: x % y),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar", lambda x, y: x ** y),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", None,
+                lambda x, y: x if x > y else y),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", None,
+                lambda x, y: x if x < y else y),
+    "equal": ("broadcast_equal", "_equal_scalar", None, lambda x, y: 1 if x == y else 0),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", None,
+                  lambda x, y: 1 if x != y else 0),
+    # number OP array is array (reversed OP) number
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar",
+                lambda x, y: 1 if x > y else 0),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar", lambda x, y: 1 if x >= y else 0),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar",
+               lambda x, y: 1 if x < y else 0),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
+                     lambda x, y: 1 if x <= y else 0),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", None,
+                    lambda x, y: 1 if x and y else 0),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", None,
+                   lambda x, y: 1 if x or y else 0),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", None,
+                    lambda x, y: 1 if bool(x) != bool(y) else 0),
+}
+
+__all__ = ["moveaxis", "onehot_encode", "imdecode"] + list(_BINARY)
+
+
+def _binary(name, array_op, scalar_op, rscalar_op, numbers_fn):
+    array_fn = getattr(_op, array_op)
+    scalar_fn = getattr(_internal, scalar_op)
+    rscalar_fn = getattr(_internal, rscalar_op or scalar_op)
+
+    def fn(lhs, rhs):
+        if isinstance(lhs, numbers.Number):
+            if isinstance(rhs, numbers.Number):
+                return numbers_fn(lhs, rhs)
+            if isinstance(rhs, NDArray):
+                return rscalar_fn(rhs, scalar=float(lhs))
+        elif isinstance(lhs, NDArray):
+            if isinstance(rhs, numbers.Number):
+                return scalar_fn(lhs, scalar=float(rhs))
+            if isinstance(rhs, NDArray):
+                return array_fn(lhs, rhs)
+        raise TypeError(f"type {type(rhs)} not supported")
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}(lhs, rhs)`` element-wise with broadcasting; either side may "
+                  f"be an NDArray or a number (two numbers give a number), as MXNet's.")
+    return fn
+
+
+globals().update({name: _binary(name, *spec) for name, spec in _BINARY.items()})
 
 
 def moveaxis(tensor, source, destination):

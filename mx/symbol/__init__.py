@@ -5,7 +5,9 @@ from mx_graph.sym import __dir__, __getattr__, _internal  # noqa: F401
 from mx_graph.sym import (AttrScope, Group, Symbol, Variable, load, load_json,  # noqa: F401
                           maximum, minimum, ones, pow, var, zeros)
 
-# The sub-modules of MXNet's mx.sym (replacing mx_graph's own ``op``).
+# The sub-modules of MXNet's mx.sym.  The star import bound mx_graph's own
+# ``op``, which would stop mx.symbol.op from loading.
+del op  # noqa: F821
 from mx.symbol import contrib, linalg, op, random  # noqa: E402
 
 __all__ = _base_all + ["contrib", "linalg", "random"]
