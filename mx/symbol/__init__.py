@@ -1,7 +1,8 @@
 """``mx.symbol`` (also ``mx.sym``): symbols and one function per operator."""
 from mx_graph.sym import *  # noqa: F401,F403
 from mx_graph.sym import __all__ as _base_all
-from mx_graph.sym import __dir__, __getattr__, _internal  # noqa: F401
+from mx_graph.sym import __dir__ as _graph_dir
+from mx_graph.sym import __getattr__, _internal  # noqa: F401
 from mx_graph.sym import (AttrScope, Group, Symbol, Variable, load, load_json,  # noqa: F401
                           maximum, minimum, ones, pow, var, zeros)
 
@@ -11,3 +12,7 @@ del op  # noqa: F821
 from mx.symbol import contrib, linalg, op, random  # noqa: E402
 
 __all__ = _base_all + ["contrib", "linalg", "random"]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_graph_dir()))
