@@ -132,8 +132,16 @@ def test_base_names():
     assert isinstance("a", string_types) and isinstance(3, integer_types)
     assert isinstance(2.5, numeric_types)
 
+    class Owner:
+        _value = 3
 
-def test_util_and_context():
+        @mx.base.classproperty
+        def value(cls):
+            return cls._value
+    assert Owner.value == 3 and Owner().value == 3
+
+
+def test_util_and_context(tmp_path):
     assert mx.util.get_gpu_count() == mx.context.num_gpus()
     mx.util.setenv("MX_TEST_MODULE_TREE", "1")
     assert mx.util.getenv("MX_TEST_MODULE_TREE") == "1"
@@ -141,6 +149,9 @@ def test_util_and_context():
     assert mx.util.getenv("MX_TEST_MODULE_TREE") is None
     with pytest.raises(ValueError):
         mx.util.get_cuda_compute_capability(mx.cpu())
+    mx.util.makedirs(str(tmp_path / "a" / "b"))
+    mx.util.makedirs(str(tmp_path / "a" / "b"))     # existing: fine
+    assert (tmp_path / "a" / "b").is_dir()
     assert mx.name.NameManager and mx.name.Prefix and mx.attribute.AttrScope
     assert mx.executor.Executor is not None
     with mx.engine.bulk(4):
