@@ -11,6 +11,7 @@ import sys as _sys
 from mx import (attribute, base, context, engine, executor, library, name, ndarray, operator,
                 profiler, random, runtime, symbol, util, viz)
 from mx.attribute import AttrScope
+from mx.executor import Executor
 
 # Parts of the tree built separately; imported here when they land:
 #   from mx import test_utils     (MXNet's mxnet.test_utils)
