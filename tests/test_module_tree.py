@@ -68,6 +68,7 @@ def test_from_imports():
     from mx.sym.random import uniform
     assert isinstance(zeros((2,)), NDArray)
     assert isinstance(uniform(shape=(2,)), Symbol)
+    assert mx.Executor is mx.executor.Executor      # mx.Executor was there before the tree
 
 
 @pytest.mark.parametrize("path", ["mx.nd.linalg", "mx.nd.contrib", "mx.nd.sparse",
