@@ -1,18 +1,35 @@
 """mx: the MXNet 1.x system architecture, rebuilt.
 
 ``import mx`` stands where ``import mxnet as mx`` stood.  This meta-package
-composes the layers below it; only the parts that exist so far are here.
+composes the layers below it into MXNet 1.9.1's module tree; only the parts
+that exist so far are here.
 """
 from mx_engine import Context, MXNetError, cpu, cpu_pinned, current_context, gpu, num_gpus
 
 import sys as _sys
 
-from mx import (attribute, base, context, engine, library, name, nd, operator, profiler,
-                random, symbol, viz)
+from mx import (attribute, base, context, engine, executor, library, name, ndarray, operator,
+                profiler, random, runtime, symbol, util, viz)
 from mx.attribute import AttrScope
-from mx_graph.executor import Executor
+from mx.executor import Executor
 
+# Parts of the tree built separately; imported here when they land:
+#   from mx import test_utils     (MXNet's mxnet.test_utils)
+#   from mx import autograd       (MXNet's mxnet.autograd)
+
+
+def _alias(alias, module):
+    """Registers ``module`` and its loaded sub-modules under ``alias`` too,
+    so ``import mx.nd.random`` gives the same objects as ``mx.ndarray``'s."""
+    prefix = module.__name__
+    for key, mod in list(_sys.modules.items()):
+        if key == prefix or key.startswith(prefix + "."):
+            _sys.modules[alias + key[len(prefix):]] = mod
+
+
+nd = ndarray
 sym = symbol
-_sys.modules[__name__ + ".sym"] = symbol
+_alias(__name__ + ".nd", ndarray)
+_alias(__name__ + ".sym", symbol)
 
 __version__ = "0.1.0"

@@ -41,7 +41,10 @@ PUBLIC_MODULES = [
     "mx_ndarray.ndarray", "mx_ndarray.random", "mx_ndarray.op", "mx_graph", "mx_graph.viz",
     "mx_graph.sym", "mx_graph.op", "mx_kvstore", "mx_io",
     "mx", "mx.engine", "mx.profiler", "mx.context", "mx.base", "mx.random", "mx.library",
-    "mx.operator", "mx.viz",
+    "mx.operator", "mx.viz", "mx.ndarray", "mx.ndarray.op", "mx.ndarray.random",
+    "mx.ndarray.linalg", "mx.ndarray.contrib", "mx.ndarray.sparse", "mx.symbol", "mx.symbol.op",
+    "mx.symbol.random", "mx.symbol.linalg", "mx.symbol.contrib", "mx.executor", "mx.name",
+    "mx.attribute", "mx.util", "mx.runtime",
 ]
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi"}
 

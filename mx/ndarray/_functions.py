@@ -1,0 +1,137 @@
+"""MXNet 1.x's module-level NDArray helpers that are not operators
+(python/mxnet/ndarray/ndarray.py): moveaxis, onehot_encode, imdecode and
+the binary functions taking arrays or numbers on either side (add,
+subtract, ..., logical_xor)."""
+import numbers
+
+import numpy as np
+
+from mx_engine import MXNetError
+from mx_ndarray import _internal
+from mx_ndarray import op as _op
+from mx_ndarray.ndarray import NDArray, array
+
+# name: (array op, scalar op, reversed scalar op or None when symmetric,
+#        what two Python numbers give), as MXNet's _ufunc_helper calls.
+_BINARY = {
+    "add": ("broadcast_add", "_plus_scalar", None, lambda x, y: x + y),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar", lambda x, y: x - y),
+    "multiply": ("broadcast_mul", "_mul_scalar", None, lambda x, y: x * y),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar", lambda x, y: x / y),
+    "true_divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar", lambda x, y: x / y),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar", lambda x, y: x % y),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar", lambda x, y: x ** y),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", None,
+                lambda x, y: x if x > y else y),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", None,
+                lambda x, y: x if x < y else y),
+    "equal": ("broadcast_equal", "_equal_scalar", None, lambda x, y: 1 if x == y else 0),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", None,
+                  lambda x, y: 1 if x != y else 0),
+    # number OP array is array (reversed OP) number
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar",
+                lambda x, y: 1 if x > y else 0),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar", lambda x, y: 1 if x >= y else 0),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar",
+               lambda x, y: 1 if x < y else 0),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
+                     lambda x, y: 1 if x <= y else 0),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", None,
+                    lambda x, y: 1 if x and y else 0),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", None,
+                   lambda x, y: 1 if x or y else 0),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", None,
+                    lambda x, y: 1 if bool(x) != bool(y) else 0),
+}
+
+__all__ = ["moveaxis", "onehot_encode", "imdecode"] + list(_BINARY)
+
+
+def _binary(name, array_op, scalar_op, rscalar_op, numbers_fn):
+    array_fn = getattr(_op, array_op)
+    scalar_fn = getattr(_internal, scalar_op)
+    rscalar_fn = getattr(_internal, rscalar_op or scalar_op)
+
+    def fn(lhs, rhs):
+        if isinstance(lhs, numbers.Number):
+            if isinstance(rhs, numbers.Number):
+                return numbers_fn(lhs, rhs)
+            if isinstance(rhs, NDArray):
+                return rscalar_fn(rhs, scalar=float(lhs))
+        elif isinstance(lhs, NDArray):
+            if isinstance(rhs, numbers.Number):
+                return scalar_fn(lhs, scalar=float(rhs))
+            if isinstance(rhs, NDArray):
+                return array_fn(lhs, rhs)
+        raise TypeError(f"type {type(rhs)} not supported")
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}(lhs, rhs)`` element-wise with broadcasting; either side may "
+                  f"be an NDArray or a number (two numbers give a number), as MXNet's.")
+    return fn
+
+
+globals().update({name: _binary(name, *spec) for name, spec in _BINARY.items()})
+
+
+def moveaxis(tensor, source, destination):
+    """``tensor`` with axis ``source`` moved to ``destination``, the other
+    axes in their order (a transpose).  Negative axes count from the end."""
+    ndim = tensor.ndim
+    try:
+        src = source + ndim if source < 0 else source
+        dst = destination + ndim if destination < 0 else destination
+    except TypeError:
+        raise ValueError("moveaxis: 'source' and 'destination' must be integers") from None
+    if not 0 <= src < ndim:
+        raise ValueError(f"Source should verify 0 <= source < tensor.ndim. Got {source}")
+    if not 0 <= dst < ndim:
+        raise ValueError(f"Destination should verify 0 <= destination < tensor.ndim "
+                         f"({ndim}). Got {destination}")
+    axes = [i for i in range(ndim) if i != src]
+    axes.insert(dst, src)
+    return _op.transpose(tensor, axes=tuple(axes))
+
+
+def onehot_encode(indices, out):
+    """One-hot encodes ``indices`` into ``out`` (shape ``(len(indices),
+    depth)``) and returns ``out``; as MXNet's, built on ``one_hot``."""
+    return _op.one_hot(indices, depth=out.shape[1], dtype=out.dtype.name, out=out)
+
+
+def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):
+    """Decodes an encoded image (bytes) into an NDArray, as MXNet 1.x's
+    deprecated ``mx.nd.imdecode``: OpenCV decodes it to RGB, ``clip_rect``
+    ``(x0, y0, x1, y1)`` crops it when not all zero, ``mean`` (an NDArray of
+    the output's shape) is subtracted; the result is float32
+    ``(1, channels, height, width)``, written into ``out`` (``(c, h, w)``)
+    or ``out[index]`` (``(n, c, h, w)``) when ``out`` is given.  Needs
+    OpenCV (``cv2``).  MXNet 1.9.1's own ``mx.nd.imdecode`` fails
+    ("Shape is unknown"), so there was no output to compare with."""
+    try:
+        import cv2
+    except ImportError:
+        raise MXNetError("mx.nd.imdecode needs OpenCV, which is not installed here: "
+                         "pip install opencv-python-headless") from None
+    flag = cv2.IMREAD_COLOR if channels == 3 else cv2.IMREAD_GRAYSCALE
+    img = cv2.imdecode(np.frombuffer(bytes(str_img), dtype=np.uint8), flag)
+    if img is None:
+        raise MXNetError("imdecode: the buffer is not an image OpenCV can decode")
+    if channels == 3:
+        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    else:
+        img = img[:, :, None]
+    x0, y0, x1, y1 = clip_rect
+    if x0 or y0 or x1 or y1:
+        img = img[y0:y1, x0:x1]
+    chw = img.transpose(2, 0, 1)[None].astype(np.float32)
+    if mean is not None:
+        chw = chw - (mean.asnumpy() if isinstance(mean, NDArray) else np.asarray(mean))
+    if out is None:
+        return array(chw)
+    if out.ndim == 3:
+        out[:] = chw[0]
+    else:
+        out[index:index + 1] = chw
+    return out
