@@ -12,9 +12,9 @@ from mx import (attribute, base, context, engine, executor, library, name, ndarr
                 profiler, random, runtime, symbol, util, viz)
 from mx.attribute import AttrScope
 from mx.executor import Executor
+from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
 
-# Parts of the tree built separately; imported here when they land:
-#   from mx import test_utils     (MXNet's mxnet.test_utils)
+# Imported here when it lands:
 #   from mx import autograd       (MXNet's mxnet.autograd)
 
 
