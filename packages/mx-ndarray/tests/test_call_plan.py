@@ -161,6 +161,18 @@ def test_unhashable_parameters_take_the_uncached_path():
         nd.invoke("Reshape", [a], shape=np.array([3, 2])).asnumpy(), want)
 
 
+
+@pytest.mark.parametrize("make", [list, lambda v: np.array(v)], ids=["list", "ndarray"])
+def test_an_argument_changed_in_place_between_calls_is_parsed_again(make):
+    # The same list (array) object passed again after a change in place must
+    # not find the plan of its old contents.
+    a = nd.ones((6,))
+    shape = make([2, 3])
+    assert nd.Reshape(a, shape=shape).shape == (2, 3)
+    shape[0], shape[1] = 3, 2
+    assert nd.Reshape(a, shape=shape).shape == (3, 2)
+    assert nd.invoke("Reshape", [a], shape=shape).shape == (3, 2)
+
 def _error(fn):
     with pytest.raises(Exception) as info:
         fn()

@@ -146,7 +146,11 @@ cdef bint _same_values(dict last, dict params):
         return False
     for name, v in params.items():
         w = last.get(name, _UNFROZEN)
-        if v is w:
+        # No identity shortcut: a list or array passed again may have been
+        # changed in place since; only immutable values compare equal here.
+        if v is None:
+            if w is not None:
+                return False
             continue
         t = type(v)
         if t is not type(w):
