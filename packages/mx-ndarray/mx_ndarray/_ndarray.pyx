@@ -195,14 +195,7 @@ cdef class NDArray:
             raise TypeError(f"Got unknown keywords in reshape: {', '.join(kwargs)}. Accepted "
                             f"keyword arguments are 'shape' and 'reverse'.")
         new = reshape_shape(self.shape, tuple(int(s) for s in shape), reverse, op="reshape")
-        return self._shaped(new)
-
-    def _shaped(self, tuple shape):
-        """This array with ``shape`` (same size): a view, or a recorded
-        Reshape call while autograd records."""
-        if _training.record:
-            return invoke("Reshape", [self], shape=shape)
-        return self._view(shape, self.offset)
+        return _shaped(self, new)
 
     # --- NDArray's fluent methods that are not just their operator -----------------
     # (the others are set from mx_ndarray._fluent: x.sum() is mx.nd.sum(x))
@@ -222,7 +215,7 @@ cdef class NDArray:
         if not -n - 1 <= axis <= n:
             raise AssertionError(f"axis {axis} is out of range for {n}d array")
         axis %= n + 1
-        return self._shaped(self.shape[:axis] + (1,) + self.shape[axis:])
+        return _shaped(self, self.shape[:axis] + (1,) + self.shape[axis:])
 
     def squeeze(self, axis=None, inplace=False):
         """Without the axes of size 1 (those in ``axis``, or all): a copy, or
@@ -244,7 +237,7 @@ cdef class NDArray:
             drop = {i for i in range(n) if self.shape[i] == 1}
         shape = tuple(s for i, s in enumerate(self.shape) if i not in drop) or (1,)
         if inplace:
-            return self._shaped(shape)
+            return _shaped(self, shape)
         return invoke("Reshape", [self], shape=shape)
 
     def broadcast_to(self, shape):
@@ -325,10 +318,15 @@ cdef class NDArray:
         ..., gather as NumPy's advanced indexing (one array alone on axis 0
         through take)."""
         cdef NDArray region
-        if type(key) is slice and self.shape and not _training.record:
-            view = _row_slice(self, <slice>key)
-            if view is not None:
-                return view
+        if self.shape and not _training.record:
+            if type(key) is int:
+                view = _row_at(self, key)
+                if view is not None:
+                    return view
+            elif type(key) is slice:
+                view = _row_slice(self, <slice>key)
+                if view is not None:
+                    return view
         if is_advanced(key):
             return self._take_rows(key)
         if has_index_arrays(key):
@@ -338,7 +336,7 @@ cdef class NDArray:
         if idx.contiguous and not _training.record:
             return self._view(shape, self.offset + idx.offset * self.dtype.itemsize)
         region = invoke("slice", [self], begin=idx.begin, end=idx.end, step=idx.step)
-        return region._shaped(shape) if region.shape != shape else region
+        return _shaped(region, shape) if region.shape != shape else region
 
     def _take_rows(self, key):
         if not self.shape:
@@ -354,7 +352,7 @@ cdef class NDArray:
     def _gather(self, key):
         """self[key] for a key with index arrays, through gather_nd."""
         plan = advanced_index(self.shape, key, _part_shape)
-        src = self if plan.view_shape == self.shape else self._shaped(plan.view_shape)
+        src = self if plan.view_shape == self.shape else _shaped(self, plan.view_shape)
         if 0 in plan.shape:
             return empty(plan.shape, self.context, self.dtype.name)
         return invoke("gather_nd", [src, _index_nd(self.context, plan)])
@@ -701,6 +699,27 @@ cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
     v.dtype_flag = a.dtype_flag
     v.context = a.context
     return v
+
+
+cdef NDArray _shaped(NDArray a, tuple shape):
+    """``a`` with ``shape`` (same size): a view, or a recorded Reshape call
+    while autograd records (MXNet's ReshapeWithRecord)."""
+    if _training.record:
+        return invoke("Reshape", [a], shape=shape)
+    return _view_of(a, shape, a.offset)
+
+
+cdef object _row_at(NDArray a, key):
+    """``a[key]`` for an int ``key`` as a view ((1,) for a 1-d ``a``, as
+    MXNet); None when out of range (the general path raises, naming it)."""
+    cdef tuple shape = a.shape
+    cdef Py_ssize_t n = shape[0], row = 1, k, i
+    if not -n <= key < n:
+        return None
+    i = key + n if key < 0 else key
+    for k in range(1, len(shape)):
+        row *= <Py_ssize_t>shape[k]
+    return _view_of(a, shape[1:] or (1,), a.offset + i * row * _NP_DTYPES[a.dtype_flag].itemsize)
 
 
 cdef object _row_slice(NDArray a, slice key):
