@@ -4,6 +4,7 @@ on the dependency engine (``mx.nd``).
 Depends on mx-ops, mx-storage and mx-engine.
 """
 from mx_ndarray import _internal, op, random
+from mx_ndarray import _fluent  # noqa: F401  (x.sum() and the other fluent methods)
 from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack, from_numpy,
                                 full, invoke, ones, to_dlpack_for_read, to_dlpack_for_write,
                                 waitall, zeros)

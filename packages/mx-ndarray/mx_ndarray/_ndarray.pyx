@@ -15,6 +15,7 @@ _prepared (an executor's prepared calls).  Their public names are
 re-exported here for the modules above.
 """
 cimport cython
+from cpython.object cimport PyTypeObject
 from libc.stdint cimport int64_t
 
 from mx_engine._context cimport Context, DEV_GPU
@@ -28,16 +29,22 @@ from mx_ndarray._alloc cimport _empty, _copy_device
 from mx_ndarray._custom_compute cimport _wait
 from mx_ndarray._invoke cimport _call, _scalar_call
 
+import warnings
+
 import numpy as np
 
+from mx_engine.base import MXNetError
 from mx_ops.core import registry
 from mx_ops.core.dtypes import DTYPE_NAMES
 from mx_ops.core.registry import ShapeError
 from mx_ops.core._limits import check_shape
 from mx_ops.ops.shape.shape import reshape_shape
 from mx_ndarray import _device
-from mx_ndarray._indexing import (basic_index, has_index_arrays, host_index_tuples,
-                                  is_advanced)
+from mx_ndarray._indexing import (advanced_index, basic_index, has_index_arrays,
+                                  host_index_tuples, host_indices, is_advanced)
+# Autograd's recording flag: while it is set, views (reshape, contiguous
+# indexing) are recorded operator calls instead, as MXNet's *WithRecord.
+from mx_ops.core.training import _state as _training
 from mx_ops.core.dtypes import DTYPE_FLAGS as _FLAG, NP_DTYPES as _NP_DTYPES
 from mx_ndarray._alloc import (_capsule_device, _from_numpy, _share_device_memory,
                                _share_host_memory, empty)
@@ -45,6 +52,28 @@ from mx_ndarray._invoke import call_op, invoke
 from mx_ndarray._prepared import PreparedCall, push_all
 
 cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
+_NUMBERS = (int, float, np.generic)     # MXNet's numeric_types
+
+
+cdef extern from "Python.h":
+    void PyType_Modified(PyTypeObject* type)
+
+
+def _set_methods(dict methods):
+    """Adds ``methods`` (name -> function) to NDArray, as a class body
+    would: the fluent methods, which are the generated mx.nd functions
+    (mx_ndarray._fluent; op.py imports this module, so they cannot be
+    named in the class body).  A cdef type refuses setattr."""
+    cdef dict d = <dict>(<PyTypeObject*>NDArray).tp_dict
+    clash = set(methods) & set(d)
+    if clash:
+        raise ValueError(f"NDArray already has {sorted(clash)}")
+    d.update(methods)
+    PyType_Modified(<PyTypeObject*>NDArray)
+
+
+def _unpickle(array, Context ctx):
+    return _from_numpy(array, ctx)
 
 
 class _HostView:
@@ -118,10 +147,10 @@ cdef class NDArray:
         return self._host_view().copy()
 
     def asscalar(self):
-        """The value of a one-element array."""
+        """The value of a one-element array, as a NumPy scalar (MXNet's)."""
         if self.size != 1:
-            raise ValueError(f"asscalar: the array has {self.size} elements, not 1")
-        return self.asnumpy().reshape(()).item()
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(-1)[0]
 
     def __array__(self, dtype=None, copy=None):
         a = self.asnumpy()
@@ -150,50 +179,164 @@ cdef class NDArray:
         v.dtype_flag = flag
         return v
 
-    def reshape(self, *shape, reverse=False):
+    def reshape(self, *shape, reverse=False, **kwargs):
         """A view with another shape of the same size; MXNet's codes apply
-        (0 copies a dimension, -1 is inferred, -2, -3 and -4 as in Reshape)."""
+        (0 copies a dimension, -1 is inferred, -2, -3 and -4 as in Reshape).
+        The shape may also come as ``shape=``.  While autograd records, the
+        view is a recorded Reshape call instead (MXNet's ReshapeWithRecord)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        elif not shape:
+            shape = kwargs.pop("shape", None)
+            if not shape:
+                raise TypeError("reshape: the shape must be given")
+            shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        if kwargs:
+            raise TypeError(f"Got unknown keywords in reshape: {', '.join(kwargs)}. Accepted "
+                            f"keyword arguments are 'shape' and 'reverse'.")
         new = reshape_shape(self.shape, tuple(int(s) for s in shape), reverse, op="reshape")
-        return self._view(new, self.offset)
+        return _shaped(self, new)
 
-    def flatten(self):
-        """A (d0, rest) view."""
-        return self.reshape(0, -1) if self.shape else self.reshape(1, 1)
+    # --- NDArray's fluent methods that are not just their operator -----------------
+    # (the others are set from mx_ndarray._fluent: x.sum() is mx.nd.sum(x))
+    def flatten(self, inplace=False):
+        """(d0, d1*...*dk): a copy through the flatten operator, or a view
+        when ``inplace``."""
+        if inplace:
+            return self.reshape(0, -1)
+        return _call(plan_for("flatten", 1, _NO_PARAMS), [self], None, None)
 
-    def expand_dims(self, axis):
-        """A view with a new axis of size 1 at ``axis``."""
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of size 1 at ``axis``: a copy through expand_dims, or a
+        view when ``inplace``."""
+        if not inplace:
+            return invoke("expand_dims", [self], axis=axis)
         n = len(self.shape)
         if not -n - 1 <= axis <= n:
-            raise ValueError(f"expand_dims: axis {axis} is out of range for shape {self.shape}")
+            raise AssertionError(f"axis {axis} is out of range for {n}d array")
         axis %= n + 1
-        return self._view(self.shape[:axis] + (1,) + self.shape[axis:], self.offset)
+        return _shaped(self, self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def squeeze(self, axis=None, inplace=False):
+        """Without the axes of size 1 (those in ``axis``, or all): a copy, or
+        a view when ``inplace``; shape (1,) when none is left, as MXNet."""
+        n = len(self.shape)
+        axes = (axis,) if isinstance(axis, int) else tuple(axis or ())
+        # The view checks with assertions, the operator raises MXNetError (MXNet's).
+        err = AssertionError if inplace else MXNetError
+        if axes:
+            if len(set(axes)) != len(axes):
+                raise err(f"axis {axes} contains duplicate which is not allowed.")
+            for a in axes:
+                if not -n <= a < n:
+                    raise err(f"axis {a} is out of range for {n}d array")
+                if self.shape[a] != 1:
+                    raise err(f"Squeeze target axis {a} must be size 1, got {self.shape[a]}.")
+            drop = {a % n for a in axes}
+        else:
+            drop = {i for i in range(n) if self.shape[i] == 1}
+        shape = tuple(s for i, s in enumerate(self.shape) if i not in drop) or (1,)
+        if inplace:
+            return _shaped(self, shape)
+        return invoke("Reshape", [self], shape=shape)
+
+    def broadcast_to(self, shape):
+        """A new array of ``shape``, broadcasting axes of size 1 (missing
+        leading axes count as 1)."""
+        shape = tuple(shape)
+        cur = self.shape
+        err = (f"operands could not be broadcast together with remapped shapes"
+               f"[original->remapped]: {cur} and requested shape {shape}")
+        if len(shape) < len(cur):
+            raise ValueError(err)
+        cur = (1,) * (len(shape) - len(cur)) + cur
+        if any(c != s and c != 1 for c, s in zip(cur, shape)):
+            raise ValueError(err)
+        src = self if cur == self.shape else self.reshape(cur)
+        return invoke("broadcast_to", [src], shape=shape)
+
+    def broadcast_like(self, other):
+        """``broadcast_to(other.shape)``."""
+        return self.broadcast_to(other.shape)
 
     @property
     def T(self):
-        """The transpose (axes reversed), as a new array."""
+        """The transpose (axes reversed), as a new array; itself below 2-d."""
+        if len(self.shape) < 2:
+            return self
         return invoke("transpose", [self])
 
+    # --- MXNet's storage, identity and host-side API --------------------------------
+    __array_priority__ = 1000.0     # NumPy operands defer to NDArray's operators
+
+    @property
+    def stype(self):
+        """The storage type: 'default' (dense); sparse arrays are later work."""
+        return "default"
+
+    @property
+    def writable(self):
+        return True
+
+    def as_nd_ndarray(self):
+        """This array (it is a classic NDArray already)."""
+        return self
+
+    def tostype(self, stype):
+        """A copy with storage type ``stype``; only 'default' (dense) here."""
+        if stype == "csr" and len(self.shape) != 2:
+            raise ValueError(f"To convert to a CSR, the NDArray should be 2 Dimensional. "
+                             f"Current shape is {self.shape}")
+        if stype in ("csr", "row_sparse"):
+            raise NotImplementedError(f"tostype: '{stype}' storage is not supported yet: "
+                                      f"sparse NDArrays come with mx.nd.sparse (a later issue)")
+        if stype != "default":
+            raise ValueError(f"tostype: unknown storage type {stype!r}; expected 'default', "
+                             f"'row_sparse' or 'csr'")
+        return self.copy()
+
+    def slice_assign(self, rhs, begin, end, step):
+        """self[begin:end:step] = rhs (of the region's shape), in place."""
+        return invoke("_slice_assign", [self, rhs], out=self, begin=begin, end=end, step=step)
+
+    def slice_assign_scalar(self, value, begin, end, step):
+        """self[begin:end:step] = value, in place."""
+        return invoke("_slice_assign_scalar", [self], out=self, scalar=float(value),
+                      begin=begin, end=end, step=step)
+
+    def __reduce__(self):
+        return _unpickle, (self.asnumpy(), self.context)
+
+    # --- indexing: MXNet's keys, NumPy's selections -----------------------------------
     def __getitem__(self, key):
         """Basic keys (ints, slices with steps, None, ...) as NumPy reads
-        them: a view when the selection is one contiguous block, else a
-        copy through the slice operator; an index array (NDArray, NumPy
-        array or list of ints) gathers rows of axis 0 through take."""
-        if type(key) is slice and self.shape:
-            view = _row_slice(self, <slice>key)
-            if view is not None:
-                return view
+        them, except that selecting one element gives shape (1,) as in
+        MXNet: a view when the selection is one contiguous block (a
+        recorded slice call while autograd records), else a copy through
+        the slice operator.  Keys with index arrays (NDArrays, NumPy
+        arrays, lists, tuples, ranges), mixed with ints, slices, None and
+        ..., gather as NumPy's advanced indexing (one array alone on axis 0
+        through take)."""
+        cdef NDArray region
+        if self.shape and not _training.record:
+            if type(key) is int:
+                view = _row_at(self, key)
+                if view is not None:
+                    return view
+            elif type(key) is slice:
+                view = _row_slice(self, <slice>key)
+                if view is not None:
+                    return view
         if is_advanced(key):
             return self._take_rows(key)
         if has_index_arrays(key):
-            return invoke("gather_nd", [self, self._index_tuples(key)])
+            return self._gather(key)
         idx = basic_index(self.shape, key)
-        if idx.contiguous:
-            return self._view(idx.shape, self.offset + idx.offset * self.dtype.itemsize)
-        cdef NDArray region = invoke("slice", [self], begin=idx.begin, end=idx.end,
-                                     step=idx.step)
-        return region._view(idx.shape, region.offset)
+        shape = idx.shape if idx.shape or not self.shape else (1,)
+        if idx.contiguous and not _training.record:
+            return self._view(shape, self.offset + idx.offset * self.dtype.itemsize)
+        region = invoke("slice", [self], begin=idx.begin, end=idx.end, step=idx.step)
+        return _shaped(region, shape) if region.shape != shape else region
 
     def _take_rows(self, key):
         if not self.shape:
@@ -201,8 +344,18 @@ cdef class NDArray:
         if isinstance(key, NDArray):
             # Read on the engine, so not checked here: out of range wraps.
             return invoke("take", [self, key], axis=0, mode="wrap")
+        if isinstance(key, range):
+            return self._gather(key)
         rows = self._host_tuples((key,))[0]
         return invoke("take", [self, _from_numpy(rows, self.context)], axis=0)
+
+    def _gather(self, key):
+        """self[key] for a key with index arrays, through gather_nd."""
+        plan = advanced_index(self.shape, key, _part_shape)
+        src = self if plan.view_shape == self.shape else _shaped(self, plan.view_shape)
+        if 0 in plan.shape:
+            return empty(plan.shape, self.context, self.dtype.name)
+        return invoke("gather_nd", [src, _index_nd(self.context, plan)])
 
     def _host_tuples(self, parts):
         """Host index parts (lists, NumPy arrays, a boolean mask of axis 0)
@@ -216,17 +369,20 @@ cdef class NDArray:
         return host_index_tuples(parts, self.shape)
 
     def __setitem__(self, key, value):
-        """``a[key] = value`` for basic keys: a scalar fills the region, an
-        array (NDArray, NumPy or nested lists) is broadcast to it and
-        converted to this array's dtype, as NumPy does."""
+        """``a[key] = value`` for every key __getitem__ takes: a scalar fills
+        the region, an array (NDArray, NumPy or nested lists) is broadcast
+        to it and converted to this array's dtype, as NumPy does.  An empty
+        array takes any key and stays as it is (MXNet's)."""
         cdef NDArray region, src
+        if self.shape and 0 in self.shape:
+            return
         if has_index_arrays(key):
-            self._scatter_rows(key, value)
+            self._scatter(key, value)
             return
         idx = basic_index(self.shape, key)
         region = self._view(idx.kept_shape, self.offset + idx.offset * self.dtype.itemsize)
-        if isinstance(value, (int, float, np.number, bool, np.bool_)):
-            if idx.contiguous:
+        if isinstance(value, _NUMBERS):
+            if idx.contiguous and not _training.record:
                 invoke("_full", [], out=region, shape=region.shape, dtype=region.dtype.name,
                        value=float(value))
             else:
@@ -245,44 +401,23 @@ cdef class NDArray:
         if 0 in idx.shape:
             return
         value = (<NDArray>value)._view(idx.kept_shape, (<NDArray>value).offset)
-        if idx.contiguous:
+        if idx.contiguous and not _training.record:
             invoke("_copy", [value], out=region)
         else:
             invoke("_slice_assign", [self, value], out=self, begin=idx.begin, end=idx.end,
                    step=idx.step)
 
-    def _index_tuples(self, key):
-        """The index tuples of an index-array key as an NDArray of shape
-        (M, Y...) for gather_nd / _scatter_set_nd: NDArray parts are joined
-        on the engine (out-of-range values are an error at the next wait),
-        host parts are checked here."""
-        parts = key if isinstance(key, tuple) else (key,)
-        if not self.shape:
-            raise IndexError("cannot index a 0-d NDArray with an index array")
-        if not any(isinstance(p, NDArray) for p in parts):
-            return _from_numpy(self._host_tuples(parts), self.context)
-        if not all(isinstance(p, NDArray) for p in parts) or len(parts) > len(self.shape):
-            raise IndexError("NDArray index: a key with NDArray indices must hold only "
-                             "NDArrays of one shape, one per leading axis")
-        first = <NDArray>parts[0]
-        rows = []
-        for p in parts:
-            if p.shape != first.shape:
-                raise IndexError(f"NDArray index: index arrays of shapes {first.shape} and "
-                                 f"{p.shape} differ")
-            q = p.as_in_context(self.context).astype(first.dtype, copy=False)
-            rows.append((<NDArray>q)._view((1,) + first.shape, (<NDArray>q).offset))
-        return rows[0] if len(rows) == 1 else invoke("Concat", rows, dim=0)
-
-    def _scatter_rows(self, key, value):
-        idx = self._index_tuples(key)
-        m = idx.shape[0]
-        target = tuple(idx.shape[1:]) + self.shape[m:]
-        if isinstance(value, (int, float, np.number, bool, np.bool_)):
+    def _scatter(self, key, value):
+        """self[key] = value for a key with index arrays, through _scatter_set_nd."""
+        cdef NDArray dst = self
+        plan = advanced_index(self.shape, key, _part_shape)
+        if plan.view_shape != self.shape:
+            dst = self._view(plan.view_shape, self.offset)
+        if isinstance(value, _NUMBERS):
             value = np.asarray(value)
-        value = self._assignable(value, target)
-        if 0 not in target:
-            invoke("_scatter_set_nd", [self, value, idx], out=self)
+        value = self._assignable(value, plan.shape)
+        if 0 not in plan.shape:
+            invoke("_scatter_set_nd", [dst, value, _index_nd(self.context, plan)], out=dst)
 
     cdef NDArray _assignable(self, value, tuple shape):
         """``value`` as an NDArray of this dtype and context broadcast to
@@ -326,8 +461,9 @@ cdef class NDArray:
             return bool(self.asscalar())
         if n == 0:
             return False
-        raise ValueError("The truth value of an NDArray with more than one element is "
-                         "ambiguous.")
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    __nonzero__ = __bool__
 
     def copy(self):
         return invoke("_copy", [self])
@@ -351,7 +487,8 @@ cdef class NDArray:
             raise TypeError(f"copyto: 'other' must be an NDArray or a Context, got "
                             f"{type(other).__name__}")
         if target is self:
-            return target
+            warnings.warn("You are attempting to copy an array to itself", RuntimeWarning)
+            return False
         return _copy_across(self, target)
 
     def as_in_context(self, context):
@@ -413,11 +550,11 @@ cdef class NDArray:
         if isinstance(other, NDArray):
             return _call(plan_for(array_op, 2, _NO_PARAMS),
                          [other, self] if reflected else [self, other], None, None)
-        if isinstance(other, (int, float, np.number, bool)):
+        if isinstance(other, _NUMBERS):
             # mxop::ScalarParam holds a double
             return _scalar_call(rscalar_op if reflected else scalar_op, self, float(other),
                                 None)
-        return NotImplemented
+        raise TypeError(f"type {type(other)} not supported")
 
     def __add__(self, other):
         return self._binary(other, "broadcast_add", "_plus_scalar", "_plus_scalar", False)
@@ -478,7 +615,8 @@ cdef class NDArray:
         return self._binary(other, "broadcast_lesser_equal", "_lesser_equal_scalar",
                             "_greater_equal_scalar", False)
 
-    __hash__ = None
+    def __hash__(self):
+        return id(self) // 16       # identity, as MXNet (== is elementwise)
 
     def __neg__(self):
         return _call(plan_for("negative", 1, _NO_PARAMS), [self], None, None)
@@ -489,10 +627,10 @@ cdef class NDArray:
     cdef object _inplace(self, other, str array_op, str scalar_op):
         if isinstance(other, NDArray):
             _call(plan_for(array_op, 2, _NO_PARAMS), [self, other], self, None)
-        elif isinstance(other, (int, float, np.number, bool)):
+        elif isinstance(other, _NUMBERS):
             _scalar_call(scalar_op, self, float(other), self)
         else:
-            return NotImplemented
+            raise TypeError(f"type {type(other)} not supported")
         return self
 
     def __iadd__(self, other):
@@ -507,9 +645,48 @@ cdef class NDArray:
     def __itruediv__(self, other):
         return self._inplace(other, "broadcast_div", "_div_scalar")
 
+    def __imod__(self, other):
+        return self._inplace(other, "broadcast_mod", "_mod_scalar")
+
+    # Python 2's names, which MXNet's NDArray still has.
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+    __idiv__ = __itruediv__
+
     def __repr__(self):
         shape = "x".join(str(s) for s in self.shape) if self.shape else ""
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+
+def _part_shape(part):
+    """The shape of an index array of a key."""
+    return part.shape if isinstance(part, NDArray) else np.shape(part)
+
+
+cdef NDArray _index_nd(Context ctx, plan):
+    """The (M, result...) int64 index array of an AdvancedIndex on ``ctx``:
+    host parts checked here, NDArray parts on the engine (an index out of
+    range is an error at the next wait)."""
+    cdef tuple result = plan.result
+    cdef NDArray q
+    m = len(plan.parts)
+    if not any(isinstance(p, NDArray) for p in plan.parts):
+        out = np.empty((m,) + result, np.int64)
+        for axis, (part, layout) in enumerate(zip(plan.parts, plan.layouts)):
+            out[axis] = host_indices(part, plan.view_shape[axis], axis).reshape(layout)
+        return _from_numpy(out, ctx)
+    rows = []
+    for axis, (part, layout) in enumerate(zip(plan.parts, plan.layouts)):
+        if isinstance(part, NDArray):
+            q = part.as_in_context(ctx).astype("int64", copy=False)
+            q = q._view(layout, q.offset)
+            if layout != result:
+                q = invoke("broadcast_to", [q], shape=result)
+        else:
+            q = _from_numpy(np.broadcast_to(
+                host_indices(part, plan.view_shape[axis], axis).reshape(layout), result), ctx)
+        rows.append(q._view((1,) + result, q.offset))
+    return rows[0] if m == 1 else invoke("Concat", rows, dim=0)
 
 
 cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
@@ -522,6 +699,27 @@ cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
     v.dtype_flag = a.dtype_flag
     v.context = a.context
     return v
+
+
+cdef NDArray _shaped(NDArray a, tuple shape):
+    """``a`` with ``shape`` (same size): a view, or a recorded Reshape call
+    while autograd records (MXNet's ReshapeWithRecord)."""
+    if _training.record:
+        return invoke("Reshape", [a], shape=shape)
+    return _view_of(a, shape, a.offset)
+
+
+cdef object _row_at(NDArray a, key):
+    """``a[key]`` for an int ``key`` as a view ((1,) for a 1-d ``a``, as
+    MXNet); None when out of range (the general path raises, naming it)."""
+    cdef tuple shape = a.shape
+    cdef Py_ssize_t n = shape[0], row = 1, k, i
+    if not -n <= key < n:
+        return None
+    i = key + n if key < 0 else key
+    for k in range(1, len(shape)):
+        row *= <Py_ssize_t>shape[k]
+    return _view_of(a, shape[1:] or (1,), a.offset + i * row * _NP_DTYPES[a.dtype_flag].itemsize)
 
 
 cdef object _row_slice(NDArray a, slice key):

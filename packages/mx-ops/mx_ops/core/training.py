@@ -15,6 +15,7 @@ __all__ = ["is_training", "set_training", "train_mode", "predict_mode"]
 
 class _State(threading.local):
     train = False       # the default, found without raising AttributeError per call
+    record = False      # autograd is recording (mx.autograd.record)
 
 
 _state = _State()
