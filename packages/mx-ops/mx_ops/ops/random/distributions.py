@@ -229,7 +229,7 @@ _MULTI_PARAMS = {
 register(OpDef(
     "_sample_multinomial", arguments=("data",),
     input_docs={"data": "Distribution probabilities. Must sum to one on the last axis."},
-    outputs=lambda params: ["output", "prob"] if params["get_prob"] else ["output"],
+    outputs=lambda params: ["output0", "output1"] if params["get_prob"] else ["output"],
     params=_MULTI_PARAMS, infer_shape=_multinomial_shape, infer_type=_multinomial_type,
     compute={"cpu": _KERNELS["multinomial"], **_gpu("multinomial")},
     pack_params=_pack_multinomial, resources=_RANDOM,
@@ -244,7 +244,8 @@ register(OpDef(
     "_backward_sample_multinomial", arguments=("ograd", "data", "sample"),
     outputs=("data_grad",), params=_MULTI_PARAMS,
     infer_shape=lambda params, shapes: [shapes[1]],
-    infer_type=lambda params, dtypes: [dtypes[1]],
+    infer_type=lambda params, dtypes: [_float_dtype("_backward_sample_multinomial", dtypes[1],
+                                                    f"argument 'data' has dtype {dtypes[1]}; it")],
     compute={"cpu": _KERNELS["multinomial_grad"], **_gpu("multinomial_grad")},
     pack_params=_pack_multinomial, differentiable=False,
     doc="Gradient of _sample_multinomial's log probabilities: d log p[s] / d p[s] = "
