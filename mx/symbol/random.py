@@ -4,6 +4,7 @@ context's random resource when the graph runs, so ``mx.random.seed``
 applies.  Scalar parameters give ``_random_<dist>`` nodes, Symbol
 parameters ``_sample_<dist>`` ones (one distribution per element; see
 mx.nd.random)."""
+from mx.base import numeric_types  # noqa: F401  (MXNet's module has it)
 from mx_graph import _internal
 from mx_graph.symbol import Symbol
 from mx_ndarray.random import ParamTypeError, _is_number
@@ -114,3 +115,4 @@ def randint(low, high, shape=_Null, dtype=_Null, **kwargs):
 def shuffle(data, **kwargs):
     """``data`` with its rows (first axis) in random order."""
     return _internal._shuffle(data, **kwargs)
+

@@ -3474,18 +3474,18 @@ def sample_negative_binomial(k=None, p=None, shape=_NULL, dtype=_NULL, name=None
     return _compose('sample_negative_binomial', (k, p), name, attr, kwargs, shape=shape, dtype=dtype)
 
 
-def sample_normal(loc=None, scale=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+def sample_normal(mu=None, sigma=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
     """
     Concurrent sampling from multiple normal (Gaussian) distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
 
     Parameters
     ----------
-    loc : Symbol, optional
+    mu : Symbol, optional
         Means of the distributions.  Left out, it is a new variable named
-        '<name>_loc'.
-    scale : Symbol, optional
+        '<name>_mu'.
+    sigma : Symbol, optional
         Standard deviations of the distributions.  Left out, it is a new
-        variable named '<name>_scale'.
+        variable named '<name>_sigma'.
     shape : Shape(tuple), optional, default=()
         Shape to be sampled from each random distribution.
     dtype : {'float16', 'float32', 'float64'}, optional, default=None
@@ -3505,7 +3505,7 @@ def sample_normal(loc=None, scale=None, shape=_NULL, dtype=_NULL, name=None, att
 
     Aliases: sample_normal.
     """
-    return _compose('sample_normal', (loc, scale), name, attr, kwargs, shape=shape, dtype=dtype)
+    return _compose('sample_normal', (mu, sigma), name, attr, kwargs, shape=shape, dtype=dtype)
 
 
 def sample_poisson(lam=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):

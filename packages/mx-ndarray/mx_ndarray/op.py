@@ -3385,15 +3385,15 @@ def sample_negative_binomial(k=None, p=None, shape=_NULL, dtype=_NULL, out=None,
     return _call_op('_sample_negative_binomial', [k, p], out, kwargs)
 
 
-def sample_normal(loc=None, scale=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+def sample_normal(mu=None, sigma=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Concurrent sampling from multiple normal (Gaussian) distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
 
     Parameters
     ----------
-    loc : NDArray
+    mu : NDArray
         Means of the distributions.
-    scale : NDArray
+    sigma : NDArray
         Standard deviations of the distributions.
     shape : Shape(tuple), optional, default=()
         Shape to be sampled from each random distribution.
@@ -3414,7 +3414,7 @@ def sample_normal(loc=None, scale=None, shape=_NULL, dtype=_NULL, out=None, name
         kwargs['shape'] = shape
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
-    return _call_op('_sample_normal', [loc, scale], out, kwargs)
+    return _call_op('_sample_normal', [mu, sigma], out, kwargs)
 
 
 def sample_poisson(lam=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):

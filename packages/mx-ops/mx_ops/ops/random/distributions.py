@@ -80,6 +80,8 @@ _DOCS = {"uniform": "a uniform distribution on [low, high)",
          "poisson": "a Poisson distribution",
          "negative_binomial": "a negative binomial distribution",
          "generalized_negative_binomial": "a generalized negative binomial distribution"}
+# MXNet names the inputs of _sample_<dist> as the scalar parameters, but for these.
+_SAMPLE_INPUTS = {"normal": ("mu", "sigma")}
 _DTYPE_DOC = ("DType of the output in case this can't be inferred. Defaults to float32 if "
               "not defined (dtype=None).")
 
@@ -153,7 +155,7 @@ def _register_random(dist):
 def _register_sample(dist):
     """_sample_<dist>: per-element parameters given as inputs."""
     op = f"_sample_{dist}"
-    names = tuple(name for name, *_ in _PARAMS[dist])
+    names = _SAMPLE_INPUTS.get(dist) or tuple(name for name, *_ in _PARAMS[dist])
 
     def infer_shape(params, shapes):
         for name, s in zip(names[1:], shapes[1:]):
@@ -171,7 +173,7 @@ def _register_sample(dist):
         return [params["dtype"] or "float32"]
 
     register(OpDef(
-        op, arguments=names, input_docs={n: d for n, _, _, d in _PARAMS[dist]},
+        op, arguments=names, input_docs={n: d for n, (*_, d) in zip(names, _PARAMS[dist])},
         params={"shape": Param("shape", (), doc="Shape to be sampled from each random "
                                                 "distribution."),
                 "dtype": Param("dtype", None, choices=_FLOATS, doc=_DTYPE_DOC)},
