@@ -14,7 +14,7 @@ from mx_ops.ops.nn import _conv_cpu
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
 
-RNG_SAMPLE = 4     # counter word 2 of samplers.h's blocks
+RNG_SAMPLE = 4     # counter word 2 of samplers.h's blocks (tag 4 in mx_storage/_philox.pxd)
 
 
 def _state():

@@ -143,7 +143,7 @@ def _register_random(dist):
 
     def like_type(params, dtypes, op=like):
         _check(op, dist, params)
-        return [_float_dtype(op, dtypes[0], "argument 'data' has dtype; it")]
+        return [_float_dtype(op, dtypes[0], f"argument 'data' has dtype {dtypes[0]}; it")]
     register(OpDef(
         like, arguments=("data",), input_docs={"data": "The input"}, params=scalars,
         infer_shape=lambda params, shapes: [shapes[0]], infer_type=like_type,
