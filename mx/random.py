@@ -1,6 +1,7 @@
 """``mx.random``: seeding and random draws, as MXNet 1.x's python/mxnet/random.py."""
+from mx.base import integer_types  # noqa: F401  (MXNet's module has it)
 from mx_engine import Context
-from mx_ndarray.random import *  # noqa: F401,F403  (uniform, normal, randint, shuffle)
+from mx_ndarray.random import *  # noqa: F401,F403  (uniform, normal, gamma, ...)
 from mx_ndarray.random import __all__ as _draws
 from mx_storage import resource
 

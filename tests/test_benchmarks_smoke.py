@@ -95,6 +95,12 @@ def test_compare_ndarray_quick(tmp_path):
     assert "c = a + b on (1,), per op" in out and "float32" in out
 
 
+def test_compare_random_quick(tmp_path):
+    out = _run_script("benchmarks/compare_random.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "gamma(2, 1)" in out and "multinomial" in out and "per call" in out
+
+
 def test_compare_call_overhead_quick(tmp_path):
     # References switched off: ours and NumPy, every case, the targets judged.
     out = _run_script("benchmarks/compare_call_overhead.py", "--quick", "--mxnet-python", "",

@@ -21,12 +21,16 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
  'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis',
  'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
- 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
- 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign',
- 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign',
- 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'ones_like', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt',
+ 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
+ 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -2813,6 +2817,140 @@ def radians(data=None, name=None, attr=None, **kwargs):
     return _compose('radians', (data,), name, attr, kwargs)
 
 
+def random_exponential(lam=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Draw random samples from an exponential distribution.
+
+    Parameters
+    ----------
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the exponential distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: random_exponential.
+    """
+    return _compose('random_exponential', (), name, attr, kwargs, lam=lam, shape=shape, ctx=ctx, dtype=dtype)
+
+
+def random_gamma(alpha=_NULL, beta=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Draw random samples from a gamma distribution.
+
+    Parameters
+    ----------
+    alpha : float, optional, default=1.0
+        Alpha parameter (shape) of the gamma distribution.
+    beta : float, optional, default=1.0
+        Beta parameter (scale) of the gamma distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: random_gamma.
+    """
+    return _compose('random_gamma', (), name, attr, kwargs, alpha=alpha, beta=beta, shape=shape, ctx=ctx, dtype=dtype)
+
+
+def random_generalized_negative_binomial(mu=_NULL, alpha=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Draw random samples from a generalized negative binomial distribution.
+
+    Parameters
+    ----------
+    mu : float, optional, default=1.0
+        Mean of the negative binomial distribution.
+    alpha : float, optional, default=1.0
+        Alpha (dispersion) parameter of the negative binomial distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: random_generalized_negative_binomial.
+    """
+    return _compose('random_generalized_negative_binomial', (), name, attr, kwargs, mu=mu, alpha=alpha, shape=shape, ctx=ctx, dtype=dtype)
+
+
+def random_negative_binomial(k=_NULL, p=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Draw random samples from a negative binomial distribution.
+
+    Parameters
+    ----------
+    k : int, optional, default=1
+        Limit of unsuccessful experiments.
+    p : float, optional, default=1.0
+        Failure probability in each experiment.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: random_negative_binomial.
+    """
+    return _compose('random_negative_binomial', (), name, attr, kwargs, k=k, p=p, shape=shape, ctx=ctx, dtype=dtype)
+
+
 def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
     """
     Draws samples from a normal (Gaussian) distribution.
@@ -2845,6 +2983,38 @@ def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, n
     Aliases: random_normal, normal.
     """
     return _compose('random_normal', (), name, attr, kwargs, loc=loc, scale=scale, shape=shape, ctx=ctx, dtype=dtype)
+
+
+def random_poisson(lam=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Draw random samples from a Poisson distribution.
+
+    Parameters
+    ----------
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the Poisson distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: random_poisson.
+    """
+    return _compose('random_poisson', (), name, attr, kwargs, lam=lam, shape=shape, ctx=ctx, dtype=dtype)
 
 
 def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
@@ -3136,6 +3306,271 @@ def rsqrt(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('rsqrt', (data,), name, attr, kwargs)
+
+
+def sample_exponential(lam=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple exponential distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    lam : Symbol, optional
+        Lambda (rate) parameters of the distributions.  Left out, it is a new
+        variable named '<name>_lam'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_exponential.
+    """
+    return _compose('sample_exponential', (lam,), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_gamma(alpha=None, beta=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple gamma distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    alpha : Symbol, optional
+        Alpha (shape) parameters of the distributions.  Left out, it is a new
+        variable named '<name>_alpha'.
+    beta : Symbol, optional
+        Beta (scale) parameters of the distributions.  Left out, it is a new
+        variable named '<name>_beta'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_gamma.
+    """
+    return _compose('sample_gamma', (alpha, beta), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_generalized_negative_binomial(mu=None, alpha=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple generalized negative binomial distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    mu : Symbol, optional
+        Means of the distributions.  Left out, it is a new variable named
+        '<name>_mu'.
+    alpha : Symbol, optional
+        Alpha (dispersion) parameters of the distributions.  Left out, it is a
+        new variable named '<name>_alpha'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_generalized_negative_binomial.
+    """
+    return _compose('sample_generalized_negative_binomial', (mu, alpha), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_multinomial(data=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple multinomial distributions: *data*'s last axis holds each distribution's k probabilities; draws *shape* samples of each (one when shape is empty). With get_prob, a second output holds the log probability of each sample, whose gradient reaches *data*.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Distribution probabilities. Must sum to one on the last axis.  Left
+        out, it is a new variable named '<name>_data'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    get_prob : bool, optional, default=False
+        Whether to also return the log probability of sampled result. This is usually used for differentiating through stochastic variables, e.g. in reinforcement learning.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'uint8'}, optional, default='int32'
+        DType of the output in case this can't be inferred.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: sample_multinomial.
+    """
+    return _compose('sample_multinomial', (data,), name, attr, kwargs, shape=shape, get_prob=get_prob, dtype=dtype)
+
+
+def sample_negative_binomial(k=None, p=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple negative binomial distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    k : Symbol, optional
+        Limits of unsuccessful experiments.  Left out, it is a new variable
+        named '<name>_k'.
+    p : Symbol, optional
+        Failure probabilities in each experiment.  Left out, it is a new
+        variable named '<name>_p'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_negative_binomial.
+    """
+    return _compose('sample_negative_binomial', (k, p), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_normal(mu=None, sigma=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple normal (Gaussian) distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    mu : Symbol, optional
+        Means of the distributions.  Left out, it is a new variable named
+        '<name>_mu'.
+    sigma : Symbol, optional
+        Standard deviations of the distributions.  Left out, it is a new
+        variable named '<name>_sigma'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_normal.
+    """
+    return _compose('sample_normal', (mu, sigma), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_poisson(lam=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple Poisson distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    lam : Symbol, optional
+        Lambda (rate) parameters of the distributions.  Left out, it is a new
+        variable named '<name>_lam'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_poisson.
+    """
+    return _compose('sample_poisson', (lam,), name, attr, kwargs, shape=shape, dtype=dtype)
+
+
+def sample_uniform(low=None, high=None, shape=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Concurrent sampling from multiple uniform distribution on [low, high)s with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    low : Symbol, optional
+        Lower bounds of the distributions.  Left out, it is a new variable
+        named '<name>_low'.
+    high : Symbol, optional
+        Upper bounds of the distributions.  Left out, it is a new variable
+        named '<name>_high'.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: sample_uniform.
+    """
+    return _compose('sample_uniform', (low, high), name, attr, kwargs, shape=shape, dtype=dtype)
 
 
 def scatter_nd(data=None, indices=None, shape=_NULL, name=None, attr=None, **kwargs):

@@ -21,18 +21,25 @@ __all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEq
  '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast', '_backward_gamma',
  '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_slice', '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
- '_backward_take', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
- '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
- '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_broadcast_reduce_like',
+ '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
+ '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
+ '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_random_normal', '_random_randint', '_random_uniform', '_rdiv_scalar', '_rminus_scalar',
- '_rmod_scalar', '_rpower_scalar', '_scatter_set_nd', '_shuffle', '_slice_assign',
- '_slice_assign_scalar', '_sub', '_zeros']
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
+ '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
+ '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
+ '_random_uniform', '_random_uniform_like', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar',
+ '_rpower_scalar', '_sample_exponential', '_sample_gamma',
+ '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
+ '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
+ '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -1061,6 +1068,44 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
+
+
+def _backward_sample_multinomial(ograd=None, data=None, sample=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of _sample_multinomial's log probabilities: d log p[s] / d p[s] = 1 / p[s], summed over each row's samples.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        _sample_multinomial's input 'data': Distribution probabilities. Must
+        sum to one on the last axis.
+    sample : NDArray
+        _sample_multinomial's output 'sample', as the forward pass computed it.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    get_prob : bool, optional, default=False
+        Whether to also return the log probability of sampled result. This is usually used for differentiating through stochastic variables, e.g. in reinforcement learning.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'uint8'}, optional, default='int32'
+        DType of the output in case this can't be inferred.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if get_prob is not _NULL:
+        kwargs['get_prob'] = get_prob
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_backward_sample_multinomial', [ograd, data, sample], out, kwargs)
 
 
 def _backward_slice(ograd=None, data=None, begin=_NULL, end=_NULL, step=_NULL, out=None, name=None, **kwargs):
@@ -2150,6 +2195,194 @@ def _power_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _call_op('_power_scalar', [data], out, kwargs)
 
 
+def _random_exponential_like(data=None, lam=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from an exponential distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the exponential distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lam is not _NULL:
+        kwargs['lam'] = lam
+    return _call_op('_random_exponential_like', [data], out, kwargs)
+
+
+def _random_gamma_like(data=None, alpha=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a gamma distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    alpha : float, optional, default=1.0
+        Alpha parameter (shape) of the gamma distribution.
+    beta : float, optional, default=1.0
+        Beta parameter (scale) of the gamma distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('_random_gamma_like', [data], out, kwargs)
+
+
+def _random_generalized_negative_binomial_like(data=None, mu=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a generalized negative binomial distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    mu : float, optional, default=1.0
+        Mean of the negative binomial distribution.
+    alpha : float, optional, default=1.0
+        Alpha (dispersion) parameter of the negative binomial distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mu is not _NULL:
+        kwargs['mu'] = mu
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_random_generalized_negative_binomial_like', [data], out, kwargs)
+
+
+def _random_negative_binomial_like(data=None, k=_NULL, p=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a negative binomial distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    k : int, optional, default=1
+        Limit of unsuccessful experiments.
+    p : float, optional, default=1.0
+        Failure probability in each experiment.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if k is not _NULL:
+        kwargs['k'] = k
+    if p is not _NULL:
+        kwargs['p'] = p
+    return _call_op('_random_negative_binomial_like', [data], out, kwargs)
+
+
+def _random_normal_like(data=None, loc=_NULL, scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a normal (Gaussian) distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    loc : float, optional, default=0.0
+        Mean of the distribution.
+    scale : float, optional, default=1.0
+        Standard deviation of the distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if loc is not _NULL:
+        kwargs['loc'] = loc
+    if scale is not _NULL:
+        kwargs['scale'] = scale
+    return _call_op('_random_normal_like', [data], out, kwargs)
+
+
+def _random_poisson_like(data=None, lam=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a Poisson distribution according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the Poisson distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lam is not _NULL:
+        kwargs['lam'] = lam
+    return _call_op('_random_poisson_like', [data], out, kwargs)
+
+
+def _random_uniform_like(data=None, low=_NULL, high=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a uniform distribution on [low, high) according to the input array shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    low : float, optional, default=0.0
+        Lower bound of the distribution.
+    high : float, optional, default=1.0
+        Upper bound of the distribution.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if low is not _NULL:
+        kwargs['low'] = low
+    if high is not _NULL:
+        kwargs['high'] = high
+    return _call_op('_random_uniform_like', [data], out, kwargs)
+
+
 def _rdiv_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     div(scalar, data), elementwise; the scalar is cast to the array's dtype.
@@ -2428,8 +2661,21 @@ _div = _op.elemwise_div
 _minus = _op.elemwise_sub
 _mul = _op.elemwise_mul
 _plus = _op.elemwise_add
+_random_exponential = _op.random_exponential
+_random_gamma = _op.random_gamma
+_random_generalized_negative_binomial = _op.random_generalized_negative_binomial
+_random_negative_binomial = _op.random_negative_binomial
 _random_normal = _op.random_normal
+_random_poisson = _op.random_poisson
 _random_randint = _op.random_randint
 _random_uniform = _op.random_uniform
+_sample_exponential = _op.sample_exponential
+_sample_gamma = _op.sample_gamma
+_sample_generalized_negative_binomial = _op.sample_generalized_negative_binomial
+_sample_multinomial = _op.sample_multinomial
+_sample_negative_binomial = _op.sample_negative_binomial
+_sample_normal = _op.sample_normal
+_sample_poisson = _op.sample_poisson
+_sample_uniform = _op.sample_uniform
 _shuffle = _op.shuffle
 _sub = _op.elemwise_sub

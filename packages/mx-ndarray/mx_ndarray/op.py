@@ -22,12 +22,16 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
  'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis',
  'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
- 'ones_like', 'prod', 'radians', 'random_normal', 'random_randint', 'random_uniform', 'rcbrt',
- 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign',
- 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign',
- 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'ones_like', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt',
+ 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
+ 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -2697,6 +2701,162 @@ def radians(data=None, out=None, name=None, **kwargs):
     return _call_op('radians', [data], out, kwargs)
 
 
+def random_exponential(lam=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from an exponential distribution.
+
+    Parameters
+    ----------
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the exponential distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_exponential.
+    """
+    if lam is not _NULL:
+        kwargs['lam'] = lam
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_random_exponential', [], out, kwargs)
+
+
+def random_gamma(alpha=_NULL, beta=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a gamma distribution.
+
+    Parameters
+    ----------
+    alpha : float, optional, default=1.0
+        Alpha parameter (shape) of the gamma distribution.
+    beta : float, optional, default=1.0
+        Beta parameter (scale) of the gamma distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_gamma.
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_random_gamma', [], out, kwargs)
+
+
+def random_generalized_negative_binomial(mu=_NULL, alpha=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a generalized negative binomial distribution.
+
+    Parameters
+    ----------
+    mu : float, optional, default=1.0
+        Mean of the negative binomial distribution.
+    alpha : float, optional, default=1.0
+        Alpha (dispersion) parameter of the negative binomial distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_generalized_negative_binomial.
+    """
+    if mu is not _NULL:
+        kwargs['mu'] = mu
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_random_generalized_negative_binomial', [], out, kwargs)
+
+
+def random_negative_binomial(k=_NULL, p=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a negative binomial distribution.
+
+    Parameters
+    ----------
+    k : int, optional, default=1
+        Limit of unsuccessful experiments.
+    p : float, optional, default=1.0
+        Failure probability in each experiment.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_negative_binomial.
+    """
+    if k is not _NULL:
+        kwargs['k'] = k
+    if p is not _NULL:
+        kwargs['p'] = p
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_random_negative_binomial', [], out, kwargs)
+
+
 def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Draws samples from a normal (Gaussian) distribution.
@@ -2735,6 +2895,42 @@ def random_normal(loc=_NULL, scale=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _call_op('_random_normal', [], out, kwargs)
+
+
+def random_poisson(lam=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Draw random samples from a Poisson distribution.
+
+    Parameters
+    ----------
+    lam : float, optional, default=1.0
+        Lambda parameter (rate) of the Poisson distribution.
+    shape : Shape(tuple), optional, default=()
+        Shape of the output.
+    ctx : str, optional, default=''
+        Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for imperative calls.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: random_poisson.
+    """
+    if lam is not _NULL:
+        kwargs['lam'] = lam
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_random_poisson', [], out, kwargs)
 
 
 def random_randint(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -3027,6 +3223,260 @@ def rsqrt(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('rsqrt', [data], out, kwargs)
+
+
+def sample_exponential(lam=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple exponential distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    lam : NDArray
+        Lambda (rate) parameters of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_exponential.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_exponential', [lam], out, kwargs)
+
+
+def sample_gamma(alpha=None, beta=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple gamma distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    alpha : NDArray
+        Alpha (shape) parameters of the distributions.
+    beta : NDArray
+        Beta (scale) parameters of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_gamma.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_gamma', [alpha, beta], out, kwargs)
+
+
+def sample_generalized_negative_binomial(mu=None, alpha=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple generalized negative binomial distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    mu : NDArray
+        Means of the distributions.
+    alpha : NDArray
+        Alpha (dispersion) parameters of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_generalized_negative_binomial.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_generalized_negative_binomial', [mu, alpha], out, kwargs)
+
+
+def sample_multinomial(data=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple multinomial distributions: *data*'s last axis holds each distribution's k probabilities; draws *shape* samples of each (one when shape is empty). With get_prob, a second output holds the log probability of each sample, whose gradient reaches *data*.
+
+    Parameters
+    ----------
+    data : NDArray
+        Distribution probabilities. Must sum to one on the last axis.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    get_prob : bool, optional, default=False
+        Whether to also return the log probability of sampled result. This is usually used for differentiating through stochastic variables, e.g. in reinforcement learning.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'uint8'}, optional, default='int32'
+        DType of the output in case this can't be inferred.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: sample_multinomial.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if get_prob is not _NULL:
+        kwargs['get_prob'] = get_prob
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_multinomial', [data], out, kwargs)
+
+
+def sample_negative_binomial(k=None, p=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple negative binomial distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    k : NDArray
+        Limits of unsuccessful experiments.
+    p : NDArray
+        Failure probabilities in each experiment.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_negative_binomial.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_negative_binomial', [k, p], out, kwargs)
+
+
+def sample_normal(mu=None, sigma=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple normal (Gaussian) distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    mu : NDArray
+        Means of the distributions.
+    sigma : NDArray
+        Standard deviations of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_normal.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_normal', [mu, sigma], out, kwargs)
+
+
+def sample_poisson(lam=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple Poisson distributions with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    lam : NDArray
+        Lambda (rate) parameters of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_poisson.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_poisson', [lam], out, kwargs)
+
+
+def sample_uniform(low=None, high=None, shape=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    Concurrent sampling from multiple uniform distribution on [low, high)s with parameters given per element: the output has the parameters' shape followed by 'shape'.
+
+    Parameters
+    ----------
+    low : NDArray
+        Lower bounds of the distributions.
+    high : NDArray
+        Upper bounds of the distributions.
+    shape : Shape(tuple), optional, default=()
+        Shape to be sampled from each random distribution.
+    dtype : {'float16', 'float32', 'float64'}, optional, default=None
+        DType of the output in case this can't be inferred. Defaults to float32 if not defined (dtype=None).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: sample_uniform.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_sample_uniform', [low, high], out, kwargs)
 
 
 def scatter_nd(data=None, indices=None, shape=_NULL, out=None, name=None, **kwargs):

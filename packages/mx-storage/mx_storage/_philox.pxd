@@ -28,6 +28,9 @@ cpdef enum RngKind:
     RNG_UNIFORM = 1
     RNG_NORMAL = 2
     RNG_RANDINT = 3
+# Tag 4 is taken too: mx-ops' distribution samplers (mx_ops/ops/random/
+# samplers.h), where element i reads the blocks (offset + i, 4, k) for
+# k = 0, 1, ... in turn (still one counter value per element).
 
 # Values of the 64-bit counter (words 0-1) one element uses, for every kind.
 cdef enum:

@@ -1,8 +1,10 @@
-"""CPU kernels of the random samplers and _shuffle: mx_storage's Philox fills,
-run without the GIL.  Each call's (seed, offset) comes appended to its
-parameters (MXRandomState in tblob.h), reserved when the call was pushed, so
+"""CPU kernels of the random samplers and _shuffle: mx_storage's Philox fills
+(_random_uniform, _random_normal, _random_randint, _shuffle) and the
+distribution samplers of random_cpu.h (every other one), run without the
+GIL.  Each call's (seed, offset) comes appended to its parameters (MXRandomState in tblob.h), reserved when the call was pushed, so
 a kernel is a pure function of its parameters.  float16 draws the float32
-stream in chunks and rounds it, so its values are float32's rounded."""
+stream in chunks and rounds it, so its values are float32's rounded (the
+Philox fills; random_cpu.h rounds its double draws to every dtype)."""
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
@@ -12,6 +14,12 @@ from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXRandomState, MX_FLOAT32
                                  mx_tblob_size, mx_random_state)
 from mx_storage._philox cimport (fill_uniform_f32, fill_uniform_f64, fill_normal_f32,
                                  fill_normal_f64, fill_randint_i32, fill_randint_i64)
+
+cdef extern from "random_cpu.h" namespace "mxop" nogil:
+    int random_dist(MXOpCall* c)
+    int sample_dist(MXOpCall* c)
+    int sample_multinomial(MXOpCall* c)
+    int multinomial_grad(MXOpCall* c)
 
 cdef extern from *:
     """
@@ -158,8 +166,13 @@ cdef int shuffle(MXOpCall* c) noexcept nogil:
 
 
 def kernels():
-    """{'uniform', 'normal', 'randint', 'shuffle'} -> kernel address."""
-    return {"uniform": <size_t><MXFCompute>random_uniform,
+    """{'uniform', 'normal', 'randint', 'shuffle', 'dist', 'sample', 'multinomial',
+    'multinomial_grad'} -> kernel address (the last four: random_cpu.h)."""
+    return {"dist": <size_t><MXFCompute>random_dist,
+            "sample": <size_t><MXFCompute>sample_dist,
+            "multinomial": <size_t><MXFCompute>sample_multinomial,
+            "multinomial_grad": <size_t><MXFCompute>multinomial_grad,
+            "uniform": <size_t><MXFCompute>random_uniform,
             "normal": <size_t><MXFCompute>random_normal,
             "randint": <size_t><MXFCompute>random_randint,
             "shuffle": <size_t><MXFCompute>shuffle}

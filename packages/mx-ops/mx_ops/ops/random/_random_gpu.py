@@ -1,19 +1,97 @@
-"""GPU compute of the random samplers and _shuffle: cuRAND's Philox4x32-10
-through CuPy, seeded per call from the (seed, offset) the invoker reserved
+"""GPU compute of the random samplers and _shuffle.
+
+The distribution samplers (_random_<dist> other than uniform/normal/randint,
+the _like and _sample_ forms, _sample_multinomial and its gradient) are
+samplers.h, the CPU kernels' own code, compiled into RawKernels: a GPU call
+draws the CPU's values from the same (seed, offset).
+
+_random_uniform, _random_normal, _random_randint and _shuffle use cuRAND's
+Philox4x32-10 through CuPy, seeded per call from the (seed, offset) the invoker reserved
 (params["_random_state"]), so a GPU call is as reproducible and as
 independent of other calls as a CPU one.  The values differ from the CPU
 stream (cuRAND orders its counters its own way).  float16 is drawn as
 float32 and rounded, as on the CPU.  Importing this module without CuPy
 raises ImportError, and the GPU computes are then not registered."""
+import pathlib
+
 import cupy
+import numpy
+
+from mx_ops.core._cuda import CTYPES, launch, raw_module
 
 _MASK64 = (1 << 64) - 1
+_FLOATS = ("float16", "float32", "float64")
+_INDEX_TYPES = _FLOATS + ("int32", "uint8")      # _sample_multinomial's outputs
+
+_SOURCE = r"""
+#include <cupy/carray.cuh>
+#include <cupy/float16.cuh>
+""" + (pathlib.Path(__file__).parent / "samplers.h").read_text() + r"""
+#define MX_GRID_STRIDE(i, n)                                                       \
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n);    \
+       i += (long long)blockDim.x * gridDim.x)
+
+// random_cpu.h's loops, one thread per output element.
+template <typename T>
+__global__ void mx_random_dist(T *out, long long n, unsigned long long seed,
+                               unsigned long long offset, int dist, double a, double b) {
+  MX_GRID_STRIDE(i, n) {
+    MXRng r = mx_rng(seed, offset + (unsigned long long)i);
+    out[i] = T(mx_sample(dist, a, b, &r));
+  }
+}
+
+template <typename A, typename T>
+__global__ void mx_sample_dist(const A *a, const A *b, T *out, long long n, long long per,
+                               unsigned long long seed, unsigned long long offset, int dist,
+                               int has_b) {
+  MX_GRID_STRIDE(i, n) {
+    const long long j = i / per;
+    MXRng r = mx_rng(seed, offset + (unsigned long long)i);
+    out[i] = T(mx_sample(dist, mx_rng_double(a[j]), has_b ? mx_rng_double(b[j]) : 0.0, &r));
+  }
+}
+
+template <typename P, typename T>
+__global__ void mx_sample_multinomial(const P *data, T *out, P *logp, long long n,
+                                      long long per, long long k, unsigned long long seed,
+                                      unsigned long long offset, int prob) {
+  MX_GRID_STRIDE(i, n) {
+    const P *row = data + (i / per) * k;
+    MXRng r = mx_rng(seed, offset + (unsigned long long)i);
+    const long long j = mx_multinomial(row, k, &r);
+    out[i] = T((double)j);
+    if (prob) logp[i] = P(log(mx_rng_double(row[j])));
+  }
+}
+
+// One thread per row (rows own their gradient entries: no atomics).
+template <typename P, typename T>
+__global__ void mx_multinomial_grad(const P *og, const P *data, const T *smp, P *gd,
+                                    long long rows, long long k, long long per, int add) {
+  MX_GRID_STRIDE(row, rows) {
+    P *g = gd + row * k;
+    if (!add)
+      for (long long j = 0; j < k; ++j) g[j] = P(0.0);
+    for (long long m = row * per; m < (row + 1) * per; ++m) {
+      const long long j = (long long)mx_rng_double(smp[m]);
+      g[j] = P(mx_rng_double(g[j]) + mx_rng_double(og[m]) / mx_rng_double(data[row * k + j]));
+    }
+  }
+}
+"""
+_NAMES = ([f"mx_random_dist<{CTYPES[t]}>" for t in _FLOATS]
+          + [f"mx_sample_dist<{CTYPES[a]}, {CTYPES[t]}>" for a in _FLOATS for t in _FLOATS]
+          + [f"mx_{k}<{CTYPES[p]}, {CTYPES[t]}>" for k in ("sample_multinomial",
+                                                        "multinomial_grad")
+             for p in _FLOATS for t in _INDEX_TYPES])
+_kernel = raw_module(_SOURCE, _NAMES)
 
 
 def compile_cases():
-    """No kernel sources of this module's own for the NVRTC check: the
-    draws are cuRAND's and CuPy's own (tested by CuPy)."""
-    return []
+    """The distribution samplers' source, for the NVRTC check (the other
+    draws are cuRAND's and CuPy's own, tested by CuPy)."""
+    return [("raw", "mx_random_samplers", _SOURCE, tuple(_NAMES))]
 
 
 def _state(params):
@@ -37,15 +115,75 @@ def _draw(name, params, out):
     return rs.randint(params["low"], params["high"], out.shape, dtype)
 
 
-def compute(name):
+def _seed(params):
+    seed, offset = params["_random_state"]
+    return numpy.uint64(seed), numpy.uint64(offset)
+
+
+def _ct(a):
+    return CTYPES[a.dtype.name]
+
+
+def _dist(dist, names, params, inputs, outputs, reqs):
+    out = outputs[0]
+    a, b = ([params[n] for n in names] + [0.0])[:2]
+    launch(_kernel(f"mx_random_dist<{_ct(out)}>"), out.size,
+           (out, numpy.int64(out.size), *_seed(params), numpy.int32(dist), numpy.float64(a),
+            numpy.float64(b)))
+
+
+def _sample(dist, names, params, inputs, outputs, reqs):
+    out = outputs[0]
+    per = max(out.size // max(inputs[0].size, 1), 1)
+    launch(_kernel(f"mx_sample_dist<{_ct(inputs[0])}, {_ct(out)}>"), out.size,
+           (inputs[0], inputs[-1], out, numpy.int64(out.size), numpy.int64(per),
+            *_seed(params), numpy.int32(dist), numpy.int32(len(inputs) > 1)))
+
+
+def _multinomial(dist, names, params, inputs, outputs, reqs):
+    data, out = inputs[0], outputs[0]
+    prob = len(outputs) > 1 and reqs[1] != "null"
+    if prob and reqs[1] == "add":
+        raise ValueError("_sample_multinomial: req 'add' is not supported by random samplers")
+    k = data.shape[-1]
+    per = max(out.size * k // max(data.size, 1), 1)
+    launch(_kernel(f"mx_sample_multinomial<{_ct(data)}, {_ct(out)}>"), out.size,
+           (data, out, outputs[1] if prob else out, numpy.int64(out.size), numpy.int64(per),
+            numpy.int64(k), *_seed(params), numpy.int32(prob)))
+
+
+def _multinomial_grad(params, inputs, outputs, reqs):
+    og, data, smp = inputs
+    if reqs[0] == "null":
+        return
+    k = data.shape[-1]
+    rows = data.size // k if k else 0
+    launch(_kernel(f"mx_multinomial_grad<{_ct(data)}, {_ct(smp)}>"), rows,
+           (og, data, smp, outputs[0], numpy.int64(rows), numpy.int64(k),
+            numpy.int64(og.size // max(rows, 1)), numpy.int32(reqs[0] == "add")))
+
+
+_SAMPLERS = {"dist": _dist, "sample": _sample, "multinomial": _multinomial}
+
+
+def compute(name, dist=None, names=()):
     """``fn(params, inputs, outputs, reqs)`` over CuPy arrays, on the current
-    stream."""
+    stream.  For the samplers.h kernels ('dist', 'sample', 'multinomial',
+    'multinomial_grad'), ``dist`` is the MXDist code and ``names`` the
+    parameters (a, b) of a 'dist' call."""
+    if name == "multinomial_grad":
+        return _multinomial_grad
+
     def run(params, inputs, outputs, reqs):
         if reqs[0] == "null":
             return
         if reqs[0] == "add":
             raise ValueError(f"{name}: req 'add' is not supported by random samplers")
         out = outputs[0]
+        if name in _SAMPLERS:
+            if out.size:
+                _SAMPLERS[name](dist, names, params, inputs, outputs, reqs)
+            return
         if name == "shuffle":
             data = inputs[0]
             if data.ndim == 0 or data.shape[0] < 2:

@@ -22,8 +22,9 @@ _KERNELS = _random_cpu.kernels()
 _INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 
-def _gpu(name):
-    return {"gpu": _random_gpu.compute(name)} if _random_gpu is not None else {}
+def _gpu(name, *args):
+    """{'gpu': the CuPy twin's compute}, or {} without CuPy."""
+    return {"gpu": _random_gpu.compute(name, *args)} if _random_gpu is not None else {}
 
 
 def _size(shape):

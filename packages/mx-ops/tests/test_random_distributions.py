@@ -1,0 +1,188 @@
+"""The distribution samplers of samplers.h through mx_ops.invoke: the stream
+definition (against mx_storage's Philox blocks), independence of the thread
+count, dtypes, per-element parameters, _sample_multinomial and its gradient.
+The distributions themselves are chi-square tested in
+tests/test_random_distributions.py (through mx.nd.random)."""
+import numpy as np
+import pytest
+
+from mx_engine import cpu
+from mx_ops import invoke
+from mx_ops.core._params import ParamError
+from mx_ops.core.registry import TypeInferenceError
+from mx_ops.ops.nn import _conv_cpu
+from mx_storage import _philox, resource
+from mx_storage.resource import ResourceRequest
+
+RNG_SAMPLE = 4     # counter word 2 of samplers.h's blocks (tag 4 in mx_storage/_philox.pxd)
+
+
+def _state():
+    r = resource.request(cpu(0), ResourceRequest.PARALLEL_RANDOM)
+    return r.seed, r.offset
+
+
+def _uniform53(seed, c, block=0):
+    w = _philox.philox_block((c & 0xffffffff, c >> 32, RNG_SAMPLE, block),
+                             (seed & 0xffffffff, seed >> 32))
+    return ((w[0] << 21) | (w[1] >> 11)) * 2.0 ** -53
+
+
+def test_exponential_is_element_i_of_the_philox_stream():
+    resource.seed(77)
+    seed, offset = _state()
+    got = invoke("_random_exponential", [], lam=2.0, shape=(50,), dtype="float64")
+    ref = [-np.log(1.0 - _uniform53(seed, offset + i)) / 2.0 for i in range(50)]
+    np.testing.assert_allclose(got, ref, rtol=1e-15)
+    # _sample_exponential: output element i also owns counter offset + i
+    seed, offset = _state()
+    lam = np.array([1.0, 4.0])
+    got = invoke("_sample_exponential", [lam], shape=(3,), dtype="float64")
+    ref = [-np.log(1.0 - _uniform53(seed, offset + i)) / lam[i // 3] for i in range(6)]
+    np.testing.assert_allclose(got.ravel(), ref, rtol=1e-15)
+
+
+@pytest.mark.parametrize("op, inputs, params", [
+    ("_random_gamma", [], {"alpha": 0.7, "beta": 2.0, "shape": (300000,)}),
+    ("_random_poisson", [], {"lam": 25.0, "shape": (300000,)}),
+    ("_random_generalized_negative_binomial", [], {"mu": 3.0, "alpha": 0.4,
+                                                  "shape": (300000,)}),
+    ("_sample_negative_binomial", [np.array([2.0, 5.0]), np.array([0.3, 0.8])],
+     {"shape": (150000,)}),
+    ("_sample_multinomial", [np.full((3, 4), 0.25)], {"shape": (100000,), "get_prob": True}),
+])
+def test_draws_do_not_depend_on_the_thread_count(op, inputs, params):
+    runs = []
+    for threads in (1, 2, 3):
+        old = _conv_cpu.set_max_threads(threads)
+        try:
+            resource.seed(5)
+            out = invoke(op, inputs, **params)
+        finally:
+            _conv_cpu.set_max_threads(old)
+        runs.append(out if isinstance(out, list) else [out])
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_every_float_dtype_rounds_the_same_draws(dtype):
+    resource.seed(3)
+    ref = invoke("_random_gamma", [], alpha=3.0, shape=(1000,), dtype="float64")
+    resource.seed(3)
+    got = invoke("_random_gamma", [], alpha=3.0, shape=(1000,), dtype=dtype)
+    assert got.dtype == dtype
+    assert np.array_equal(got, ref.astype(dtype))
+    # per-element parameters of any float dtype, output dtype float32 by default
+    params = np.array([1.0, 2.0], dtype)
+    out = invoke("_sample_gamma", [params, params], shape=(2,))
+    assert out.dtype == np.float32 and out.shape == (2, 2)
+
+
+def test_sample_rows_follow_their_parameters_and_invalid_ones_give_nan():
+    resource.seed(8)
+    loc, scale = np.array([0.0, 100.0, 5.0]), np.array([1.0, 0.5, -1.0])
+    out = invoke("_sample_normal", [loc, scale], shape=(20000,), dtype="float64")
+    assert abs(out[0].mean()) < 0.05 and abs(out[1].mean() - 100) < 0.05
+    assert abs(out[1].std() - 0.5) < 0.02 and np.isnan(out[2]).all()
+    lam = np.array([[0.0, 3.0], [-1.0, 1e6]])
+    out = invoke("_sample_poisson", [lam], shape=(1000,), dtype="float64")
+    assert (out[0, 0] == 0).all() and np.isnan(out[1, 0]).all()
+    assert out[0, 1].min() >= 0 and (out[0, 1] == np.round(out[0, 1])).all()
+    assert abs(out[1, 1].mean() - 1e6) < 200
+    # p = 1: no failures; alpha = 0: Poisson
+    assert (invoke("_random_negative_binomial", [], k=3, p=1.0, shape=(100,)) == 0).all()
+    gnb = invoke("_random_generalized_negative_binomial", [], mu=4.0, alpha=0.0,
+                 shape=(100000,), dtype="float64")
+    assert abs(gnb.mean() - 4) < 0.05 and abs(gnb.var() - 4) < 0.1
+
+
+def test_like_ops_take_the_data_shape_and_dtype():
+    data = np.zeros((3, 4), np.float64)
+    resource.seed(4)
+    a = invoke("_random_poisson_like", [data], lam=7.0)
+    resource.seed(4)
+    b = invoke("_random_poisson_like", [np.ones((3, 4), np.float64)], lam=7.0)
+    assert a.shape == (3, 4) and a.dtype == np.float64 and np.array_equal(a, b)
+    u = invoke("_random_uniform_like", [np.zeros(10000, np.float16)], low=-1.0, high=2.0)
+    assert u.dtype == np.float16 and u.min() >= -1 and u.max() <= 2
+    with pytest.raises(TypeInferenceError, match="_random_gamma_like: argument 'data'"):
+        invoke("_random_gamma_like", [np.zeros(3, np.int32)])
+
+
+def test_multinomial_samples_log_probabilities_and_gradient():
+    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.0, 0.5]], np.float64)
+    resource.seed(9)
+    idx, logp = invoke("_sample_multinomial", [p], shape=(4000,), get_prob=True)
+    assert idx.dtype == np.int32 and idx.shape == logp.shape == (2, 4000)
+    assert logp.dtype == np.float64
+    np.testing.assert_array_equal(logp, np.log(np.take_along_axis(p, idx, 1)))
+    assert not (idx[1] == 1).any()
+    np.testing.assert_allclose(np.bincount(idx[0], minlength=3) / 4000, p[0], atol=0.03)
+    # d/dp sum_s og[s] * log p[idx[s]] = sum over samples of og / p[idx]
+    og = np.random.default_rng(0).normal(size=idx.shape)
+    ref = np.zeros_like(p)
+    for r in range(2):
+        np.add.at(ref[r], idx[r], og[r] / p[r, idx[r]])
+    grad = invoke("_backward_sample_multinomial", [og, p, idx], shape=(4000,),
+                  get_prob=True)
+    np.testing.assert_allclose(grad, ref, rtol=1e-12)
+    acc = np.ones_like(p)
+    invoke("_backward_sample_multinomial", [og, p, idx], shape=(4000,), get_prob=True,
+           out=acc, req="add")
+    np.testing.assert_allclose(acc, ref + 1, rtol=1e-12)
+    one = invoke("_sample_multinomial", [np.array([0.0, 1.0], np.float32)], dtype="uint8")
+    assert one.shape == (1,) and one.dtype == np.uint8 and one[0] == 1
+
+
+def test_errors_name_the_operator_and_argument():
+    with pytest.raises(ParamError, match="_random_gamma: argument 'alpha' must be positive"):
+        invoke("_random_gamma", [], alpha=0.0, shape=(2,))
+    with pytest.raises(ParamError, match="_random_poisson: argument 'lam' must be non-neg"):
+        invoke("_random_poisson", [], lam=-1.0, shape=(2,))
+    with pytest.raises(ParamError, match=r"_random_negative_binomial: argument 'p' must be in"):
+        invoke("_random_negative_binomial", [], k=2, p=1.5, shape=(2,))
+    with pytest.raises(ParamError, match="_random_exponential_like: argument 'lam'"):
+        invoke("_random_exponential_like", [np.zeros(2, np.float32)], lam=-2.0)
+    with pytest.raises(ValueError, match="_sample_gamma: argument 'beta' has shape"):
+        invoke("_sample_gamma", [np.ones(2), np.ones(3)])
+    with pytest.raises(TypeInferenceError, match="_sample_uniform: argument 'high' has dtype"):
+        invoke("_sample_uniform", [np.zeros(2), np.ones(2, np.float32)])
+    with pytest.raises(ParamError, match="dtype"):
+        invoke("_sample_multinomial", [np.array([0.5, 0.5])], dtype="int64")
+    with pytest.raises(Exception, match="req 'add' is not supported"):
+        invoke("_random_gamma", [], shape=(2,), out=np.zeros(2, np.float32), req="add")
+
+
+_GPU_CASES = [
+    ("_random_gamma", lambda xp: [], {"alpha": 0.6, "beta": 2.0, "shape": (5000,)}),
+    ("_random_poisson", lambda xp: [], {"lam": 40.0, "shape": (5000,), "dtype": "float64"}),
+    ("_random_negative_binomial_like", lambda xp: [xp.zeros(5000, "float16")],
+     {"k": 3, "p": 0.3}),
+    ("_sample_generalized_negative_binomial",
+     lambda xp: [xp.asarray([1.0, 9.0]), xp.asarray([0.5, 0.0])], {"shape": (2000,)}),
+    ("_sample_multinomial", lambda xp: [xp.asarray([[0.2, 0.8], [0.6, 0.4]], "float32")],
+     {"shape": (3000,), "get_prob": True}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op, inputs, params", _GPU_CASES)
+def test_gpu_twin_draws_the_cpu_values(op, inputs, params):
+    """samplers.h on both devices: the same (seed, offset) gives the same
+    values up to libm's last bits (a rejection decision may rarely flip)."""
+    import cupy
+    from mx_engine import gpu
+    resource.seed(21)
+    cpu_out = invoke(op, inputs(np), **params)
+    resource.seed(21, ctx=gpu(0))
+    resource.seed(21)
+    gpu_out = invoke(op, inputs(cupy), **params, ctx=gpu(0))
+    cpu_out = cpu_out if isinstance(cpu_out, list) else [cpu_out]
+    gpu_out = gpu_out if isinstance(gpu_out, list) else [gpu_out]
+    for c, g in zip(cpu_out, gpu_out):
+        g = cupy.asnumpy(g)
+        assert g.dtype == c.dtype and g.shape == c.shape
+        close = np.isclose(g.astype(np.float64), c.astype(np.float64), rtol=1e-3, atol=1e-6)
+        assert close.mean() > 0.999
