@@ -140,26 +140,28 @@ def test_trace_events_are_ordered_with_durations_and_named_worker_rows(fresh):
                for e in ops)
 
 
-def test_profiling_objects_appear_in_the_trace_as_mxnet_writes_them(fresh):
-    profiler.set_state("run")
+def _use_every_object():
+    """A Task, a Frame and an Event run once, a Counter set to 5 then
+    raised by 3, a Marker marked (as make_profiler_reference.py does)."""
     domain = profiler.Domain("mydomain")
-    task = domain.new_task("mytask")
-    task.start()
-    task.stop()
-    frame = domain.new_frame("myframe")
-    frame.start()
-    frame.stop()
-    event = profiler.Event("myevent")
-    event.start()
-    event.stop()
+    for timed in (domain.new_task("mytask"), domain.new_frame("myframe"),
+                  profiler.Event("myevent")):
+        timed.start()
+        timed.stop()
     counter = domain.new_counter("mycounter", 5)
     counter += 3
+    marker = domain.new_marker("mymarker")
+    marker.mark()
+    return domain, counter, marker
+
+
+def test_profiling_objects_appear_in_the_trace_as_mxnet_writes_them(fresh):
+    profiler.set_state("run")
+    domain, counter, marker = _use_every_object()
     counter -= 1
     counter.increment(2)
     counter.decrement()
     counter.set_value(10)
-    marker = domain.new_marker("mymarker")
-    marker.mark()
     marker.mark("thread")
     events = _dumped(fresh)
     by_cat = {}
@@ -264,19 +266,7 @@ def test_table_layout_is_mxnets(fresh):
     profiler.set_state("run")
     _naps("dot", 3, 0)
     engine.wait_for_all()
-    domain = profiler.Domain("mydomain")
-    task = domain.new_task("mytask")
-    task.start()
-    task.stop()
-    frame = domain.new_frame("myframe")
-    frame.start()
-    frame.stop()
-    event = profiler.Event("myevent")
-    event.start()
-    event.stop()
-    counter = domain.new_counter("mycounter", 5)
-    counter += 3
-    domain.new_marker("mymarker").mark()
+    _use_every_object()
     profiler.set_state("stop")
     ours = profiler.dumps()
     head = "\nProfile Statistics:\n\tNote the difference in units for different entries.\n"
