@@ -89,6 +89,11 @@ def test_compare_storage_quick(tmp_path):
         assert case in out
 
 
+def test_compare_profiler_overhead_quick(tmp_path):
+    out = _run_script("benchmarks/compare_profiler_overhead.py", "--quick", cwd=tmp_path)
+    assert "overhead (us/call)" in out and "mx.nd.relu(a)" in out
+
+
 def test_compare_ndarray_quick(tmp_path):
     out = _run_script("benchmarks/compare_ndarray.py", "--quick", "--mxnet-python", "",
                       cwd=tmp_path)

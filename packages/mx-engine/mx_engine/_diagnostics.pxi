@@ -123,15 +123,20 @@ cdef list _pending_report(vector[PendingFn]& fns, vector[PendingUse]& uses, int6
     return out
 
 
-def _profiler_enable(bint on):
-    global g_profiling
+def _profiler_enable(bint operators, bint memory=False):
+    """Turns the recording of engine functions and of memory use on or off."""
+    global g_profiling, g_profile_memory
     g_lock.lock()
-    g_profiling = on
+    g_profiling = operators
     g_lock.unlock()
+    g_mem_lock.lock()
+    g_profile_memory = memory
+    g_mem_lock.unlock()
 
 
 def _profiler_take(bint reset):
-    """Recorded events as (name, start_ns, end_ns, tid, dev_type, dev_id)."""
+    """Recorded events as (name, start_ns, end_ns, tid, dev_type, dev_id,
+    scope or None)."""
     cdef vector[TraceEvent] events
     cdef size_t i
     g_lock.lock()
@@ -145,11 +150,51 @@ def _profiler_take(bint reset):
     g_lock.unlock()
     try:
         return [(ev.name.decode() if ev.name != NULL else "?", ev.start_ns, ev.end_ns,
-                 ev.tid, ev.dev_type, ev.dev_id) for ev in events]
+                 ev.tid, ev.dev_type, ev.dev_id,
+                 ev.scope.decode() if ev.scope != NULL else None) for ev in events]
     finally:
         for i in range(events.size()):
             if events[i].owns_name:
                 free(<void*>events[i].name)
+
+
+cdef bint* profiler_memory_flag() noexcept nogil:
+    return &g_profile_memory
+
+
+cdef void profiler_record_memory(int dev_type, int dev_id, int64_t used) noexcept nogil:
+    cdef MemoryEvent ev
+    ev.ts_ns = mx_now_ns()
+    ev.used = used
+    ev.dev_type = dev_type
+    ev.dev_id = dev_id
+    g_mem_lock.lock()
+    if g_profile_memory:         # not switched off since the caller looked
+        g_mem_events.push_back(ev)
+    g_mem_lock.unlock()
+
+
+def _profiler_take_memory():
+    """Memory use reported since the last call, as (ts_ns, bytes in use,
+    dev_type, dev_id), oldest first."""
+    cdef vector[MemoryEvent] events
+    g_mem_lock.lock()
+    events.swap(g_mem_events)
+    g_mem_lock.unlock()
+    return [(ev.ts_ns, ev.used, ev.dev_type, ev.dev_id) for ev in events]
+
+
+def _set_scope(str name):
+    """Sets the calling thread's profiler scope (None: no scope); returns
+    the previous one.  Functions pushed while profiling carry it."""
+    cdef const char* prev = mx_get_scope()
+    mx_set_scope(intern_name(name) if name is not None else NULL)
+    return prev.decode() if prev != NULL else None
+
+
+def _current_tid():
+    """The calling thread's trace id (a worker's, or one given to it now)."""
+    return _pusher_tid()
 
 
 def _thread_name_table():

@@ -121,6 +121,7 @@ cdef struct OprBlock:
     int64_t push_ns
     int64_t start_ns
     int tid
+    const char* scope       # the pusher's profiler scope, taken while profiling
     OprBlock* live_prev
     OprBlock* live_next
 
@@ -174,3 +175,7 @@ cdef int wait_var(EngineVar* var) except -1
 cdef void complete_async(OprBlock* on_complete, const char* error) noexcept nogil
 cdef void set_native_error(RunContextC* rctx, const char* message) noexcept nogil
 cdef const char* intern_name(str name) except NULL
+# The profiler's memory recording: allocators test the flag (one load) and,
+# when it is set, report a device's bytes in use after each change.
+cdef bint* profiler_memory_flag() noexcept nogil
+cdef void profiler_record_memory(int dev_type, int dev_id, int64_t used) noexcept nogil

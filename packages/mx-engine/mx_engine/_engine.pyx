@@ -24,6 +24,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from mx_engine._sync cimport (mx_cv_wait, mx_cv_wait_ns, mx_reinit_mutex, mx_reinit_cv,
                               mx_now_ns, mx_get_worker_id, mx_set_worker_id,
                               mx_get_bulk, mx_set_bulk, mx_load_relaxed,
+                              mx_get_scope, mx_set_scope,
                               mx_cpu_relax)
 from mx_engine._context cimport Context, DEV_GPU, MAX_DEVICE_ID
 
@@ -76,6 +77,7 @@ cdef enum PoolKind:
 cdef struct TraceEvent:
     const char* name
     bint owns_name          # a copy of a function's own name, freed with the event
+    const char* scope       # interned profiler scope, or NULL
     int64_t start_ns
     int64_t end_ns
     int tid
@@ -105,6 +107,18 @@ cdef EngineVar* g_err_vars = NULL      # variables that hold an error
 cdef ErrorRecord* g_graveyard = NULL   # records whose Python objects await the GIL
 cdef bint g_profiling = False
 cdef vector[TraceEvent] g_events
+
+# Memory use reported by the allocators while profiling; its own lock, since
+# allocations happen outside the engine lock.
+cdef struct MemoryEvent:
+    int64_t ts_ns
+    int64_t used
+    int dev_type
+    int dev_id
+cdef bint g_profile_memory = False
+cdef mutex g_mem_lock
+cdef vector[MemoryEvent] g_mem_events
+mx_reinit_mutex(g_mem_lock)
 cdef ReadyPool* g_pools[<int>NUM_POOL_KINDS][<int>MAX_DEVICE_ID]
 
 # Callbacks of variables freed under the lock (delete_engine_var_then), run

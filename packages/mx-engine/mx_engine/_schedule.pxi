@@ -230,6 +230,8 @@ cdef void _enqueue(OprBlock* blk) noexcept nogil:
     g_seq += 1
     blk.seq = g_seq
     blk.push_ns = mx_now_ns()
+    if g_profiling:
+        blk.scope = mx_get_scope()
     blk.live_prev = g_live_tail
     blk.live_next = NULL
     if g_live_tail != NULL:
@@ -276,6 +278,7 @@ cdef void _complete(OprBlock* blk, ErrorRecord* failure) noexcept nogil:
             _free_var(v)
     if g_profiling and blk.start_ns != 0:
         ev.name = _copy_name(&blk.fn, &ev.owns_name)
+        ev.scope = blk.scope
         ev.start_ns = blk.start_ns
         ev.end_ns = mx_now_ns()
         ev.tid = blk.tid

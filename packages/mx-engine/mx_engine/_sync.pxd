@@ -61,6 +61,10 @@ cdef extern from * nogil:
     static thread_local void *mx_thread_bulk = NULL;
     static inline void *mx_get_bulk(void) { return mx_thread_bulk; }
     static inline void mx_set_bulk(void *b) { mx_thread_bulk = b; }
+    /* The calling thread's profiler scope (an interned name), or NULL. */
+    static thread_local const char *mx_thread_scope = NULL;
+    static inline const char *mx_get_scope(void) { return mx_thread_scope; }
+    static inline void mx_set_scope(const char *s) { mx_thread_scope = s; }
     static inline void mx_cpu_relax(void) {
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -79,4 +83,6 @@ cdef extern from * nogil:
     void mx_set_worker_id(int id)
     void* mx_get_bulk()
     void mx_set_bulk(void* b)
+    const char* mx_get_scope()
+    void mx_set_scope(const char* s)
     void mx_cpu_relax()

@@ -1,165 +1,277 @@
-"""The profiler: engine functions as a chrome://tracing / Perfetto trace,
-and an aggregate table per function name, with MXNet 1.x's API
-(``set_config``, ``set_state``, ``dump``, ``dumps``, ``pause``, ``resume``)."""
+"""The profiler, with MXNet 1.9.1's API: engine functions (operators) and
+device memory use, recorded in C by the engine's workers and the pooled
+allocator, plus the Python side's Domain/Task/Frame/Event/Counter/Marker
+objects; written as a chrome://tracing / Perfetto trace (``dump``) and
+summed up per name in MXNet's aggregate table or JSON (``dumps``)."""
 import json
 import os
 import threading
+import warnings
 
-from mx_engine import _engine
+from mx_engine import _profiler_format as fmt
+from mx_engine import _profiler_state as st
+from mx_engine._profiler_objects import Counter, Domain, Event, Frame, Marker, Task, scope
+from mx_engine.base import MXNetError
 
 __all__ = ["set_config", "set_state", "state", "pause", "resume", "dump", "dumps",
-           "aggregate", "trace"]
+           "aggregate", "trace", "profiler_set_config", "profiler_set_state", "dump_profile",
+           "set_kvstore_handle", "Domain", "Task", "Frame", "Event", "Counter", "Marker",
+           "scope"]
 
-_lock = threading.Lock()
-_config = {"filename": "profile.json", "profile_all": False, "profile_symbolic": True,
-           "profile_imperative": True, "profile_memory": True, "profile_api": True,
-           "aggregate_stats": False, "continuous_dump": False}
-_state = "stop"
-# As in MXNet, the trace and the aggregate statistics are kept apart: dump()
-# empties the first, dumps(reset=True) the second.
-_events = []        # taken from the engine, not yet written to a trace
-_stats = {}         # name -> [count, total_ms, min_ms, max_ms]
 
-_KNOWN = set(_config) | {"dump_period", "profile_process"}
-_DEVTYPE = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+# A bad argument raises the exception type MXNet raises (MXNetError from
+# set_config, KeyError from a bad state or process, AssertionError from
+# dumps), which is also a ValueError.
+class _ConfigError(MXNetError, ValueError):
+    pass
+
+
+class _ChoiceError(KeyError, ValueError):
+    def __str__(self):
+        return self.args[0]
+
+
+class _DumpsArgumentError(AssertionError, ValueError):
+    pass
+
+
+_BOOL_OPTIONS = {"profile_all", "profile_symbolic", "profile_imperative", "profile_memory",
+                 "profile_api", "continuous_dump", "aggregate_stats"}
+
+
+def _parse_option(key, value):
+    """A set_config value checked and converted as MXNet's parameter parser
+    does (MXNet passes every value through str())."""
+    if key in _BOOL_OPTIONS:
+        text = str(value).lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise _ConfigError(f"Invalid Parameter format for {key} expect boolean "
+                           f"but value='{value}'")
+    if key == "dump_period":
+        try:
+            period = float(value)
+        except (TypeError, ValueError):
+            raise _ConfigError(f"Invalid Parameter format for dump_period expect float "
+                               f"but value='{value}'") from None
+        if not period > 0:
+            raise _ConfigError(f"profiler.set_config: dump_period must be > 0 seconds, "
+                               f"got {value!r}")
+        return period
+    if key == "profile_process":
+        return _process(value)
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
+def _process(profile_process):
+    """'worker' (this process); 'server' needs a distributed kvstore."""
+    if profile_process == "worker":
+        return profile_process
+    if profile_process == "server":
+        raise MXNetError("profiler: profile_process='server' profiles a distributed "
+                         "kvstore's server, and there is no distributed kvstore here")
+    raise _ChoiceError(f"profiler: profile_process must be 'worker' or 'server', "
+                       f"got {profile_process!r}")
 
 
 def set_config(**kwargs):
-    """Sets profiler options: ``filename`` (trace path, default
-    'profile.json'), ``profile_all``, ``profile_symbolic``,
-    ``profile_imperative``, ``aggregate_stats`` and MXNet's other flags.
-    Engine functions are recorded when any of profile_all / symbolic /
-    imperative is on."""
-    for key in kwargs:
-        if key not in _KNOWN:
-            raise ValueError(f"profiler.set_config: unknown option {key!r}; known: "
-                             f"{', '.join(sorted(_KNOWN))}")
-    with _lock:
-        _config.update(kwargs)
-        if _state == "run":
-            _engine._profiler_enable(_records_functions())
+    """Sets profiler options (keywords only), MXNet's ProfileConfigParam:
+    ``filename`` (trace path, default 'profile.json'), ``profile_all``,
+    ``profile_symbolic``, ``profile_imperative`` (engine functions: any of
+    the three records them all), ``profile_memory`` (device memory in use),
+    ``profile_api`` (accepted; there is no C API to time),
+    ``continuous_dump`` with ``dump_period`` (seconds between writes of
+    the trace while running), ``aggregate_stats`` and ``profile_process``.
+    The statistics of ``dumps`` are kept whatever ``aggregate_stats`` says."""
+    parsed = {}
+    for key, value in kwargs.items():
+        if key not in st.DEFAULTS:
+            raise _ConfigError(f"profiler.set_config: unknown option {key!r} (Cannot find "
+                               f"argument '{key}'), Possible Arguments: "
+                               f"{', '.join(sorted(st.DEFAULTS))}")
+        parsed[key] = _parse_option(key, value)
+    with st.lock:
+        st.config.update(parsed)
+        st.sync_engine()
+        _dumper.update()
 
 
-def _records_functions():
-    return bool(_config["profile_all"] or _config["profile_symbolic"]
-                or _config["profile_imperative"])
-
-
-def set_state(state="stop"):
+def set_state(state="stop", profile_process="worker"):
     """'run' starts recording, 'stop' ends it."""
-    global _state
+    _process(profile_process)
     if state not in ("run", "stop"):
-        raise ValueError(f"profiler.set_state: state must be 'run' or 'stop', got {state!r}")
-    with _lock:
-        _state = state
-        _engine._profiler_enable(state == "run" and _records_functions())
+        raise _ChoiceError(f"profiler.set_state: state must be 'run' or 'stop', "
+                           f"got {state!r}")
+    with st.lock:
+        st.running = state == "run"
+        st.paused = False
+        st.sync_engine()
+        _dumper.update()
 
 
 def state():
     """'run' or 'stop'."""
-    return _state
+    return "run" if st.running else "stop"
 
 
-def pause():
-    """Stops recording without changing the state."""
-    _engine._profiler_enable(False)
+def pause(profile_process="worker"):
+    """Stops recording without changing the state; ``resume`` goes on."""
+    _process(profile_process)
+    with st.lock:
+        st.paused = True
+        st.sync_engine()
 
 
-def resume():
-    """Records again after pause()."""
-    with _lock:
-        _engine._profiler_enable(_state == "run" and _records_functions())
-
-
-def _collect():
-    """Moves the engine's new events into the trace and the statistics."""
-    new = _engine._profiler_take(True)
-    _events.extend(new)
-    for name, start, end, *_ in new:
-        ms = (end - start) / 1e6
-        s = _stats.get(name)
-        if s is None:
-            _stats[name] = [1, ms, ms, ms]
-        else:
-            s[0] += 1
-            s[1] += ms
-            s[2] = min(s[2], ms)
-            s[3] = max(s[3], ms)
+def resume(profile_process="worker"):
+    """Records again after ``pause``."""
+    _process(profile_process)
+    with st.lock:
+        st.paused = False
+        st.sync_engine()
 
 
 def trace(events=None):
-    """The recorded functions as a Chrome trace-event dict: one complete
-    ("X") event per function, one row (tid) per thread, named."""
+    """The recorded events (all not yet dropped by a finished dump) as a
+    Chrome trace-event dict."""
     if events is None:
-        with _lock:
-            _collect()
-            events = list(_events)
-    names = _engine._thread_name_table()
-    pid = os.getpid()
-    out = []
-    tids = set()
-    for name, start, end, tid, dev_type, dev_id in events:
-        tids.add(tid)
-        out.append({"name": name, "cat": "operator", "ph": "X", "pid": pid, "tid": tid,
-                    "ts": start / 1e3, "dur": max(end - start, 0) / 1e3,
-                    "args": {"ctx": f"{_DEVTYPE.get(dev_type, dev_type)}({dev_id})"}})
-    for tid in sorted(tids):
-        out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-                    "args": {"name": names.get(tid, f"thread {tid}")}})
-    out.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-                "args": {"name": "mx engine"}})
-    return {"traceEvents": out, "displayTimeUnit": "ms"}
+        with st.lock:
+            st.collect()
+            events = list(st.events)
+    return fmt.trace(events)
 
 
 def dump(finished=True, profile_process="worker"):
     """Writes the trace to the configured ``filename``.  With ``finished``
-    (the default) recording stops and the recorded events are dropped."""
-    if finished:
-        set_state("stop")
-    with _lock:
-        _collect()
-        events = list(_events)
+    (the default) recording stops and the written events are dropped;
+    without, it goes on and the next dump writes them again with the new."""
+    _process(profile_process)
+    with st.lock:
         if finished:
-            _events.clear()
-    with open(_config["filename"], "w") as f:
-        json.dump(trace(events), f)
+            st.running = False
+            st.paused = False
+            st.sync_engine()
+            _dumper.update()
+        st.collect()
+        events = list(st.events)
+        if finished:
+            st.events.clear()
+        filename = st.config["filename"]
+    data = fmt.trace(events)
+    # Written whole, then renamed: a viewer (or a continuous dump) never
+    # sees half a file.
+    tmp = f"{filename}.tmp{os.getpid()}.{threading.get_ident()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, filename)
 
 
 def aggregate(reset=False):
-    """{name: (count, total_ms, min_ms, max_ms, avg_ms)} since the last reset."""
-    with _lock:
-        _collect()
-        out = {k: (c, t, lo, hi, t / c) for k, (c, t, lo, hi) in _stats.items()}
+    """{operator name: (count, total_ms, min_ms, max_ms, avg_ms)} since the
+    last reset."""
+    with st.lock:
+        st.collect()
+        ops = st.time_stats.get(st.OPERATOR, {})
+        out = {k: (c, t, lo, hi, t / c) for k, (c, t, lo, hi) in ops.items()}
         if reset:
-            _stats.clear()
+            _reset_stats()
     return out
 
 
-_SORT_KEYS = {"count": 0, "total": 1, "min": 2, "max": 3, "avg": 4}
+def _reset_stats():
+    st.time_stats.clear()
+    st.memory_stats.clear()
 
 
 def dumps(reset=False, format="table", sort_by="total", ascending=False):
-    """The aggregate statistics per function name as a table (or JSON with
-    ``format='json'``): count, total, min, max and average time in ms."""
-    if sort_by not in _SORT_KEYS:
-        raise ValueError(f"profiler.dumps: sort_by must be one of {sorted(_SORT_KEYS)}, "
-                         f"got {sort_by!r}")
+    """The aggregate statistics, in MXNet's table (or ``format='json'``)
+    layout: per category (operator, each Domain, event, Device Storage)
+    the count, total, min, max and average time in ms (memory in kB),
+    ordered by ``sort_by`` ('total', 'avg', 'min', 'max', 'count'),
+    descending unless ``ascending``.  ``reset`` clears them afterwards."""
     if format not in ("table", "json"):
-        raise ValueError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
-    stats = aggregate(reset)
-    rows = sorted(stats.items(), key=lambda kv: kv[1][_SORT_KEYS[sort_by]],
-                  reverse=not ascending)
-    if format == "json":
-        return json.dumps({"Time": {"operator": {
-            name: {"Count": c, "Total": t, "Min": lo, "Max": hi, "Avg": avg}
-            for name, (c, t, lo, hi, avg) in rows}}, "Unit": {"Time": "ms"}})
-    width = max([len("Name")] + [len(n) for n in stats]) + 2
-    lines = ["Profile Statistics:", "\tNote the difference in units for different entries.",
-             "operator", "=================",
-             f"{'Name':<{width}}{'Total Count':>12}{'Time (ms)':>14}{'Min Time (ms)':>16}"
-             f"{'Max Time (ms)':>16}{'Avg Time (ms)':>16}",
-             f"{'----':<{width}}{'-----------':>12}{'---------':>14}{'-------------':>16}"
-             f"{'-------------':>16}{'-------------':>16}"]
-    for name, (c, t, lo, hi, avg) in rows:
-        lines.append(f"{name:<{width}}{c:>12}{t:>14.4f}{lo:>16.4f}{hi:>16.4f}{avg:>16.4f}")
-    return "\n".join(lines) + "\n"
+        raise _DumpsArgumentError(f"Invalid value provided for format: {format}. "
+                                  "Support: 'table', 'json'")
+    if sort_by not in fmt.SORT_KEYS:
+        raise _DumpsArgumentError(f"Invalid value provided for sort_by: {sort_by}. "
+                                  "Support: 'total', 'avg', 'min', 'max', 'count'")
+    if ascending not in (False, True):
+        raise _DumpsArgumentError(f"Invalid value provided for ascending: {ascending}. "
+                                  "Support: False, True")
+    if reset not in (False, True):
+        raise _DumpsArgumentError(f"Invalid value provided for reset: {reset}. "
+                                  "Support: False, True")
+    render = fmt.table if format == "table" else fmt.as_json
+    with st.lock:
+        st.collect()
+        out = render(st.time_stats, st.memory_stats, sort_by, bool(ascending))
+        if reset:
+            _reset_stats()
+    return out
+
+
+class _Dumper:
+    """The continuous dump: while running with ``continuous_dump``, a
+    thread writes the trace every ``dump_period`` seconds."""
+
+    def __init__(self):
+        self._stop = None
+
+    def update(self):
+        """Starts or stops the thread to match the state (lock held)."""
+        want = st.running and st.config["continuous_dump"]
+        if want and self._stop is None:
+            self._stop = threading.Event()
+            threading.Thread(target=self._loop, args=(self._stop,), daemon=True,
+                             name="mx profiler continuous dump").start()
+        elif not want and self._stop is not None:
+            self._stop.set()
+            self._stop = None
+
+    @staticmethod
+    def _loop(stop):
+        while not stop.wait(st.config["dump_period"]):
+            with st.lock:
+                if stop.is_set():
+                    return
+                dump(finished=False)
+
+
+_dumper = _Dumper()
+
+
+# ---- MXNet's deprecated spellings -----------------------------------------
+def profiler_set_config(mode="symbolic", filename="profile.json"):
+    """Deprecated: ``set_config(profile_<mode>=True, filename=filename)``."""
+    warnings.warn("profiler.profiler_set_config() is deprecated. "
+                  "Please use profiler.set_config() instead")
+    set_config(**{"profile_" + mode: True, "filename": filename})
+
+
+def profiler_set_state(state="stop"):
+    """Deprecated: ``set_state(state)``."""
+    warnings.warn("profiler.profiler_set_state() is deprecated. "
+                  "Please use profiler.set_state() instead")
+    set_state(state)
+
+
+def dump_profile():
+    """Deprecated: ``dump(True)``."""
+    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead")
+    dump(True)
+
+
+_kvstore_handle = None
+
+
+def set_kvstore_handle(handle):
+    """Kept for MXNet scripts: the kvstore whose server profile_process='server'
+    would address (there is no distributed kvstore here)."""
+    global _kvstore_handle
+    _kvstore_handle = handle
+
+
+for _obj in (Domain, Task, Frame, Event, Counter, Marker, scope):
+    _obj.__module__ = __name__
+del _obj

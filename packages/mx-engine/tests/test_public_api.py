@@ -29,7 +29,8 @@ PUBLIC_NAMES = {
     },
     "mx_engine.profiler": {
         "set_config", "set_state", "state", "pause", "resume", "trace", "dump",
-        "aggregate", "dumps",
+        "aggregate", "dumps", "profiler_set_config", "profiler_set_state", "dump_profile",
+        "set_kvstore_handle", "Domain", "Task", "Frame", "Event", "Counter", "Marker", "scope",
     },
     "mx_engine.base": {"MXNetError"},
 }
@@ -43,7 +44,7 @@ PUBLIC_C_NAMES = {
         "PROP_CPU_PRIORITIZED", "PROP_ASYNC", "PROP_DELETE_VAR", "PROP_GPU_PRIORITIZED",
         "push_native", "push_native_async", "complete_async", "set_native_error",
         "new_engine_var", "delete_engine_var", "delete_engine_var_then", "wait_var",
-        "intern_name",
+        "intern_name", "profiler_memory_flag", "profiler_record_memory",
     },
 }
 
