@@ -72,6 +72,38 @@ static inline void direct_blocks(int dist, uint64_t seed, uint64_t c, int64_t nb
   rand_generic::direct_blocks(dist, seed, c, nb, z);
 }
 
+static inline void stream_ahead(uint64_t seed, uint64_t c, int64_t m, unsigned int *w) {
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return rand_avx512::stream_ahead(seed, c, m, w);
+    case ISA_AVX2: return rand_avx2::stream_ahead(seed, c, m, w);
+    default: break;
+  }
+#endif
+  rand_generic::stream_ahead(seed, c, m, w);
+}
+
+// Elements per pass of the per-element layout's loops.
+constexpr int64_t kAheadChunk = 256;
+
+// out[i] = T(draw(i, r)), i in [0, n), r the stream of element i (its first
+// blocks computed ahead for a chunk at once).
+template <typename T, typename F>
+static void per_element_loop(const MXRandomState &s, T *out, int64_t n, F draw) {
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * kDrawCost,
+                    [&](int64_t begin, int64_t end) {
+    unsigned int w[kAheadChunk * MX_RNG_PREFETCH * 4];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
+      for (int64_t e = 0; e < m; ++e) {
+        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e * MX_RNG_PREFETCH * 4);
+        out[i0 + e] = T(draw(i0 + e, &r));
+      }
+    }
+  });
+}
+
 // out[i], i in [0, n), of a direct distribution: element i of the layout
 // with the parameters of element i / per (a, b of length n / per), or the
 // scalars sa, sb where a is null.  C computes: float for float16/float32
@@ -137,11 +169,8 @@ static inline int random_dist(MXOpCall *c) {
     if (mx_direct_dist(dist)) {
       direct_loop<double, T>(dist, s, nullptr, nullptr, p.a, p.b, 1, out, n);
     } else {
-      parallel_for_cost(n, kDrawCost, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          MXRng r = mx_rng(s.seed, s.offset + uint64_t(i));
-          out[i] = T(mx_sample(dist, p.a, p.b, &r));
-        }
+      per_element_loop(s, out, n, [&](int64_t, MXRng *r) {
+        return mx_sample(dist, p.a, p.b, r);
       });
     }
   });
@@ -154,12 +183,9 @@ static inline void sample_loop(const SampleParam &p, const MXRandomState &s, con
                                const A *b, T *out, int64_t n) {
   const int dist = int(p.dist);
   if (mx_direct_dist(dist)) return direct_loop(dist, s, a, b, 0.0, 0.0, p.per, out, n);
-  parallel_for_cost(n, kDrawCost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t j = i / p.per;
-      MXRng r = mx_rng(s.seed, s.offset + uint64_t(i));
-      out[i] = T(mx_sample(dist, double(a[j]), b ? double(b[j]) : 0.0, &r));
-    }
+  per_element_loop(s, out, n, [&](int64_t i, MXRng *r) {
+    const int64_t j = i / p.per;
+    return mx_sample(dist, double(a[j]), b ? double(b[j]) : 0.0, r);
   });
 }
 

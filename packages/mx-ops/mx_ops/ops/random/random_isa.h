@@ -28,5 +28,15 @@ static void direct_blocks(int dist, unsigned long long seed, unsigned long long 
   }
 }
 
+// w[MX_RNG_PREFETCH * 4 * k ...] = blocks 0 .. MX_RNG_PREFETCH-1 of the
+// per-element streams of counters c + k, k in [0, m).
+static void stream_ahead(unsigned long long seed, unsigned long long c, int64_t m,
+                         unsigned int *w) {
+#pragma omp simd
+  for (int64_t k = 0; k < m; ++k)
+    for (int b = 0; b < MX_RNG_PREFETCH; ++b)
+      mx_philox(seed, c + uint64_t(k), b, w + (k * MX_RNG_PREFETCH + b) * 4);
+}
+
 }  // namespace MX_RAND_NS
 }  // namespace mxop

@@ -57,10 +57,16 @@ enum MXDist {
 };
 
 #define MX_RNG_TAG 4u   // RNG_SAMPLE of mx_storage/_philox.pxd
+// Blocks of an element's per-element stream a CPU loop computes ahead, for
+// a chunk of elements at once (vectorized, random_isa.h); the draws are the
+// same as computing each block when its first word is read.
+#define MX_RNG_PREFETCH 2
 
+// An element's per-element stream: words w[pos, end) are ready, the next
+// block to compute is `block`.
 struct MXRng {
   unsigned long long seed, c;
-  unsigned int block, pos, w[4];
+  unsigned int block, pos, end, w[MX_RNG_PREFETCH * 4];
 };
 
 MX_RNG_FN MXRng mx_rng(unsigned long long seed, unsigned long long c) {
@@ -68,7 +74,7 @@ MX_RNG_FN MXRng mx_rng(unsigned long long seed, unsigned long long c) {
   r.seed = seed;
   r.c = c;
   r.block = 0;
-  r.pos = 4;
+  r.pos = r.end = 0;
   return r;
 }
 
@@ -100,10 +106,21 @@ MX_RNG_FN void mx_philox(unsigned long long seed, unsigned long long c, unsigned
 MX_RNG_FN void mx_rng_refill(MXRng *r) {
   mx_philox(r->seed, r->c, r->block++, r->w);
   r->pos = 0;
+  r->end = 4;
+}
+
+// The stream of element c with its first MX_RNG_PREFETCH blocks given.
+MX_RNG_FN MXRng mx_rng_ahead(unsigned long long seed, unsigned long long c,
+                             const unsigned int *words) {
+  MXRng r = mx_rng(seed, c);
+  for (int k = 0; k < MX_RNG_PREFETCH * 4; ++k) r.w[k] = words[k];
+  r.block = MX_RNG_PREFETCH;
+  r.end = MX_RNG_PREFETCH * 4;
+  return r;
 }
 
 MX_RNG_FN unsigned int mx_rng_u32(MXRng *r) {
-  if (r->pos == 4) mx_rng_refill(r);
+  if (r->pos == r->end) mx_rng_refill(r);
   return r->w[r->pos++];
 }
 
@@ -111,6 +128,11 @@ MX_RNG_FN unsigned int mx_rng_u32(MXRng *r) {
 MX_RNG_FN double mx_rng_uniform(MXRng *r) {
   const unsigned long long hi = mx_rng_u32(r), lo = mx_rng_u32(r);
   return (double)((hi << 21) | (lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+// Uniform on (0, 1) with 32 random bits: (w + 1/2) 2^-32.
+MX_RNG_FN double mx_rng_u32_double(MXRng *r) {
+  return ((double)mx_rng_u32(r) + 0.5) * 2.3283064365386963e-10;
 }
 
 // Uniform on (0, 1]: safe under log.
@@ -148,11 +170,13 @@ MX_RNG_FN double mx_rng_gamma(MXRng *r, double alpha) {
 MX_RNG_FN double mx_rng_poisson(MXRng *r, double lam) {
   if (lam < 10.0) {
     // Knuth: the count of uniforms whose running product stays above e^-lam.
+    // 32-bit uniforms (one word each) suffice: the product is compared, not
+    // returned, and a probability moves by at most lam 2^-32.
     const double limit = exp(-lam);
-    double prod = mx_rng_uniform(r), k = 0.0;
+    double prod = mx_rng_u32_double(r), k = 0.0;
     while (prod > limit) {
       k += 1.0;
-      prod *= mx_rng_uniform(r);
+      prod *= mx_rng_u32_double(r);
     }
     return k;
   }
