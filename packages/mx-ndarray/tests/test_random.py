@@ -19,15 +19,32 @@ def _state(kind=ResourceRequest.PARALLEL_RANDOM, ctx=cpu(0)):
     return r.seed, r.offset
 
 
+def _uniform64(s, o, n):
+    """mx-ops' samplers.h direct layout, float64 uniforms: element i is the
+    53-bit uniform of words 2 (i % 2), 2 (i % 2) + 1 of Philox block o + i // 2."""
+    words = [w for b in range((n + 1) // 2) for w in _philox.philox_block(
+        ((o + b) & 0xffffffff, (o + b) >> 32, 4, 0), (s & 0xffffffff, s >> 32))]
+    return np.array([((words[2 * i] << 21) | (words[2 * i + 1] >> 11)) * 2.0 ** -53
+                     for i in range(n)])
+
+
+def _normal64(s, o, n):
+    """The float64 normals of that layout: Box-Muller on each block's two
+    uniforms, the cosine then the sine."""
+    u = _uniform64(s, o, n + n % 2)
+    r, t = np.sqrt(-2 * np.log(1 - u[0::2])), 2 * np.pi * u[1::2]
+    return np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)[:n]
+
+
 def test_draws_equal_the_philox_reference_in_push_order():
     resource.seed(9)
     s, o = _state()
     a = nd.random.uniform(-1, 1, shape=(4, 5), dtype="float64")
-    b = nd.random.normal(2, 3, shape=(6,))
+    b = nd.random.normal(2, 3, shape=(6,), dtype="float64")
     c = nd.random.randint(0, 100, shape=(7,), dtype="int64")
     assert isinstance(a, nd.NDArray) and a.shape == (4, 5) and c.dtype == np.int64
-    assert np.array_equal(a.asnumpy(), _philox.uniform(s, o, 20, -1, 1, "float64").reshape(4, 5))
-    assert np.array_equal(b.asnumpy(), _philox.normal(s, o + 20, 6, 2, 3))
+    assert np.array_equal(a.asnumpy(), (-1 + 2 * _uniform64(s, o, 20)).reshape(4, 5))
+    np.testing.assert_allclose(b.asnumpy(), 2 + 3 * _normal64(s, o + 20, 6), rtol=1e-14)
     assert np.array_equal(c.asnumpy(), _philox.randint(s, o + 26, 7, 0, 100, "int64"))
 
 

@@ -269,3 +269,46 @@ def int_rules():
     return types.SimpleNamespace(wrap=_wrap, to_int=_to_int, div=_div, mod=_mod, power=_power,
                                  edges=_edges, binary=_binary, unary=_unary, BINARY=_BINARY,
                                  UNARY=_UNARY)
+
+
+# --- samplers.h's direct layout, recomputed from mx_storage's Philox blocks ---
+
+def _direct_variates(seed, offset, n, dist, dtype):
+    """The standard variates (uniform, normal or exponential) of elements
+    0 .. n-1 of the direct layout, in float64 from the same words: float32
+    (and float16) take one 32-bit word per element (4 per block), float64 two
+    (2 per block).  See mx_ops/ops/random/samplers.h."""
+    from mx_storage import _philox
+    per = 2 if np.dtype(dtype) == np.float64 else 4
+    key = (seed & 0xffffffff, seed >> 32)
+    words = []
+    for blk in range((n + per - 1) // per):
+        c = offset + blk
+        words.extend(_philox.philox_block((c & 0xffffffff, c >> 32, 4, 0), key))
+    w = np.array(words, np.uint64)
+    if per == 2:      # 53-bit uniforms u, 1 - u in (0, 1]
+        u = ((w[0::2] << np.uint64(21)) | (w[1::2] >> np.uint64(11))).astype(np.float64) * 2.0 ** -53
+        if dist == "normal":
+            r, t = np.sqrt(-2 * np.log(1 - u[0::2])), 2 * np.pi * u[1::2]
+            z = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)
+        else:
+            z = -np.log(1 - u) if dist == "exponential" else u
+        return z[:n]
+    u24 = (w >> np.uint64(8)).astype(np.float64) * 2.0 ** -24                 # [0, 1)
+    # (0, 1], formed in float32 as the kernel does (31 bits rounded to 24)
+    u31 = ((w >> np.uint64(1)).astype(np.float32) * np.float32(2.0 ** -31)
+           + np.float32(2.0 ** -32)).astype(np.float64)
+    if dist == "normal":      # pairs (w0, w1), (w2, w3): radius, angle
+        r, t = np.sqrt(-2 * np.log(u31[0::2])), 2 * np.pi * u24[1::2]
+        z = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)
+    else:
+        z = -np.log(u31) if dist == "exponential" else u24
+    return z[:n]
+
+
+@pytest.fixture(scope="session")
+def direct_variates():
+    """variates(seed, offset, n, dist, dtype): samplers.h's direct layout in
+    NumPy (float64 arithmetic; the float32 kernels' logf/sincos agree within
+    a few float32 ulp)."""
+    return _direct_variates

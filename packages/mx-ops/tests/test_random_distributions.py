@@ -28,18 +28,55 @@ def _uniform53(seed, c, block=0):
     return ((w[0] << 21) | (w[1] >> 11)) * 2.0 ** -53
 
 
-def test_exponential_is_element_i_of_the_philox_stream():
+def test_gamma_is_element_i_of_the_philox_stream():
+    # alpha = 1: Marsaglia-Tsang's first normal (Box-Muller on block 0's four
+    # words) and the uniform of block 1's first two words, when accepted.
     resource.seed(77)
     seed, offset = _state()
-    got = invoke("_random_exponential", [], lam=2.0, shape=(50,), dtype="float64")
-    ref = [-np.log(1.0 - _uniform53(seed, offset + i)) / 2.0 for i in range(50)]
-    np.testing.assert_allclose(got, ref, rtol=1e-15)
-    # _sample_exponential: output element i also owns counter offset + i
+    got = invoke("_random_gamma", [], alpha=1.0, beta=2.0, shape=(50,), dtype="float64")
+    d = 1.0 - 1.0 / 3.0
+    ref = []
+    for i in range(50):
+        c = offset + i
+        w = _philox.philox_block((c & 0xffffffff, c >> 32, RNG_SAMPLE, 0),
+                                 (seed & 0xffffffff, seed >> 32))
+        u1 = 1.0 - _uniform53(seed, c)
+        u2 = ((w[2] << 21) | (w[3] >> 11)) * 2.0 ** -53
+        x = np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)
+        v = (1 + x / np.sqrt(9 * d)) ** 3
+        u = 1.0 - _uniform53(seed, offset + i, 1)
+        ok = v > 0 and (u < 1 - 0.0331 * x ** 4 or np.log(u) < 0.5 * x * x + d * (1 - v + np.log(v)))
+        ref.append(2.0 * d * v if ok else np.nan)
+    known = ~np.isnan(ref)
+    assert known.sum() > 40
+    np.testing.assert_allclose(got[known], np.array(ref)[known], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dist, op, params, value", [
+    ("uniform", "_random_uniform", {"low": -2.0, "high": 5.0}, lambda z: -2.0 + 7.0 * z),
+    ("normal", "_random_normal", {"loc": 1.5, "scale": 0.5}, lambda z: 1.5 + 0.5 * z),
+    ("exponential", "_random_exponential", {"lam": 2.0}, lambda z: z / 2.0),
+])
+def test_direct_layout_is_the_philox_stream(direct_variates, dist, op, params, value, dtype):
+    """uniform/normal/exponential: 4 (float32, float16) or 2 (float64)
+    elements per Philox block (samplers.h), the same through _sample_*."""
+    tol = {"float16": 1e-3, "float32": 2e-6, "float64": 1e-14}[dtype]
+    resource.seed(77)
     seed, offset = _state()
-    lam = np.array([1.0, 4.0])
-    got = invoke("_sample_exponential", [lam], shape=(3,), dtype="float64")
-    ref = [-np.log(1.0 - _uniform53(seed, offset + i)) / lam[i // 3] for i in range(6)]
-    np.testing.assert_allclose(got.ravel(), ref, rtol=1e-15)
+    got = invoke(op, [], shape=(1031,), dtype=dtype, **params)   # > one 1024-element chunk
+    ref = value(direct_variates(seed, offset, 1031, dist, dtype))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    # _sample_<dist>: element i takes the parameters of row i // 3
+    seed, offset = _state()
+    rows = [np.array([v, v * 2 + 1.0]) for v in params.values()]
+    got = invoke(f"_sample_{dist}", rows, shape=(3,), dtype=dtype)
+    z = direct_variates(seed, offset, 6, dist, dtype)
+    p = [np.repeat(r, 3) for r in rows]
+    ref = {"uniform": lambda: p[0] + (p[1] - p[0]) * z, "normal": lambda: p[0] + p[1] * z,
+           "exponential": lambda: z / p[0]}[dist]()
+    np.testing.assert_allclose(got.ravel(), ref, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("op, inputs, params", [

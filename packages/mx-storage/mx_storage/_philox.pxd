@@ -30,7 +30,9 @@ cpdef enum RngKind:
     RNG_RANDINT = 3
 # Tag 4 is taken too: mx-ops' distribution samplers (mx_ops/ops/random/
 # samplers.h), where element i reads the blocks (offset + i, 4, k) for
-# k = 0, 1, ... in turn (still one counter value per element).
+# k = 0, 1, ... in turn, or (uniform, normal, exponential) one word or two
+# of block (offset + i // 4 or i // 2, 4, 0) (still one counter value
+# reserved per element).
 
 # Values of the 64-bit counter (words 0-1) one element uses, for every kind.
 cdef enum:

@@ -1,10 +1,9 @@
 """CPU kernels of the random samplers and _shuffle: mx_storage's Philox fills
-(_random_uniform, _random_normal, _random_randint, _shuffle) and the
-distribution samplers of random_cpu.h (every other one), run without the
-GIL.  Each call's (seed, offset) comes appended to its parameters (MXRandomState in tblob.h), reserved when the call was pushed, so
-a kernel is a pure function of its parameters.  float16 draws the float32
-stream in chunks and rounds it, so its values are float32's rounded (the
-Philox fills; random_cpu.h rounds its double draws to every dtype)."""
+(_random_randint, _shuffle) and the distribution samplers of random_cpu.h
+(every other one: uniform and normal included), run without the GIL.  Each
+call's (seed, offset) comes appended to its parameters (MXRandomState in
+tblob.h), reserved when the call was pushed, so a kernel is a pure function
+of its parameters."""
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
@@ -12,8 +11,7 @@ from libc.string cimport memcpy
 from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXRandomState, MX_FLOAT32, MX_FLOAT64,
                                  MX_FLOAT16, MX_INT32, MX_INT64, MX_REQ_NULL, MX_REQ_ADD,
                                  mx_tblob_size, mx_random_state)
-from mx_storage._philox cimport (fill_uniform_f32, fill_uniform_f64, fill_normal_f32,
-                                 fill_normal_f64, fill_randint_i32, fill_randint_i64)
+from mx_storage._philox cimport fill_randint_i32, fill_randint_i64
 
 cdef extern from "random_cpu.h" namespace "mxop" nogil:
     int random_dist(MXOpCall* c)
@@ -21,30 +19,11 @@ cdef extern from "random_cpu.h" namespace "mxop" nogil:
     int sample_multinomial(MXOpCall* c)
     int multinomial_grad(MXOpCall* c)
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    static void mx_f2h_rand(const float *src, void *dst, int64_t n) {
-        _Float16 *d = (_Float16 *)dst;
-        for (int64_t i = 0; i < n; ++i) d[i] = (_Float16)src[i];
-    }
-    """
-    void mx_f2h_rand(const float* src, void* dst, int64_t n) nogil
-
-# The packed parameters (mx_ops.ops.random.random): two bounds, then the random state.
-cdef struct RealPair:       # _random_uniform (low, high), _random_normal (loc, scale)
-    double a
-    double b
-
-cdef struct IntPair:        # _random_randint (low, high)
+# The packed parameters of _random_randint (mx_ops.ops.random.random): the
+# bounds, then the random state.
+cdef struct IntPair:
     int64_t a
     int64_t b
-
-cdef enum:
-    HALF_CHUNK = 1024       # float32 scratch on the stack for float16 outputs
-
-ctypedef void (*fill32_t)(uint64_t, uint64_t, uint64_t, float*, size_t, float,
-                          float) noexcept nogil
 
 
 cdef int _begin(MXOpCall* c, void* param, size_t size, MXRandomState* s) noexcept nogil:
@@ -60,53 +39,6 @@ cdef int _begin(MXOpCall* c, void* param, size_t size, MXRandomState* s) noexcep
         memcpy(param, c.params, size)
     s[0] = mx_random_state(c.params, size)
     return 1
-
-
-cdef void _half(fill32_t fill, MXRandomState s, void* out, int64_t n, float a,
-                float b) noexcept nogil:
-    cdef float buf[HALF_CHUNK]
-    cdef int64_t start = 0, m
-    while start < n:
-        m = min(<int64_t>HALF_CHUNK, n - start)
-        fill(s.seed, s.offset, <uint64_t>start, buf, <size_t>m, a, b)
-        mx_f2h_rand(buf, <char*>out + 2 * start, m)
-        start += m
-
-
-cdef int _real(MXOpCall* c, bint normal) noexcept nogil:
-    cdef RealPair p
-    cdef MXRandomState s
-    cdef int go = _begin(c, &p, sizeof(RealPair), &s)
-    if go <= 0:
-        return go
-    cdef int64_t n = mx_tblob_size(&c.outputs[0])
-    cdef void* out = c.outputs[0].dptr
-    cdef int dtype = c.outputs[0].dtype
-    if dtype == MX_FLOAT32:
-        if normal:
-            fill_normal_f32(s.seed, s.offset, 0, <float*>out, n, <float>p.a, <float>p.b)
-        else:
-            fill_uniform_f32(s.seed, s.offset, 0, <float*>out, n, <float>p.a, <float>p.b)
-    elif dtype == MX_FLOAT64:
-        if normal:
-            fill_normal_f64(s.seed, s.offset, 0, <double*>out, n, p.a, p.b)
-        else:
-            fill_uniform_f64(s.seed, s.offset, 0, <double*>out, n, p.a, p.b)
-    elif dtype == MX_FLOAT16:
-        _half(fill_normal_f32 if normal else fill_uniform_f32, s, out, n, <float>p.a,
-              <float>p.b)
-    else:
-        c.error = "unsupported dtype (float16, float32, float64 only)"
-        return -1
-    return 0
-
-
-cdef int random_uniform(MXOpCall* c) noexcept nogil:
-    return _real(c, False)
-
-
-cdef int random_normal(MXOpCall* c) noexcept nogil:
-    return _real(c, True)
 
 
 cdef int random_randint(MXOpCall* c) noexcept nogil:
@@ -166,13 +98,11 @@ cdef int shuffle(MXOpCall* c) noexcept nogil:
 
 
 def kernels():
-    """{'uniform', 'normal', 'randint', 'shuffle', 'dist', 'sample', 'multinomial',
-    'multinomial_grad'} -> kernel address (the last four: random_cpu.h)."""
+    """{'dist', 'sample', 'multinomial', 'multinomial_grad', 'randint', 'shuffle'}
+    -> kernel address (the first four: random_cpu.h)."""
     return {"dist": <size_t><MXFCompute>random_dist,
             "sample": <size_t><MXFCompute>sample_dist,
             "multinomial": <size_t><MXFCompute>sample_multinomial,
             "multinomial_grad": <size_t><MXFCompute>multinomial_grad,
-            "uniform": <size_t><MXFCompute>random_uniform,
-            "normal": <size_t><MXFCompute>random_normal,
             "randint": <size_t><MXFCompute>random_randint,
             "shuffle": <size_t><MXFCompute>shuffle}

@@ -1,17 +1,17 @@
 """GPU compute of the random samplers and _shuffle.
 
-The distribution samplers (_random_<dist> other than uniform/normal/randint,
-the _like and _sample_ forms, _sample_multinomial and its gradient) are
-samplers.h, the CPU kernels' own code, compiled into RawKernels: a GPU call
-draws the CPU's values from the same (seed, offset).
+The distribution samplers (every _random_<dist> but randint, the _like and
+_sample_ forms, _sample_multinomial and its gradient) are samplers.h, the
+CPU kernels' own code, compiled into RawKernels: a GPU call draws the CPU's
+values from the same (seed, offset).
 
-_random_uniform, _random_normal, _random_randint and _shuffle use cuRAND's
-Philox4x32-10 through CuPy, seeded per call from the (seed, offset) the invoker reserved
+_random_randint and _shuffle use cuRAND's Philox4x32-10 through CuPy, seeded
+per call from the (seed, offset) the invoker reserved
 (params["_random_state"]), so a GPU call is as reproducible and as
 independent of other calls as a CPU one.  The values differ from the CPU
-stream (cuRAND orders its counters its own way).  float16 is drawn as
-float32 and rounded, as on the CPU.  Importing this module without CuPy
-raises ImportError, and the GPU computes are then not registered."""
+stream (cuRAND orders its counters its own way).  Importing this module
+without CuPy raises ImportError, and the GPU computes are then not
+registered."""
 import pathlib
 
 import cupy
@@ -31,7 +31,27 @@ _SOURCE = r"""
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n);    \
        i += (long long)blockDim.x * gridDim.x)
 
-// random_cpu.h's loops, one thread per output element.
+// random_cpu.h's loops.  The direct layout: one thread per block of E
+// elements (E = 4 computing in float, 2 in double), with the parameters of
+// element i / per where has_a/has_b, else the scalars sa, sb.
+template <typename A, typename T, typename C>
+__global__ void mx_direct_dist(const A *a, const A *b, T *out, long long n, long long per,
+                               unsigned long long seed, unsigned long long offset, int dist,
+                               int has_a, int has_b, double sa, double sb) {
+  const int E = sizeof(C) == 4 ? 4 : 2;
+  MX_GRID_STRIDE(blk, (n + E - 1) / E) {
+    C z[4];
+    mx_direct_block(dist, seed, offset + (unsigned long long)blk, z);
+    for (int e = 0; e < E && blk * E + e < n; ++e) {
+      const long long i = blk * E + e, j = i / per;
+      const double pa = has_a ? mx_rng_double(a[j]) : sa;
+      const double pb = has_b ? mx_rng_double(b[j]) : sb;
+      out[i] = T(mx_direct_value(dist, pa, pb, z[e]));
+    }
+  }
+}
+
+// The per-element layout: one thread per output element.
 template <typename T>
 __global__ void mx_random_dist(T *out, long long n, unsigned long long seed,
                                unsigned long long offset, int dist, double a, double b) {
@@ -56,12 +76,16 @@ template <typename P, typename T>
 __global__ void mx_sample_multinomial(const P *data, T *out, P *logp, long long n,
                                       long long per, long long k, unsigned long long seed,
                                       unsigned long long offset, int prob) {
-  MX_GRID_STRIDE(i, n) {
-    const P *row = data + (i / per) * k;
-    MXRng r = mx_rng(seed, offset + (unsigned long long)i);
-    const long long j = mx_multinomial(row, k, &r);
-    out[i] = T((double)j);
-    if (prob) logp[i] = P(log(mx_rng_double(row[j])));
+  MX_GRID_STRIDE(blk, (n + 1) / 2) {      // the float64 direct layout's uniforms
+    double u[2];
+    mx_direct_block(MX_DIST_UNIFORM, seed, offset + (unsigned long long)blk, u);
+    for (int e = 0; e < 2 && blk * 2 + e < n; ++e) {
+      const long long i = blk * 2 + e;
+      const P *row = data + (i / per) * k;
+      const long long j = mx_multinomial(row, k, u[e]);
+      out[i] = T((double)j);
+      if (prob) logp[i] = P(log(mx_rng_double(row[j])));
+    }
   }
 }
 
@@ -80,7 +104,10 @@ __global__ void mx_multinomial_grad(const P *og, const P *data, const T *smp, P 
   }
 }
 """
+_COMPUTE = {"float16": "float", "float32": "float", "float64": "double"}
 _NAMES = ([f"mx_random_dist<{CTYPES[t]}>" for t in _FLOATS]
+          + [f"mx_direct_dist<{CTYPES[a]}, {CTYPES[t]}, {_COMPUTE[t]}>" for a in _FLOATS
+             for t in _FLOATS]
           + [f"mx_sample_dist<{CTYPES[a]}, {CTYPES[t]}>" for a in _FLOATS for t in _FLOATS]
           + [f"mx_{k}<{CTYPES[p]}, {CTYPES[t]}>" for k in ("sample_multinomial",
                                                         "multinomial_grad")
@@ -105,14 +132,6 @@ def _state(params):
                                    method=cupy.cuda.curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
 
 
-def _draw(name, params, out):
-    rs = _state(params)
-    dtype = "float32" if out.dtype == cupy.float16 else out.dtype
-    if name == "uniform":
-        return rs.uniform(params["low"], params["high"], out.shape, dtype)
-    if name == "normal":
-        return rs.normal(params["loc"], params["scale"], out.shape, dtype)
-    return rs.randint(params["low"], params["high"], out.shape, dtype)
 
 
 def _seed(params):
@@ -124,9 +143,28 @@ def _ct(a):
     return CTYPES[a.dtype.name]
 
 
+_DIRECT = (0, 1, 2)       # samplers.h's mx_direct_dist: uniform, normal, exponential
+
+
+def _direct(dist, out, a, b, per, sa, sb, params):
+    """samplers.h's direct layout: one thread per block of 4 (float) or 2
+    (double) elements; the parameters a, b (arrays, or None for the scalars
+    sa, sb)."""
+    compute = _COMPUTE[out.dtype.name]
+    pa = out if a is None else a
+    pb = pa if b is None else b
+    launch(_kernel(f"mx_direct_dist<{_ct(pa)}, {_ct(out)}, {compute}>"),
+           (out.size + 3) // 4 if compute == "float" else (out.size + 1) // 2,
+           (pa, pb, out, numpy.int64(out.size), numpy.int64(per), *_seed(params),
+            numpy.int32(dist), numpy.int32(a is not None), numpy.int32(b is not None),
+            numpy.float64(sa), numpy.float64(sb)))
+
+
 def _dist(dist, names, params, inputs, outputs, reqs):
     out = outputs[0]
     a, b = ([params[n] for n in names] + [0.0])[:2]
+    if dist in _DIRECT:
+        return _direct(dist, out, None, None, 1, a, b, params)
     launch(_kernel(f"mx_random_dist<{_ct(out)}>"), out.size,
            (out, numpy.int64(out.size), *_seed(params), numpy.int32(dist), numpy.float64(a),
             numpy.float64(b)))
@@ -135,6 +173,9 @@ def _dist(dist, names, params, inputs, outputs, reqs):
 def _sample(dist, names, params, inputs, outputs, reqs):
     out = outputs[0]
     per = max(out.size // max(inputs[0].size, 1), 1)
+    if dist in _DIRECT:
+        return _direct(dist, out, inputs[0], inputs[1] if len(inputs) > 1 else None, per,
+                       0.0, 0.0, params)
     launch(_kernel(f"mx_sample_dist<{_ct(inputs[0])}, {_ct(out)}>"), out.size,
            (inputs[0], inputs[-1], out, numpy.int64(out.size), numpy.int64(per),
             *_seed(params), numpy.int32(dist), numpy.int32(len(inputs) > 1)))
@@ -192,5 +233,6 @@ def compute(name, dist=None, names=()):
             perm = _state(params).permutation(data.shape[0])
             out[...] = data[perm]        # a gather copies first, so in place is safe
             return
-        out[...] = _draw(name, params, out)
+        out[...] = _state(params).randint(params["low"], params["high"], out.shape,
+                                          out.dtype)     # randint
     return run

@@ -6,7 +6,7 @@ so the output shape is the parameters' shape + 'shape') and
 ``_sample_multinomial`` with its gradient.
 
 random_cpu.h draws them all from samplers.h (the GPU twin pastes the same
-file), one counter value of the call's reserved stream per output element."""
+file), reserving one counter value of the call's stream per output element."""
 import math
 import struct
 
@@ -15,12 +15,9 @@ from mx_ops.core._params import Param, ParamError
 from mx_ops.core.gradient import backward_op, set_gradient, zeros_like
 from mx_ops.core.registry import OpDef, TypeInferenceError, register
 from mx_ops.ops.init.init import shape_param_infer
-from mx_ops.ops.random.random import _KERNELS, _gpu, _size
+from mx_ops.ops.random.random import DIST, _KERNELS, _gpu, _size
 from mx_storage.resource import ResourceRequest
 
-# samplers.h's MXDist codes.
-DIST = {"uniform": 0, "normal": 1, "exponential": 2, "gamma": 3, "poisson": 4,
-        "negative_binomial": 5, "generalized_negative_binomial": 6}
 _FLOATS = ("float16", "float32", "float64")
 _RANDOM = (ResourceRequest.PARALLEL_RANDOM,)
 
@@ -121,7 +118,7 @@ def _register_random(dist):
     """_random_<dist> (for the new distributions) and _random_<dist>_like."""
     scalars = {name: p for name, p, *_ in _PARAMS[dist]}
     compute = {"cpu": _KERNELS["dist"], **_gpu("dist", DIST[dist], tuple(scalars))}
-    if dist not in ("uniform", "normal"):       # these two: random.py's Philox fills
+    if dist not in ("uniform", "normal"):       # these two: random.py's
         op = f"_random_{dist}"
 
         def infer_type(params, dtypes, op=op):

@@ -1,5 +1,8 @@
 """Registrations of the random samplers (_random_uniform, _random_normal,
 _random_randint) and _shuffle, with MXNet 1.x's names and parameters.
+Uniform and normal draw through random_cpu.h's 'dist' kernel (samplers.h's
+direct layout, as their _like and _sample_ forms), randint and _shuffle
+through mx_storage's Philox fills.
 
 Each declares a random resource; the invokers reserve the counter values a
 call consumes (``random_draws``) when it is pushed and append the
@@ -19,6 +22,9 @@ except ImportError:        # no CuPy: the GPU computes are not registered
     _random_gpu = None
 
 _KERNELS = _random_cpu.kernels()
+# samplers.h's MXDist codes.
+DIST = {"uniform": 0, "normal": 1, "exponential": 2, "gamma": 3, "poisson": 4,
+        "negative_binomial": 5, "generalized_negative_binomial": 6}
 _INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 
@@ -70,36 +76,44 @@ def _common(dtypes, doc_dtype):
     }
 
 
-def _sampler(name, kernel, a, b, pa, pb, check, fmt, dtypes, default, aliases, doc):
+def _sampler(name, compute, pack, a, b, pa, pb, check, dtypes, default, aliases, doc):
     register(OpDef(
         name, arguments=(), params={a: pa, b: pb, **_common(
             dtypes, f"DType of the output ({', '.join(dtypes)}); None means {default}.")},
         infer_shape=shape_param_infer(name),
         infer_type=_sample_type(name, a, b, check, default, dtypes),
-        compute={"cpu": _KERNELS[kernel], **_gpu(kernel)},
-        pack_params=lambda params, shapes: struct.pack(fmt, params[a], params[b]),
+        compute=compute,
+        pack_params=lambda params, shapes: pack(params[a], params[b]),
         resources=(ResourceRequest.PARALLEL_RANDOM,),
         random_draws=lambda params, shapes: _size(params["shape"]),
         differentiable=False, aliases=aliases, doc=doc))
 
 
+def _dist(dist, a, b):
+    """compute and pack_params of random_cpu.h's 'dist' kernel (samplers.h)
+    for a distribution of DIST with parameters named a, b."""
+    return ({"cpu": _KERNELS["dist"], **_gpu("dist", DIST[dist], (a, b))},
+            lambda va, vb: struct.pack("=qdd", DIST[dist], va, vb))
+
+
 _FLOATS = ("float16", "float32", "float64")
-_sampler("_random_uniform", "uniform", "low", "high",
+_sampler("_random_uniform", *_dist("uniform", "low", "high"), "low", "high",
          Param("float", 0.0, doc="Lower bound of the distribution."),
          Param("float", 1.0, doc="Upper bound of the distribution."),
-         _ordered, "=dd", _FLOATS, "float32", ("random_uniform", "uniform"),
+         _ordered, _FLOATS, "float32", ("random_uniform", "uniform"),
          "Draws samples from a uniform distribution on [low, high).")
-_sampler("_random_normal", "normal", "loc", "scale",
+_sampler("_random_normal", *_dist("normal", "loc", "scale"), "loc", "scale",
          Param("float", 0.0, doc="Mean of the distribution."),
          Param("float", 1.0, doc="Standard deviation of the distribution."),
-         _scale, "=dd", _FLOATS, "float32", ("random_normal", "normal"),
+         _scale, _FLOATS, "float32", ("random_normal", "normal"),
          "Draws samples from a normal (Gaussian) distribution.")
-_sampler("_random_randint", "randint", "low", "high",
+_sampler("_random_randint", {"cpu": _KERNELS["randint"], **_gpu("randint")},
+         lambda lo, hi: struct.pack("=qq", lo, hi), "low", "high",
          Param("int", low=INT64_MIN, high=INT64_MAX,     # MXNet's are longs
                doc="Lower bound of the distribution (inclusive)."),
          Param("int", low=INT64_MIN, high=INT64_MAX,
                doc="Upper bound of the distribution (exclusive)."),
-         _ordered, "=qq", ("int32", "int64"), "int32", ("random_randint",),
+         _ordered, ("int32", "int64"), "int32", ("random_randint",),
          "Draws integers uniformly from [low, high).")
 
 register(OpDef(

@@ -3,18 +3,49 @@
 //   sample_dist         _sample_<dist>: per-element parameters, `per` samples each
 //   sample_multinomial  _sample_multinomial, with the log-probabilities (get_prob)
 //   multinomial_grad    _backward_sample_multinomial
-// Element i reads only its own sub-stream (seed, offset + i), so the loops
-// split across OpenMP threads with the same result for any thread count.
+// Element i is a function of (seed, offset, i) alone (samplers.h's two
+// layouts), so the loops split across OpenMP threads with the same result
+// for any thread count.
 #ifndef MX_OPS_RANDOM_CPU_H_
 #define MX_OPS_RANDOM_CPU_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "dtype.h"
+#include "isa.h"
 #include "parallel.h"
 #include "samplers.h"
+
+// The direct layout's block loop, per instruction set (random_isa.h); the
+// regions set no-trapping-math so that GCC if-converts the selects.
+#if MX_MULTI_ISA
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#pragma GCC optimize("no-trapping-math")
+#define MX_RAND_NS rand_avx512
+#include "random_isa.h"
+#undef MX_RAND_NS
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#pragma GCC optimize("no-trapping-math")
+#define MX_RAND_NS rand_avx2
+#include "random_isa.h"
+#undef MX_RAND_NS
+#pragma GCC pop_options
+#endif
+
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#define MX_RAND_NS rand_generic
+#include "random_isa.h"
+#undef MX_RAND_NS
+#pragma GCC pop_options
 
 namespace mxop {
 
@@ -25,6 +56,84 @@ struct MultinomialParam { int64_t per; };
 
 // Element-visits one draw is worth when splitting a loop over threads.
 constexpr int64_t kDrawCost = 32;
+// Elements of the direct layout drawn per pass (a multiple of 4): their
+// standard variates sit in a stack buffer between the two loops.
+constexpr int64_t kDirectChunk = 1024;
+
+template <typename C>
+static inline void direct_blocks(int dist, uint64_t seed, uint64_t c, int64_t nb, C *z) {
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return rand_avx512::direct_blocks(dist, seed, c, nb, z);
+    case ISA_AVX2: return rand_avx2::direct_blocks(dist, seed, c, nb, z);
+    default: break;
+  }
+#endif
+  rand_generic::direct_blocks(dist, seed, c, nb, z);
+}
+
+static inline void stream_ahead(uint64_t seed, uint64_t c, int64_t m, unsigned int *w) {
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return rand_avx512::stream_ahead(seed, c, m, w);
+    case ISA_AVX2: return rand_avx2::stream_ahead(seed, c, m, w);
+    default: break;
+  }
+#endif
+  rand_generic::stream_ahead(seed, c, m, w);
+}
+
+// Elements per pass of the per-element layout's loops.
+constexpr int64_t kAheadChunk = 256;
+
+// out[i] = T(draw(i, r)), i in [0, n), r the stream of element i (its first
+// blocks computed ahead for a chunk at once).
+template <typename T, typename F>
+static void per_element_loop(const MXRandomState &s, T *out, int64_t n, F draw) {
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * kDrawCost,
+                    [&](int64_t begin, int64_t end) {
+    unsigned int w[kAheadChunk * MX_RNG_PREFETCH * 4];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
+      for (int64_t e = 0; e < m; ++e) {
+        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e * MX_RNG_PREFETCH * 4);
+        out[i0 + e] = T(draw(i0 + e, &r));
+      }
+    }
+  });
+}
+
+// out[i], i in [0, n), of a direct distribution: element i of the layout
+// with the parameters of element i / per (a, b of length n / per), or the
+// scalars sa, sb where a is null.  C computes: float for float16/float32
+// (4 elements per block), double for float64 (2).
+template <typename A, typename T>
+static void direct_loop(int dist, const MXRandomState &s, const A *a, const A *b, double sa,
+                        double sb, int64_t per, T *out, int64_t n) {
+  typedef typename std::conditional<std::is_same<T, double>::value, double, float>::type C;
+  constexpr int64_t E = sizeof(C) == 4 ? 4 : 2;
+  parallel_for_cost((n + kDirectChunk - 1) / kDirectChunk, kDirectChunk * 4,
+                    [&](int64_t begin, int64_t end) {
+    C z[kDirectChunk];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kDirectChunk, m = std::min(kDirectChunk, n - i0);
+      direct_blocks(dist, s.seed, s.offset + uint64_t(i0 / E), (m + E - 1) / E, z);
+      if (!a) {
+        for (int64_t e = 0; e < m; ++e) out[i0 + e] = T(mx_direct_value(dist, sa, sb, z[e]));
+        continue;
+      }
+      int64_t j = i0 / per, k = i0 - j * per;       // parameters j, sample k of them
+      for (int64_t e = 0; e < m; ++e) {
+        out[i0 + e] = T(mx_direct_value(dist, double(a[j]), b ? double(b[j]) : 0.0, z[e]));
+        if (++k == per) {
+          k = 0;
+          ++j;
+        }
+      }
+    }
+  });
+}
 
 // Reads the parameter block and the random state; 1 to draw, 0 to skip,
 // -1 for req 'add' (a fresh draw added to old values is no distribution).
@@ -40,20 +149,30 @@ static inline int rng_begin(MXOpCall *c, P *p, MXRandomState *s) {
   return 1;
 }
 
+#define MX_FLOAT_OUT_SWITCH(DTYPE, T, ...)                                 \
+  switch (DTYPE) {                                                        \
+    case MX_FLOAT32: { typedef float T; __VA_ARGS__; break; }             \
+    case MX_FLOAT64: { typedef double T; __VA_ARGS__; break; }            \
+    case MX_FLOAT16: { typedef ::mxop::half_t T; __VA_ARGS__; break; }    \
+    default: c->error = "unsupported dtype (float16, float32, float64 only)"; return -1; \
+  }
+
 static inline int random_dist(MXOpCall *c) {
   DistParam p;
   MXRandomState s;
   const int go = rng_begin(c, &p, &s);
   if (go <= 0) return go;
   const int64_t n = mx_tblob_size(&c->outputs[0]);
-  MX_TYPE_SWITCH(c->outputs[0].dtype, T, {
+  const int dist = int(p.dist);
+  MX_FLOAT_OUT_SWITCH(c->outputs[0].dtype, T, {
     T *out = static_cast<T *>(c->outputs[0].dptr);
-    parallel_for_cost(n, kDrawCost, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        MXRng r = mx_rng(s.seed, s.offset + uint64_t(i));
-        out[i] = T(mx_sample(int(p.dist), p.a, p.b, &r));
-      }
-    });
+    if (mx_direct_dist(dist)) {
+      direct_loop<double, T>(dist, s, nullptr, nullptr, p.a, p.b, 1, out, n);
+    } else {
+      per_element_loop(s, out, n, [&](int64_t, MXRng *r) {
+        return mx_sample(dist, p.a, p.b, r);
+      });
+    }
   });
   return 0;
 }
@@ -62,12 +181,11 @@ static inline int random_dist(MXOpCall *c) {
 template <typename A, typename T>
 static inline void sample_loop(const SampleParam &p, const MXRandomState &s, const A *a,
                                const A *b, T *out, int64_t n) {
-  parallel_for_cost(n, kDrawCost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t j = i / p.per;
-      MXRng r = mx_rng(s.seed, s.offset + uint64_t(i));
-      out[i] = T(mx_sample(int(p.dist), double(a[j]), b ? double(b[j]) : 0.0, &r));
-    }
+  const int dist = int(p.dist);
+  if (mx_direct_dist(dist)) return direct_loop(dist, s, a, b, 0.0, 0.0, p.per, out, n);
+  per_element_loop(s, out, n, [&](int64_t i, MXRng *r) {
+    const int64_t j = i / p.per;
+    return mx_sample(dist, double(a[j]), b ? double(b[j]) : 0.0, r);
   });
 }
 
@@ -81,7 +199,7 @@ static inline int sample_dist(MXOpCall *c) {
   MX_TYPE_SWITCH(c->inputs[0].dtype, A, {
     const A *a = static_cast<const A *>(c->inputs[0].dptr);
     const A *b = c->nin > 1 ? static_cast<const A *>(c->inputs[1].dptr) : nullptr;
-    MX_TYPE_SWITCH(c->outputs[0].dtype, T, {
+    MX_FLOAT_OUT_SWITCH(c->outputs[0].dtype, T, {
       sample_loop(p, s, a, b, static_cast<T *>(c->outputs[0].dptr), n);
     });
   });
@@ -109,13 +227,24 @@ static inline int sample_multinomial(MXOpCall *c) {
     P *logp = prob ? static_cast<P *>(c->outputs[1].dptr) : nullptr;
     MX_TYPE_SWITCH(c->outputs[0].dtype, T, {
       T *out = static_cast<T *>(c->outputs[0].dptr);
-      parallel_for_cost(n, kDrawCost, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const P *row = d + (i / p.per) * k;
-          MXRng r = mx_rng(s.seed, s.offset + uint64_t(i));
-          const long long j = mx_multinomial(row, k, &r);
-          out[i] = T(j);
-          if (logp) logp[i] = P(log(double(row[j])));
+      // The uniforms: the float64 direct layout, 2 per block.
+      parallel_for_cost((n + kDirectChunk - 1) / kDirectChunk, kDirectChunk * (4 + k),
+                        [&](int64_t begin, int64_t end) {
+        double u[kDirectChunk];
+        for (int64_t chunk = begin; chunk < end; ++chunk) {
+          const int64_t i0 = chunk * kDirectChunk, m = std::min(kDirectChunk, n - i0);
+          direct_blocks(MX_DIST_UNIFORM, s.seed, s.offset + uint64_t(i0 / 2), (m + 1) / 2, u);
+          int64_t r = i0 / p.per, q = i0 - r * p.per;      // row r, its sample q
+          for (int64_t e = 0; e < m; ++e) {
+            const P *row = d + r * k;
+            const long long j = mx_multinomial(row, k, u[e]);
+            out[i0 + e] = T(j);
+            if (logp) logp[i0 + e] = P(log(double(row[j])));
+            if (++q == p.per) {
+              q = 0;
+              ++r;
+            }
+          }
         }
       });
     });

@@ -4,12 +4,26 @@
 // become __device__), so a GPU call draws the CPU's values from the same
 // (seed, offset), up to the last bits of log/exp/cos.
 //
-// The stream (mx_storage/_philox.pxd): output element i owns counter value
-// c = offset + i and reads the Philox4x32-10 blocks (c, tag RNG_SAMPLE = 4,
-// block k = 0, 1, 2, ...) in turn, 32 bits at a time.  An element is a pure
-// function of (seed, offset + i), whatever the split across threads or GPU
-// blocks, however many uniforms its rejection loop consumes; a call
-// reserves one counter value per element.
+// Two layouts of the stream (mx_storage/_philox.pxd), both reading the
+// Philox4x32-10 blocks (c, tag RNG_SAMPLE = 4, k) and both reserving one
+// counter value per element:
+//
+//   direct (uniform, normal, exponential, the multinomial's uniforms): one
+//   block feeds E neighbouring elements, element i taking words of block
+//   c = offset + i / E.  float32 (and float16, which rounds it) takes E = 4,
+//   one 32-bit word per element: 24-bit uniforms, Box-Muller pairs (w0, w1)
+//   and (w2, w3) giving the cosine and the sine normal, exponentials from
+//   31-bit uniforms; computed in float by mx_rng_log4/mx_rng_sincos2pi, whose
+//   error is a few ulp.  float64 takes E = 2, 53 bits per uniform, libm in
+//   double.  No rejection: every element is a fixed function of its block.
+//
+//   per element (gamma, Poisson, the negative binomials): output element i
+//   owns counter value c = offset + i and reads the blocks (c, 4, k), k = 0,
+//   1, 2, ... in turn, 32 bits at a time, however many uniforms its
+//   rejection loop consumes.
+//
+// Either way an element is a pure function of (seed, offset, i), whatever
+// the split across threads or GPU blocks.
 //
 // Exact algorithms only: Box-Muller for the normal, Marsaglia-Tsang (2000)
 // for the gamma (boosted by U^(1/alpha) below alpha = 1), Knuth's product of
@@ -43,10 +57,16 @@ enum MXDist {
 };
 
 #define MX_RNG_TAG 4u   // RNG_SAMPLE of mx_storage/_philox.pxd
+// Blocks of an element's per-element stream a CPU loop computes ahead, for
+// a chunk of elements at once (vectorized, random_isa.h); the draws are the
+// same as computing each block when its first word is read.
+#define MX_RNG_PREFETCH 2
 
+// An element's per-element stream: words w[pos, end) are ready, the next
+// block to compute is `block`.
 struct MXRng {
   unsigned long long seed, c;
-  unsigned int block, pos, w[4];
+  unsigned int block, pos, end, w[MX_RNG_PREFETCH * 4];
 };
 
 MX_RNG_FN MXRng mx_rng(unsigned long long seed, unsigned long long c) {
@@ -54,15 +74,16 @@ MX_RNG_FN MXRng mx_rng(unsigned long long seed, unsigned long long c) {
   r.seed = seed;
   r.c = c;
   r.block = 0;
-  r.pos = 4;
+  r.pos = r.end = 0;
   return r;
 }
 
-// Random123's Philox4x32-10 of block (c, MX_RNG_TAG, r->block) under key seed.
-MX_RNG_FN void mx_rng_refill(MXRng *r) {
-  unsigned int c0 = (unsigned int)r->c, c1 = (unsigned int)(r->c >> 32), c2 = MX_RNG_TAG;
-  unsigned int c3 = r->block++;
-  unsigned int k0 = (unsigned int)r->seed, k1 = (unsigned int)(r->seed >> 32);
+// Random123's Philox4x32-10 of block (c, MX_RNG_TAG, k) under key seed.
+// Branch-free integer arithmetic: a loop over blocks vectorizes.
+MX_RNG_FN void mx_philox(unsigned long long seed, unsigned long long c, unsigned int k,
+                         unsigned int *w) {
+  unsigned int c0 = (unsigned int)c, c1 = (unsigned int)(c >> 32), c2 = MX_RNG_TAG, c3 = k;
+  unsigned int k0 = (unsigned int)seed, k1 = (unsigned int)(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     if (round) {
       k0 += 0x9E3779B9u;
@@ -76,15 +97,30 @@ MX_RNG_FN void mx_rng_refill(MXRng *r) {
     c0 = n0;
     c2 = n2;
   }
-  r->w[0] = c0;
-  r->w[1] = c1;
-  r->w[2] = c2;
-  r->w[3] = c3;
+  w[0] = c0;
+  w[1] = c1;
+  w[2] = c2;
+  w[3] = c3;
+}
+
+MX_RNG_FN void mx_rng_refill(MXRng *r) {
+  mx_philox(r->seed, r->c, r->block++, r->w);
   r->pos = 0;
+  r->end = 4;
+}
+
+// The stream of element c with its first MX_RNG_PREFETCH blocks given.
+MX_RNG_FN MXRng mx_rng_ahead(unsigned long long seed, unsigned long long c,
+                             const unsigned int *words) {
+  MXRng r = mx_rng(seed, c);
+  for (int k = 0; k < MX_RNG_PREFETCH * 4; ++k) r.w[k] = words[k];
+  r.block = MX_RNG_PREFETCH;
+  r.end = MX_RNG_PREFETCH * 4;
+  return r;
 }
 
 MX_RNG_FN unsigned int mx_rng_u32(MXRng *r) {
-  if (r->pos == 4) mx_rng_refill(r);
+  if (r->pos == r->end) mx_rng_refill(r);
   return r->w[r->pos++];
 }
 
@@ -92,6 +128,11 @@ MX_RNG_FN unsigned int mx_rng_u32(MXRng *r) {
 MX_RNG_FN double mx_rng_uniform(MXRng *r) {
   const unsigned long long hi = mx_rng_u32(r), lo = mx_rng_u32(r);
   return (double)((hi << 21) | (lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+// Uniform on (0, 1) with 32 random bits: (w + 1/2) 2^-32.
+MX_RNG_FN double mx_rng_u32_double(MXRng *r) {
+  return ((double)mx_rng_u32(r) + 0.5) * 2.3283064365386963e-10;
 }
 
 // Uniform on (0, 1]: safe under log.
@@ -129,11 +170,13 @@ MX_RNG_FN double mx_rng_gamma(MXRng *r, double alpha) {
 MX_RNG_FN double mx_rng_poisson(MXRng *r, double lam) {
   if (lam < 10.0) {
     // Knuth: the count of uniforms whose running product stays above e^-lam.
+    // 32-bit uniforms (one word each) suffice: the product is compared, not
+    // returned, and a probability moves by at most lam 2^-32.
     const double limit = exp(-lam);
-    double prod = mx_rng_uniform(r), k = 0.0;
+    double prod = mx_rng_u32_double(r), k = 0.0;
     while (prod > limit) {
       k += 1.0;
-      prod *= mx_rng_uniform(r);
+      prod *= mx_rng_u32_double(r);
     }
     return k;
   }
@@ -154,15 +197,142 @@ MX_RNG_FN double mx_rng_poisson(MXRng *r, double lam) {
 
 MX_RNG_FN double mx_rng_nan() { return 0.0 / 0.0; }
 
-// One draw of distribution dist with parameters (a, b), in double.
+// --- the direct layout -------------------------------------------------------
+
+#ifdef __CUDACC__
+#define MX_F2U(x) __float_as_uint(x)
+#define MX_U2F(x) __uint_as_float(x)
+#else
+#define MX_F2U(x) __builtin_bit_cast(unsigned int, (float)(x))
+#define MX_U2F(x) __builtin_bit_cast(float, (unsigned int)(x))
+#endif
+
+// log(x) for a normal float x > 0, branch-free (a vectorizing loop's body):
+// Cephes' logf, x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln(m) by its
+// degree-9 polynomial in m - 1, e ln 2 added in two parts.  m and e come
+// from x's bits with integer selects only: GCC keeps a float operation
+// under a condition a branch (it may trap), and a branch does not vectorize.
+MX_RNG_FN float mx_rng_logf(float x) {
+  const unsigned int bits = MX_F2U(x), frac = bits & 0x007fffffu;
+  const int low = frac < 0x3504f3u;                // significand 1.frac < sqrt(2): m >= 1
+  const float e = (float)((int)(bits >> 23) - 126 - low);
+  const float m = MX_U2F(frac | (low ? 0x3f800000u : 0x3f000000u)) - 1.0f;   // m - 1, exact
+  const float z = m * m;
+  float y = 7.0376836292E-2f;
+  y = y * m - 1.1514610310E-1f;
+  y = y * m + 1.1676998740E-1f;
+  y = y * m - 1.2420140846E-1f;
+  y = y * m + 1.4249322787E-1f;
+  y = y * m - 1.6668057665E-1f;
+  y = y * m + 2.0000714765E-1f;
+  y = y * m - 2.4999993993E-1f;
+  y = y * m + 3.3333331174E-1f;
+  y = y * m * z;
+  y += -2.12194440e-4f * e;
+  y += -0.5f * z;
+  return m + y + 0.693359375f * e;
+}
+
+// cos(2 pi u) and sin(2 pi u) for u in [0, 1) on a 2^-24 grid, branch-free:
+// the quarter turn q = round(4u) comes from u itself (u - q/4 is exact),
+// Cephes' sinf/cosf polynomials on the rest (within [-pi/4, pi/4]), then the
+// rotation by q quarter turns.
+MX_RNG_FN void mx_rng_sincos2pi(float u, float *c, float *s) {
+  const int q = (int)(u * 4.0f + 0.5f);
+  const float t = (u - (float)q * 0.25f) * 6.28318530717958648f, z = t * t;
+  const float sn = ((-1.9515295891E-4f * z + 8.3321608736E-3f) * z - 1.6666654611E-1f) * z * t + t;
+  const float cs = ((2.443315711809948E-5f * z - 1.388731625493765E-3f) * z +
+                    4.166664568298827E-2f) * z * z - 0.5f * z + 1.0f;
+  const float c0 = (q & 1) ? sn : cs, s0 = (q & 1) ? cs : sn;
+  *c = ((q + 1) & 2) ? -c0 : c0;      // quarter turns 1, 2: cos < 0
+  *s = (q & 2) ? -s0 : s0;            // quarter turns 2, 3: sin < 0
+}
+
+// Uniforms from one 32-bit word: [0, 1) on a 2^-24 grid, and (0, 1] with
+// 31 bits (tails of log(u) to 2^-32, beyond 6.6 sigma for the normal).
+MX_RNG_FN float mx_rng_u24(unsigned int w) { return (float)(int)(w >> 8) * 5.9604644775390625e-8f; }
+MX_RNG_FN float mx_rng_u31_open(unsigned int w) {
+  return (float)(int)(w >> 1) * 4.656612873077393e-10f + 2.3283064365386963e-10f;
+}
+// [0, 1) with 53 bits from two words.
+MX_RNG_FN double mx_rng_u53(unsigned int hi, unsigned int lo) {
+  return (double)(((unsigned long long)hi << 21) | (lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+// The 4 float standard variates of block c (uniform on [0, 1), N(0, 1) or
+// Exp(1)).  dist is a constant where a CPU loop inlines it.
+MX_RNG_FN void mx_direct_block(int dist, unsigned long long seed, unsigned long long c,
+                               float *z) {
+  unsigned int w[4];
+  mx_philox(seed, c, 0, w);
+  if (dist == MX_DIST_NORMAL) {
+    for (int h = 0; h < 2; ++h) {
+      const float r = sqrtf(-2.0f * mx_rng_logf(mx_rng_u31_open(w[2 * h])));
+      float cs, sn;
+      mx_rng_sincos2pi(mx_rng_u24(w[2 * h + 1]), &cs, &sn);
+      z[2 * h] = r * cs;
+      z[2 * h + 1] = r * sn;
+    }
+  } else if (dist == MX_DIST_EXPONENTIAL) {
+    for (int e = 0; e < 4; ++e) z[e] = -mx_rng_logf(mx_rng_u31_open(w[e]));
+  } else {
+    for (int e = 0; e < 4; ++e) z[e] = mx_rng_u24(w[e]);
+  }
+}
+
+// The 2 double standard variates of block c, 53-bit uniforms, libm.
+MX_RNG_FN void mx_direct_block(int dist, unsigned long long seed, unsigned long long c,
+                               double *z) {
+  unsigned int w[4];
+  mx_philox(seed, c, 0, w);
+  const double u0 = mx_rng_u53(w[0], w[1]), u1 = mx_rng_u53(w[2], w[3]);
+  if (dist == MX_DIST_NORMAL) {
+    const double r = sqrt(-2.0 * log(1.0 - u0)), t = 6.283185307179586 * u1;
+    z[0] = r * cos(t);
+    z[1] = r * sin(t);
+  } else if (dist == MX_DIST_EXPONENTIAL) {
+    z[0] = -log(1.0 - u0);
+    z[1] = -log(1.0 - u1);
+  } else {
+    z[0] = u0;
+    z[1] = u1;
+  }
+}
+
+MX_RNG_FN float mx_rng_below(float x, float toward) { return nextafterf(x, toward); }
+MX_RNG_FN double mx_rng_below(double x, double toward) { return nextafter(x, toward); }
+
+// An element of a direct distribution with parameters (a, b) from its
+// standard variate z, formed in double and rounded to the compute type C;
+// a uniform that rounds up to b becomes the largest C below it.
+template <typename C>
+MX_RNG_FN C mx_direct_value(int dist, double a, double b, C z) {
+  switch (dist) {
+    case MX_DIST_UNIFORM: {
+      if (!(a < b)) return (C)mx_rng_nan();
+      const double span = b - a, u = z;
+      C r = (C)(span <= 1.79769313486231570815e308 ? a + span * u : (1.0 - u) * a + u * b);
+      if (r >= (C)b) r = mx_rng_below((C)b, (C)a);
+      return r < (C)a ? (C)a : r;
+    }
+    case MX_DIST_NORMAL:
+      return b >= 0.0 ? (C)(a + b * (double)z) : (C)mx_rng_nan();
+    case MX_DIST_EXPONENTIAL:
+      return a > 0.0 ? (C)((double)z / a) : (C)mx_rng_nan();
+    default:
+      return (C)mx_rng_nan();
+  }
+}
+
+// Whether dist draws in the direct layout.
+MX_RNG_FN bool mx_direct_dist(int dist) {
+  return dist == MX_DIST_UNIFORM || dist == MX_DIST_NORMAL || dist == MX_DIST_EXPONENTIAL;
+}
+
+// One draw of a per-element distribution dist with parameters (a, b), in
+// double.
 MX_RNG_FN double mx_sample(int dist, double a, double b, MXRng *r) {
   switch (dist) {
-    case MX_DIST_UNIFORM:
-      return a < b ? a + (b - a) * mx_rng_uniform(r) : mx_rng_nan();
-    case MX_DIST_NORMAL:
-      return b >= 0.0 ? a + b * mx_rng_normal(r) : mx_rng_nan();
-    case MX_DIST_EXPONENTIAL:
-      return a > 0.0 ? -log(mx_rng_open(r)) / a : mx_rng_nan();
     case MX_DIST_GAMMA:
       return a > 0.0 && b > 0.0 ? b * mx_rng_gamma(r, a) : mx_rng_nan();
     case MX_DIST_POISSON:
@@ -188,11 +358,11 @@ __device__ inline double mx_rng_double(float16 x) { return (double)(float)x; }
 template <typename P> MX_RNG_FN double mx_rng_double(P x) { return (double)x; }
 
 // The outcome of one multinomial draw over the k probabilities p (which
-// sum to one): the first index whose running sum passes a uniform, else the
-// last index with a positive probability (rounding of the sum).
+// sum to one) for the uniform u (the float64 direct layout's): the first
+// index whose running sum passes u, else the last index with a positive
+// probability (rounding of the sum).
 template <typename P>
-MX_RNG_FN long long mx_multinomial(const P *p, long long k, MXRng *r) {
-  const double u = mx_rng_uniform(r);
+MX_RNG_FN long long mx_multinomial(const P *p, long long k, double u) {
   double acc = 0.0;
   long long last = 0;
   for (long long j = 0; j < k; ++j) {
