@@ -56,7 +56,8 @@ def _pick_type(params, dtypes):
 
 
 _PICK_PARAMS = {
-    "axis": Param("int", -1, doc="The axis to pick along; negative values count from the "
+    "axis": Param("int", -1, optional=True,
+                  doc="The axis to pick along; negative values count from the "
                                  "end (None is not supported, as in MXNet)."),
     "keepdims": Param("bool", False, doc="Keep the axis, as size 1."),
     "mode": Param("str", "clip", choices=_MODES,

@@ -87,7 +87,7 @@ def _topk_types(params, dtypes):
     return [dtypes[0], params["dtype"]]
 
 
-_AXIS = Param("int", -1, doc="The axis to sort along; None works on the flattened array. "
+_AXIS = Param("int", -1, optional=True, doc="The axis to sort along; None works on the flattened array. "
                              "Negative values count from the end.")
 _DTYPE = Param("dtype", "float32", choices=_INDEX_DTYPES,
                doc="The dtype of the indices it returns.")
