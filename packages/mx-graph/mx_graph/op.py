@@ -10,26 +10,27 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
  'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
- 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+ 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
  'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
  'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
  'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
- 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
- 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
- 'ones_like', 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt',
- 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
+ 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2',
+ 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
+ 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split', 'sqrt', 'square',
+ 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc',
  'uniform', 'where', 'zeros_like']
 
 
@@ -1207,6 +1208,36 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, name=None, attr=None, **kwargs
     return _compose('argmin', (data,), name, attr, kwargs, axis=axis, keepdims=keepdims)
 
 
+def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    The indices that sort the data along an axis (stable: ties keep their order).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('argsort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend, dtype=dtype)
+
+
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
     """
     Matrix products of the matrices of two batches, through BLAS.
@@ -1235,6 +1266,34 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=Non
         The node's outputs.
     """
     return _compose('batch_dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def batch_take(a=None, indices=None, name=None, attr=None, **kwargs):
+    """
+    Deprecated (use pick): out[i] = a[i, indices[i]] over the rows of 'a''s last axis, indices clipped.
+
+    Parameters
+    ----------
+    a : Symbol, optional
+        The input array; rows along its last axis.  Left out, it is a new
+        variable named '<name>_a'.
+    indices : Symbol, optional
+        One int32 index per row (clipped to the row).  Left out, it is a new
+        variable named '<name>_indices'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('batch_take', (a, indices), name, attr, kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, name=None, attr=None, **kwargs):
@@ -2153,6 +2212,37 @@ def expm1(data=None, name=None, attr=None, **kwargs):
     return _compose('expm1', (data,), name, attr, kwargs)
 
 
+def fill_element_0index(lhs=None, mhs=None, rhs=None, name=None, attr=None, **kwargs):
+    """
+    lhs with element rhs[i] of row i set to mhs[i]; an index outside the row changes nothing.
+
+    Parameters
+    ----------
+    lhs : Symbol, optional
+        Left operand: the matrix to fill (2-D).  Left out, it is a new variable
+        named '<name>_lhs'.
+    mhs : Symbol, optional
+        Middle operand: one value per row.  Left out, it is a new variable
+        named '<name>_mhs'.
+    rhs : Symbol, optional
+        Right operand: the column of each row to replace (cast to int).  Left
+        out, it is a new variable named '<name>_rhs'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('fill_element_0index', (lhs, mhs, rhs), name, attr, kwargs)
+
+
 def fix(data=None, name=None, attr=None, **kwargs):
     """
     Round toward zero.
@@ -2761,6 +2851,42 @@ def ones_like(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('ones_like', (data,), name, attr, kwargs)
+
+
+def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    One element of every row along 'axis': out[..., i, ...] = data[..., index[..., i, ...], ...].
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array.  Left out, it is a new variable named '<name>_data'.
+    index : Symbol, optional
+        The index along 'axis' of each element to pick: the data's shape
+        without the axis (any dtype, cast to int).  Left out, it is a new
+        variable named '<name>_index'.
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: choose_element_0index.
+    """
+    return _compose('pick', (data, index), name, attr, kwargs, axis=axis, keepdims=keepdims, mode=mode)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
@@ -3996,6 +4122,34 @@ def softsign(data=None, name=None, attr=None, **kwargs):
     return _compose('softsign', (data,), name, attr, kwargs)
 
 
+def sort(data=None, axis=_NULL, is_ascend=_NULL, name=None, attr=None, **kwargs):
+    """
+    The data sorted along an axis (stable; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('sort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend)
+
+
 def sqrt(data=None, name=None, attr=None, **kwargs):
     """
     Square root.
@@ -4156,6 +4310,40 @@ def tanh(data=None, name=None, attr=None, **kwargs):
     return _compose('tanh', (data,), name, attr, kwargs)
 
 
+def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    The k largest (or smallest) elements along an axis: their values, indices, a mask or both, in order (ties by index; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=1
+        How many elements to select along the axis; k < 1 selects all of them (a full sort).
+    ret_typ : {'value', 'indices', 'mask', 'both'}, optional, default='indices'
+        'value': the values; 'indices': their indices; 'mask': a 0/1 array of the data's shape marking them; 'both': the values and the indices.
+    is_ascend : bool, optional, default=False
+        Select the smallest (True) or the largest (False) elements.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('topk', (data,), name, attr, kwargs, axis=axis, k=k, ret_typ=ret_typ, is_ascend=is_ascend, dtype=dtype)
+
+
 def transpose(data=None, axes=_NULL, name=None, attr=None, **kwargs):
     """
     Permutes the axes (reverses them by default).
@@ -4267,6 +4455,7 @@ Softmax = _alias(SoftmaxOutput, 'Softmax')
 broadcast_minus = _alias(broadcast_sub, 'broadcast_minus')
 broadcast_plus = _alias(broadcast_add, 'broadcast_plus')
 cast = _alias(Cast, 'cast')
+choose_element_0index = _alias(pick, 'choose_element_0index')
 concat = _alias(Concat, 'concat')
 crop = _alias(slice, 'crop')
 flatten = _alias(Flatten, 'flatten')

@@ -21,13 +21,13 @@ __all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEq
  '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast', '_backward_gamma',
  '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_broadcast_reduce_like',
- '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_logical_and',
- '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_backward_topk',
+ '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
+ '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
  '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
  '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
  '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
@@ -1070,6 +1070,44 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
 
 
+def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    pick's gradient with respect to 'data' (read for its shape only): zeros with each 'ograd' element at the position it was picked from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    index : NDArray
+        pick's input 'index': The index along 'axis' of each element to pick:
+        the data's shape without the axis (any dtype, cast to int).
+    data : NDArray
+        pick's input 'data': The input array.
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('_backward_pick', [ograd, index, data], out, kwargs)
+
+
 def _backward_sample_multinomial(ograd=None, data=None, sample=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of _sample_multinomial's log probabilities: d log p[s] / d p[s] = 1 / p[s], summed over each row's samples.
@@ -1267,6 +1305,43 @@ def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out
     if mode is not _NULL:
         kwargs['mode'] = mode
     return _call_op('_backward_take', [ograd, indices, a], out, kwargs)
+
+
+def _backward_topk(ograd=None, indices=None, data=None, axis=_NULL, k=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
+    """
+    topk's (and sort's) gradient with respect to 'data' ('data' read for its shape only): zeros with each row's 'ograd' added at the indices the forward selected.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    indices : NDArray
+        topk's output 'indices', as the forward pass computed it.
+    data : NDArray
+        topk's input 'data': Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=0
+        The forward's k.
+    is_ascend : bool, optional, default=False
+        The forward's order (unused).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if k is not _NULL:
+        kwargs['k'] = k
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    return _call_op('_backward_topk', [ograd, indices, data], out, kwargs)
 
 
 def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, normalize=_NULL, out=None, name=None, **kwargs):

@@ -11,26 +11,27 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
  'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot',
- 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+ 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
  'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
  'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
  'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot',
- 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp', 'expand_dims',
- 'expm1', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd',
- 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot',
- 'ones_like', 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'split', 'sqrt',
- 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'transpose', 'trunc',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
+ 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2',
+ 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
+ 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split', 'sqrt', 'square',
+ 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc',
  'uniform', 'where', 'zeros_like']
 
 
@@ -1247,6 +1248,38 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs)
     return _call_op('argmin', [data], out, kwargs)
 
 
+def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    The indices that sort the data along an axis (stable: ties keep their order).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('argsort', [data], out, kwargs)
+
+
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
     """
     Matrix products of the matrices of two batches, through BLAS.
@@ -1275,6 +1308,28 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
     return _call_op('batch_dot', [lhs, rhs], out, kwargs)
+
+
+def batch_take(a=None, indices=None, out=None, name=None, **kwargs):
+    """
+    Deprecated (use pick): out[i] = a[i, indices[i]] over the rows of 'a''s last axis, indices clipped.
+
+    Parameters
+    ----------
+    a : NDArray
+        The input array; rows along its last axis.
+    indices : NDArray
+        One int32 index per row (clipped to the row).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('batch_take', [a, indices], out, kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2069,6 +2124,30 @@ def expm1(data=None, out=None, name=None, **kwargs):
     return _call_op('expm1', [data], out, kwargs)
 
 
+def fill_element_0index(lhs=None, mhs=None, rhs=None, out=None, name=None, **kwargs):
+    """
+    lhs with element rhs[i] of row i set to mhs[i]; an index outside the row changes nothing.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Left operand: the matrix to fill (2-D).
+    mhs : NDArray
+        Middle operand: one value per row.
+    rhs : NDArray
+        Right operand: the column of each row to replace (cast to int).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('fill_element_0index', [lhs, mhs, rhs], out, kwargs)
+
+
 def fix(data=None, out=None, name=None, **kwargs):
     """
     Round toward zero.
@@ -2647,6 +2726,43 @@ def ones_like(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('ones_like', [data], out, kwargs)
+
+
+def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    One element of every row along 'axis': out[..., i, ...] = data[..., index[..., i, ...], ...].
+
+    Parameters
+    ----------
+    data : NDArray
+        The input array.
+    index : NDArray
+        The index along 'axis' of each element to pick: the data's shape
+        without the axis (any dtype, cast to int).
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: choose_element_0index.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('pick', [data, index], out, kwargs)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -3877,6 +3993,34 @@ def softsign(data=None, out=None, name=None, **kwargs):
     return _call_op('softsign', [data], out, kwargs)
 
 
+def sort(data=None, axis=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
+    """
+    The data sorted along an axis (stable; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    return _call_op('sort', [data], out, kwargs)
+
+
 def sqrt(data=None, out=None, name=None, **kwargs):
     """
     Square root.
@@ -4021,6 +4165,46 @@ def tanh(data=None, out=None, name=None, **kwargs):
     return _call_op('tanh', [data], out, kwargs)
 
 
+def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    The k largest (or smallest) elements along an axis: their values, indices, a mask or both, in order (ties by index; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=1
+        How many elements to select along the axis; k < 1 selects all of them (a full sort).
+    ret_typ : {'value', 'indices', 'mask', 'both'}, optional, default='indices'
+        'value': the values; 'indices': their indices; 'mask': a 0/1 array of the data's shape marking them; 'both': the values and the indices.
+    is_ascend : bool, optional, default=False
+        Select the smallest (True) or the largest (False) elements.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if k is not _NULL:
+        kwargs['k'] = k
+    if ret_typ is not _NULL:
+        kwargs['ret_typ'] = ret_typ
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('topk', [data], out, kwargs)
+
+
 def transpose(data=None, axes=_NULL, out=None, name=None, **kwargs):
     """
     Permutes the axes (reverses them by default).
@@ -4116,6 +4300,7 @@ Softmax = SoftmaxOutput
 broadcast_minus = broadcast_sub
 broadcast_plus = broadcast_add
 cast = Cast
+choose_element_0index = pick
 concat = Concat
 crop = slice
 flatten = Flatten
