@@ -23,6 +23,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
+from mx_ndarray cimport _tape
 from mx_storage._resource_c cimport TempSlot, next_copy, next_temp
 
 import numpy as np
@@ -114,8 +115,9 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
     (mx_ops.core._call: parsed once per signature, inference kept per input
     shapes and dtypes).  Checks the arrays, allocates the outputs and
     pushes.  ``params`` replaces a CPU kernel's packed parameters where
-    given (a scalar op's double, packed per call).  An autograd tape
-    records calls here (issue 14)."""
+    given (a scalar op's double, packed per call).  The autograd tape
+    records calls here (mx_ndarray._tape) while some thread records: one
+    C int read otherwise."""
     cdef Py_ssize_t i, n = len(inputs)
     cdef list names = plan.names
     cdef NDArray a
@@ -123,6 +125,7 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
     cdef Inferred r
     cdef int kind
     cdef bytes packed
+    cdef const char* scalar = params
     op = plan.op
     for i in range(n):
         if not isinstance(inputs[i], NDArray):
@@ -179,6 +182,8 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
     else:
         _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
                       is_training())
+    if _tape.recording_threads and _training.record:
+        _tape.record_call(plan, r, inputs, outputs, out is not None, scalar)
     return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
 
 

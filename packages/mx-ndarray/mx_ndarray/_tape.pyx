@@ -1,0 +1,120 @@
+"""The autograd tape, recording side (MXNet's Imperative::RecordOp).
+
+When this thread records (``mx.autograd.record()``) and some input of a
+call is on the tape (a variable from attach_grad, or an output of a
+recorded call), ``_invoke._call`` records the call as an
+``mx_ops.core.node.Node``, the node type graphs and gradient makers use:
+its inputs are the entries of the arrays it read (a constant input becomes
+a variable node), its ``info`` an AGInfo holding its outputs, detached (so
+no cycle runs array -> node -> array) for the backward to read: a random
+op's drawn values (Dropout's mask, a hidden output) are replayed, never
+recomputed.  Every output then carries its entry (``_ag_node``,
+``_ag_index``).  The backward side is _autograd (mx-graph builds its
+programs)."""
+from mx_ops.core._call cimport CallPlan, Inferred
+from mx_ndarray._chunk cimport _chunk_incref
+from mx_ndarray._ndarray cimport NDArray
+
+from mx_engine.base import MXNetError
+from mx_ops.core import training as _training_mod
+from mx_ops.core.node import Node, NodeEntry
+
+_new_entry = tuple.__new__      # NodeEntry(node, i) without the namedtuple's __new__
+
+ASSIGN_ERROR = (
+    "Assigning to NDArrays that are already in a computational graph will cause undefined "
+    "behavior when evaluating gradients. Please call backward first to clear the graph or do "
+    "this out side of a record section. Also note that you cannot use inplace operations like "
+    "+=, *=, relu(x, out=x), y[idx]=x, etc inside a record section.")
+
+
+cdef class AGInfo:
+    """What the tape keeps on a node (nnvm Node.info)."""
+
+    def __init__(self, outputs, grad=None, grad_req=None, sig=None):
+        self.outputs = outputs
+        self.grad = grad
+        self.grad_req = grad_req
+        self.sig = sig
+
+
+cdef int recording_threads = 0
+
+
+def _count_recording(int delta):
+    """training.set_recording's listener: keeps recording_threads."""
+    global recording_threads
+    recording_threads += delta
+
+
+_training_mod._record_listeners.append(_count_recording)
+
+
+cdef NDArray detached(NDArray a):
+    """A view of all of ``a`` outside any graph (NDArray.detach)."""
+    cdef NDArray v = NDArray.__new__(NDArray)
+    _chunk_incref(a.chunk)
+    v.chunk = a.chunk
+    v.offset = a.offset
+    v.shape = a.shape
+    v.dtype_flag = a.dtype_flag
+    v.context = a.context
+    return v
+
+
+cdef inline bint on_tape(NDArray a):
+    """Whether ``a`` is in a recorded graph whose values are still kept
+    (MXNet's !AGInfo::IsNone): backward without retain_graph drops them."""
+    return a._ag_node is not None and a._ag_node.info is not None
+
+
+cdef int record_call(CallPlan plan, Inferred r, list inputs, list outputs, bint given_out,
+                     const char* scalar) except -1:
+    """Records one call of ``plan`` (inputs -> outputs) when an input is on
+    the tape.  ``given_out``: the outputs are the caller's ``out`` arrays,
+    which must not be on the tape (MXNet raises).  ``scalar`` points to
+    the call's double where a scalar op packed it per call."""
+    cdef Py_ssize_t i, n = len(inputs), nvisible = plan.nvisible
+    cdef NDArray a
+    cdef list entries, saved
+    cdef AGInfo info
+    if given_out:
+        for i in range(nvisible):
+            if on_tape(<NDArray>outputs[i]):
+                raise MXNetError(ASSIGN_ERROR)
+    for i in range(n):
+        if on_tape(<NDArray>inputs[i]):
+            break
+    else:
+        return 0
+    entries = []
+    for i in range(n):
+        a = <NDArray>inputs[i]
+        if on_tape(a):
+            entries.append(_new_entry(NodeEntry, (a._ag_node, a._ag_index)))
+        else:           # a constant: a variable node holding it, no gradient
+            var = Node(None, "const", {}, ())
+            var.info = AGInfo([a])
+            entries.append(_new_entry(NodeEntry, (var, 0)))
+    params = plan.params
+    if scalar != NULL:
+        params = dict(params)
+        value = (<const double*>scalar)[0]
+        params["scalar"] = value
+        sig = (plan, r, value)
+    elif plan.pure:
+        sig = (plan, r)
+    else:
+        sig = None
+    node = Node(plan.op, plan.op.name, params, entries)
+    saved = list(outputs)
+    for i in range(nvisible):
+        a = <NDArray>outputs[i]
+        saved[i] = detached(a)
+        a._ag_node = node
+        a._ag_index = i
+    info = AGInfo.__new__(AGInfo)
+    info.outputs = saved
+    info.sig = sig
+    node.info = info
+    return 0
