@@ -350,6 +350,21 @@ def test_function():
         f(x)
 
 
+def test_function_tapes_are_not_cached():
+    """A Function's node holds that Function (user state): its tapes never
+    reuse a program."""
+    from mx_ndarray import _autograd
+    x = variable([1.0, 2.0])
+    with ag.record():
+        y = Sigmoid()(x)
+    y.backward()
+    before = _autograd.program_cache_size()
+    with ag.record():
+        y = Sigmoid()(x)
+    y.backward()
+    assert _autograd.program_cache_size() == before
+
+
 def test_function_with_two_inputs_and_outputs():
     class Both(ag.Function):
         def forward(self, a, b):
@@ -378,11 +393,11 @@ def test_get_symbol():
         y = mx.nd.relu(mx.nd.FullyConnected(x, w, b, num_hidden=2)) * 2 + 1
     s = ag.get_symbol(y)
     assert isinstance(s, mx.sym.Symbol)
-    assert s.list_arguments() == ["var0", "var1", "var2"]
+    assert s.list_arguments() == ["var0", "null1", "null2"]     # as MXNet names them
     assert [n["op"] for n in __import__("json").loads(s.tojson())["nodes"]] == [
         "null", "null", "null", "FullyConnected", "relu", "_mul_scalar", "_plus_scalar"]
     # The symbol computes what was recorded.
-    ex = s.bind(mx.cpu(), {"var0": x, "var1": w, "var2": b})
+    ex = s.bind(mx.cpu(), {"var0": x, "null1": w, "null2": b})
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), y.asnumpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="record"):
         ag.get_symbol(mx.nd.ones(2))

@@ -16,6 +16,9 @@ With ``create_graph`` the program runs while recording, on the kept
 values re-attached to their nodes, so the gradient calls are recorded in
 turn (higher order).  Without ``retain_graph`` the op nodes drop their
 values afterwards: a second backward raises MXNet's error."""
+from cpython.bytes cimport PyBytes_AS_STRING
+from libc.stdint cimport int32_t
+
 from mx_ops.core._call cimport CallPlan, plan_for
 from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._invoke cimport _call
@@ -41,8 +44,11 @@ cdef dict _NO_PARAMS = {}
 def set_program_builder(builder):
     """Registers ``builder(nodes, heads, head_grad_slots, xs, nslots)``,
     which returns a backward program ``(steps, results)``: ``steps`` a list
-    of (CallPlan, input slots, number of outputs) whose outputs take the
-    next slots, ``results`` the slot of each x's gradient (-1: none).
+    of (CallPlan, input slots, number of visible outputs, req flags) whose
+    visible outputs take the next slots (req flags: None, or bytes of one
+    int32 OpReqType per output, 0 for an output no one reads, which a
+    native kernel then skips), ``results`` the slot of each x's gradient
+    (-1: none).
     The forward values fill the slots from 0: each node's outputs from
     ``base[node._id]``, where ``nodes`` are the tape in topological order;
     given head gradients follow.  Returns the previous builder."""
@@ -204,10 +210,14 @@ cdef int _run(list steps, list values) except -1:
     cdef CallPlan plan
     cdef tuple ins
     cdef Py_ssize_t i, n
+    cdef const int32_t* req_flags
     for step in steps:
-        plan, ins, n = step
+        plan, ins, n, reqs = step
         args = [values[i] for i in ins]
-        res = _call(plan, args, None, None)
+        req_flags = NULL
+        if reqs is not None:
+            req_flags = <const int32_t*>PyBytes_AS_STRING(reqs)
+        res = _call(plan, args, None, None, NULL, 0, req_flags)
         if n == 1:
             values.append(res)
         else:

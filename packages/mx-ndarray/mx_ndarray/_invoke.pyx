@@ -11,7 +11,7 @@ import functools
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from mx_engine._context cimport DEV_GPU
@@ -109,13 +109,15 @@ cdef dict _DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
 
 
 cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
-                  const char* params=NULL, size_t params_size=0):
+                  const char* params=NULL, size_t params_size=0, const int32_t* reqs=NULL):
     """The imperative call path: invoke, the generated mx.nd functions and
     NDArray's operators all come here with the plan of their call
     (mx_ops.core._call: parsed once per signature, inference kept per input
     shapes and dtypes).  Checks the arrays, allocates the outputs and
     pushes.  ``params`` replaces a CPU kernel's packed parameters where
-    given (a scalar op's double, packed per call).  The autograd tape
+    given (a scalar op's double, packed per call); ``reqs`` the req flag
+    of each output of a native kernel (NULL: write all; the autograd
+    backward skips gradients no one reads).  The autograd tape
     records calls here (mx_ndarray._tape) while some thread records: one
     C int read otherwise."""
     cdef Py_ssize_t i, n = len(inputs)
@@ -176,7 +178,7 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
         _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
                      outputs, params, params_size, ctx, plan.mutated,
                      _temp_space(op, plan.params, inputs, ctx, r) if plan.has_workspace else None,
-                     _training.train)
+                     _training.train, reqs)
     elif kind == COMPUTE_PYTHON:
         _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
     else:

@@ -15,11 +15,32 @@ from mx_ops.core._call cimport CallPlan, Inferred
 from mx_ndarray._chunk cimport _chunk_incref
 from mx_ndarray._ndarray cimport NDArray
 
+from types import MappingProxyType
+
 from mx_engine.base import MXNetError
+from mx_ops.core import node as _node_mod
 from mx_ops.core import training as _training_mod
 from mx_ops.core.node import Node, NodeEntry
 
-_new_entry = tuple.__new__      # NodeEntry(node, i) without the namedtuple's __new__
+cdef extern from *:
+    """
+    /* A tuple subclass instance (NodeEntry) from two items, without the
+       namedtuple's Python-level __new__. */
+    static PyObject* mx_tuple_subtype2(PyObject* cls, PyObject* a, PyObject* b) {
+        PyObject* items = PyTuple_Pack(2, a, b);
+        if (items == NULL) return NULL;
+        PyObject* args = PyTuple_Pack(1, items);
+        Py_DECREF(items);
+        if (args == NULL) return NULL;
+        PyObject* r = PyTuple_Type.tp_new((PyTypeObject*)cls, args, NULL);
+        Py_DECREF(args);
+        return r;
+    }
+    """
+    object mx_tuple_subtype2(object cls, object a, object b)
+
+_new_object = object.__new__
+_ids = _node_mod._ids
 
 ASSIGN_ERROR = (
     "Assigning to NDArrays that are already in a computational graph will cause undefined "
@@ -48,6 +69,34 @@ def _count_recording(int delta):
 
 
 _training_mod._record_listeners.append(_count_recording)
+
+
+cdef inline object _entry(object node, int index):
+    """NodeEntry(node, index), at C speed: one per recorded input."""
+    return mx_tuple_subtype2(NodeEntry, node, index)
+
+
+# A tape node has no control dependencies and no string attributes; these
+# shared empties are read-only, so a write fails loudly instead of reaching
+# every node (get_symbol copies the nodes it hands out).
+_NO_DEPS = ()
+_NO_ATTRS = MappingProxyType({})
+
+
+cdef object _node(object op, str name, dict params, list inputs):
+    """Node(op, name, params, inputs) without its Python __init__ (a
+    recorded call's cost): every slot set (tests/test_tape.py checks).
+    Fewer new containers also means fewer garbage-collector passes."""
+    node = _new_object(Node)
+    node.op = op
+    node.name = name
+    node.params = params
+    node.inputs = inputs
+    node.control_deps = _NO_DEPS
+    node.attrs = _NO_ATTRS
+    node.info = None
+    node._id = next(_ids)
+    return node
 
 
 cdef NDArray detached(NDArray a):
@@ -91,11 +140,11 @@ cdef int record_call(CallPlan plan, Inferred r, list inputs, list outputs, bint 
     for i in range(n):
         a = <NDArray>inputs[i]
         if on_tape(a):
-            entries.append(_new_entry(NodeEntry, (a._ag_node, a._ag_index)))
+            entries.append(_entry(a._ag_node, a._ag_index))
         else:           # a constant: a variable node holding it, no gradient
-            var = Node(None, "const", {}, ())
+            var = _node(None, "const", {}, [])
             var.info = AGInfo([a])
-            entries.append(_new_entry(NodeEntry, (var, 0)))
+            entries.append(_entry(var, 0))
     params = plan.params
     if scalar != NULL:
         params = dict(params)
@@ -106,7 +155,7 @@ cdef int record_call(CallPlan plan, Inferred r, list inputs, list outputs, bint 
         sig = (plan, r)
     else:
         sig = None
-    node = Node(plan.op, plan.op.name, params, entries)
+    node = _node(plan.op, plan.op.name, params, entries)
     saved = list(outputs)
     for i in range(nvisible):
         a = <NDArray>outputs[i]

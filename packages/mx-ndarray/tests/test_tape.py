@@ -11,6 +11,7 @@ import mx_ndarray as nd
 from mx_engine.base import MXNetError
 from mx_ndarray import _autograd, autograd
 from mx_ops.core import training
+from mx_ops.core.node import Node, NodeEntry
 
 
 def variable(value, grad_req="write"):
@@ -34,6 +35,12 @@ def test_recorded_node_and_entries():
         z = y * c
         s = z * 0.5
     assert y._ag_node.op.name == "relu" and y._ag_node.inputs[0].node is x._ag_node
+    # Built without Node.__init__: every slot set, entries real NodeEntries.
+    for slot in Node.__slots__:
+        getattr(y._ag_node, slot)
+    assert type(y._ag_node) is Node and type(y._ag_node.inputs[0]) is NodeEntry
+    assert y._ag_node.inputs[0] == (x._ag_node, 0) and y._ag_node.inputs[0].index == 0
+    assert not y._ag_node.control_deps and not y._ag_node.attrs
     node = z._ag_node
     assert node.op.name == "broadcast_mul"
     assert node.inputs[0].node is y._ag_node

@@ -7,6 +7,8 @@ values fill the first slots, each call's outputs take the next ones.
 mx-ndarray caches a program per tape structure and pushes its calls
 through the plan-cached imperative path, so the pass runs once per
 structure, not once per step."""
+import array
+
 from mx_ops.core._call import get_plan
 from mx_ops.core.gradient import apply
 from mx_ops.core.node import NodeEntry, topological_order, variable
@@ -15,6 +17,8 @@ from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
 
 __all__ = ["build_program"]
+
+_NULL, _WRITE = 0, 1        # OpReqType kNullOp, kWriteTo
 
 
 def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
@@ -48,6 +52,18 @@ def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
         for i in range(plan.nvisible):
             slot[(node._id, i)] = nslots + i
         nslots += plan.nvisible
-        steps.append((plan, ins, plan.nvisible))
+        steps.append([plan, ins, plan.nvisible, nslots - plan.nvisible])
     results = [-1 if g is None else slot[(g.node._id, g.index)] for g in grads]
-    return steps, results
+    # An output no later call and no result reads is computed for nothing
+    # (the data gradient of a first layer): its req is kNullOp.
+    read = set(results)
+    for step in steps:
+        read.update(step[1])
+    for step in steps:
+        plan, first = step[0], step[3]
+        flags = [_WRITE] * plan.nout
+        for i in range(plan.nvisible):
+            if first + i not in read:
+                flags[i] = _NULL
+        step[3] = None if _NULL not in flags else array.array("i", flags).tobytes()
+    return [tuple(step) for step in steps], results

@@ -1,6 +1,7 @@
 """``get_symbol``: a recorded graph as a Symbol (MXNet's
 MXAutogradGetSymbol): copies of the tape's nodes, named as MXNet names
-them (variables ``var<i>``, operators ``node_<i>``), with their
+them (marked variables ``var<i>``, constant inputs ``null<i>``, one
+count over both; operators ``node_<i>``), with their
 parameters as string attributes."""
 from mx_ops.core.node import Node, NodeEntry, topological_order
 
@@ -21,7 +22,8 @@ def get_symbol(x):
     nvar = nop = 0
     for n in topological_order([NodeEntry(node, x._ag_index)]):
         if n.is_variable:
-            copies[n._id] = Node(None, f"var{nvar}", {}, ())
+            marked = n.info is not None and n.info.grad_req is not None
+            copies[n._id] = Node(None, f"{'var' if marked else 'null'}{nvar}", {}, ())
             nvar += 1
             continue
         attrs = {k: attr_string(v) for k, v in n.params.items()
