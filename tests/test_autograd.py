@@ -291,6 +291,16 @@ def test_grad_returns_new_arrays():
     np.testing.assert_allclose(x.grad.asnumpy(), 42)
 
 
+def test_grad_of_an_unrelated_variable_is_zeros():
+    x, z = variable([1.0, 2.0]), variable([3.0, 4.0])
+    with ag.record():
+        y = x * 2
+        u = z * 3                               # on the tape, but y does not read z
+    gx, gz = ag.grad(y, [x, u])
+    np.testing.assert_allclose(gx.asnumpy(), [2, 2])
+    np.testing.assert_allclose(gz.asnumpy(), [0, 0])
+
+
 def test_grad_of_identity_is_a_copy():
     x = variable([1.0, 2.0])
     with ag.record():
@@ -418,6 +428,22 @@ def test_dropout_follows_train_mode_and_replays_its_mask():
     np.testing.assert_allclose(y.asnumpy(), 1.0)
 
 
+def test_rrelu_replays_its_slopes():
+    """LeakyReLU rrelu draws its slopes in training (a hidden output) and
+    uses the mean slope in inference; backward reads the drawn ones."""
+    v = -np.ones((20, 30), np.float32)
+    x = variable(v)
+    with ag.record():
+        y = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
+    y.backward()
+    slopes = y.asnumpy() / v
+    assert 0.1 <= slopes.min() and slopes.max() <= 0.4 and slopes.std() > 0.01
+    np.testing.assert_allclose(x.grad.asnumpy(), slopes, rtol=1e-6)
+    with ag.record(train_mode=False):
+        y = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
+    np.testing.assert_allclose(y.asnumpy(), -0.25, rtol=1e-6)
+
+
 def test_custom_operator_records():
     class Scale(mx.operator.CustomOp):
         def forward(self, is_train, req, in_data, out_data, aux):
@@ -495,6 +521,37 @@ def test_same_gradients_as_simple_bind(net):
         else:
             np.testing.assert_allclose(arrays[k].grad.asnumpy(), ex.grad_dict[k].asnumpy(),
                                        rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_imperative_mlp_training_matches_mxnet():
+    """benchmarks/graph_nets.py's AutogradTrainer (the workload of
+    compare_autograd_mlp.py) against what MXNet 1.9.1's autograd computed
+    with the same code (tests/data/autograd_reference.npz)."""
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))
+    sys.path.insert(0, str(root / "tests" / "data"))
+    from benchmarks import graph_nets
+    from make_autograd_reference import STEPS, input_sums
+    with np.load(root / "tests" / "data" / "autograd_reference.npz") as f:
+        ref = dict(f)
+    inputs = graph_nets.make_inputs("mlp")
+    np.testing.assert_allclose(input_sums(inputs), ref["input_sums"], rtol=1e-12,
+                               err_msg="graph_nets.make_inputs changed: regenerate the "
+                                       "reference (tests/data/README.md)")
+    trainer = graph_nets.AutogradTrainer(mx, graph_nets.AUTOGRAD_NET, inputs)
+    np.testing.assert_allclose(trainer.outputs(0), ref["outputs"], rtol=1e-5, atol=1e-7)
+    for i in range(STEPS):
+        trainer.step(i)
+        if i == 0:
+            for k, w in trainer.weights.items():
+                np.testing.assert_allclose(w.grad.asnumpy(), ref[f"grad.{k}"], rtol=2e-4,
+                                           atol=1e-5, err_msg=k)
+    for k, v in trainer.params().items():
+        # The change, not the value: an update is small next to the weight.
+        np.testing.assert_allclose(v - inputs[k], ref[f"param.{k}"] - inputs[k], rtol=2e-4,
+                                   atol=1e-6, err_msg=k)
 
 
 def test_repeated_tape_reuses_its_program():

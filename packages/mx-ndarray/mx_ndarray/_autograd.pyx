@@ -167,7 +167,8 @@ def backward(list heads, list head_grads, list variables, bint retain_graph, bin
     nfixed = len(values)
     if variables is not None:
         xs = [(a._ag_node, a._ag_index) for a in variables]
-    xslots = tuple([base[n._id] + i for n, i in xs])
+    # A variable the heads do not depend on is no slot (its gradient: zeros).
+    xslots = tuple([base[n._id] + i if n._id in base else -1 for n, i in xs])
     heads_at = tuple([base[a._ag_node._id] + a._ag_index for a in heads])
     program = None
     if cacheable:

@@ -27,6 +27,7 @@ from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _copy_device
 from mx_ndarray._custom_compute cimport _wait
 from mx_ndarray._invoke cimport _call, _scalar_call
+from mx_ndarray._tape cimport on_tape
 
 import numpy as np
 
@@ -549,7 +550,7 @@ cdef class NDArray:
 cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
     """A view of ``shape`` at byte ``offset`` of ``a``'s chunk, same dtype
     (recorded as operators where autograd records ``a``)."""
-    if a._ag_node is not None and _training.record:
+    if a._ag_node is not None and _training.record and on_tape(a):
         return _recorded_view(a, shape, offset)
     cdef NDArray v = NDArray.__new__(NDArray)
     _chunk_incref(a.chunk)

@@ -76,14 +76,14 @@ cdef inline object _entry(object node, int index):
     return mx_tuple_subtype2(NodeEntry, node, index)
 
 
-# A tape node has no control dependencies and no string attributes; these
-# shared empties are read-only, so a write fails loudly instead of reaching
+# A tape node has no control dependencies and no string attributes (nor a
+# constant's node inputs or parameters); these shared empties are read-only, so a write fails loudly instead of reaching
 # every node (get_symbol copies the nodes it hands out).
-_NO_DEPS = ()
-_NO_ATTRS = MappingProxyType({})
+_NO_DEPS = _NO_INPUTS = ()
+_NO_ATTRS = _NO_PARAMS = MappingProxyType({})
 
 
-cdef object _node(object op, str name, dict params, list inputs):
+cdef object _node(object op, str name, object params, object inputs):
     """Node(op, name, params, inputs) without its Python __init__ (a
     recorded call's cost): every slot set (tests/test_tape.py checks).
     Fewer new containers also means fewer garbage-collector passes."""
@@ -142,7 +142,7 @@ cdef int record_call(CallPlan plan, Inferred r, list inputs, list outputs, bint 
         if on_tape(a):
             entries.append(_entry(a._ag_node, a._ag_index))
         else:           # a constant: a variable node holding it, no gradient
-            var = _node(None, "const", {}, [])
+            var = _node(None, "const", _NO_PARAMS, _NO_INPUTS)
             var.info = AGInfo([a])
             entries.append(_entry(var, 0))
     params = plan.params
