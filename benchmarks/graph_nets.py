@@ -265,7 +265,7 @@ class AutogradTrainer:
             w.attach_grad()
         self.data = [mx.nd.array(d) for d in inputs["data"]]
         self.labels = [mx.nd.array(lb) for lb in inputs["label"]]
-        self.how = "autograd"
+        self.how = "autograd.record() (no executor)"
         mx.nd.waitall()
 
     def forward(self, x):

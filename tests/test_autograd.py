@@ -145,6 +145,21 @@ def test_shared_input_sums_contributions():
     np.testing.assert_allclose(x.grad.asnumpy(), 2 * v + np.cos(v), rtol=1e-5)
 
 
+@pytest.mark.parametrize("head", [None, [2.0, 3.0]])
+def test_one_gradient_for_two_variables(head):
+    """y = a + b: both gradients are the head gradient itself (one slot
+    read by two results, or a value the caller holds): each gets a copy."""
+    a, b = variable([1.0, 2.0]), variable([3.0, 4.0])
+    with ag.record():
+        y = a + b
+    y.backward(None if head is None else mx.nd.array(head))
+    want = [1, 1] if head is None else head
+    np.testing.assert_allclose(a.grad.asnumpy(), want)
+    np.testing.assert_allclose(b.grad.asnumpy(), want)
+    a.grad[:] = 7
+    np.testing.assert_allclose(b.grad.asnumpy(), want)     # not the same array
+
+
 def test_views_of_recorded_arrays_are_recorded():
     """MXNet records reshape and slicing (ReshapeWithRecord/SliceWithRecord)."""
     x = variable(np.arange(6, dtype=np.float32))

@@ -1,6 +1,7 @@
 """mx-graph's backward programs for mx-ndarray's autograd tape: built by
 the Gradient pass once per tape structure, then replayed; calls whose
-outputs no one reads get kNullOp."""
+outputs no one reads get kNullOp; a gradient only its variable reads is
+written straight into the grad array."""
 import numpy as np
 import pytest
 
@@ -56,7 +57,8 @@ def test_program_built_once_per_structure(builds):
 
 
 def test_unread_outputs_are_null_requests(builds):
-    """The data gradient of a constant input is never computed: kNullOp."""
+    """The data gradient of a constant input is never computed (kNullOp);
+    the weight's goes to w.grad without a copy."""
     rng = np.random.default_rng(1)
     x = nd.array(rng.standard_normal((5, 4)))
     w = nd.array(rng.standard_normal((3, 4)))
@@ -66,6 +68,14 @@ def test_unread_outputs_are_null_requests(builds):
     y.backward()
     steps, results = builds[0]
     (fc,) = [s for s in steps if s[0].op.name == "_backward_FullyConnected"]
-    plan, ins, nvisible, reqs = fc
+    plan, ins, nvisible, reqs, direct = fc
     assert np.frombuffer(reqs, np.int32).tolist() == [0, 1]     # data_grad null, weight write
+    assert direct == ((1, 0),)      # the weight gradient goes straight into w.grad
     np.testing.assert_allclose(w.grad.asnumpy(), np.ones((5, 3)).T @ x.asnumpy(), rtol=1e-5)
+    grad = w.grad
+    with autograd.record():
+        y = nd.FullyConnected(x * 2, w, num_hidden=3, no_bias=True)
+    y.backward()
+    assert w.grad is grad           # the same array, written in place
+    np.testing.assert_allclose(grad.asnumpy(), np.ones((5, 3)).T @ (2 * x.asnumpy()),
+                               rtol=1e-5)

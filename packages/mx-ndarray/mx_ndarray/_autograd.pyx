@@ -44,11 +44,13 @@ cdef dict _NO_PARAMS = {}
 def set_program_builder(builder):
     """Registers ``builder(nodes, heads, head_grad_slots, xs, nslots)``,
     which returns a backward program ``(steps, results)``: ``steps`` a list
-    of (CallPlan, input slots, number of visible outputs, req flags) whose
-    visible outputs take the next slots (req flags: None, or bytes of one
-    int32 OpReqType per output, 0 for an output no one reads, which a
-    native kernel then skips), ``results`` the slot of each x's gradient
-    (-1: none).
+    of (CallPlan, input slots, number of visible outputs, req flags,
+    direct) whose visible outputs take the next slots (req flags: None, or
+    bytes of one int32 OpReqType per output, 0 for an output no one reads,
+    which a native kernel then skips; direct: None, or (output, x) pairs
+    for outputs only x's result reads, which backward writes straight into
+    x's gradient array where its grad_req is 'write'), ``results`` the
+    slot of each x's gradient (-1: none).
     The forward values fill the slots from 0: each node's outputs from
     ``base[node._id]``, where ``nodes`` are the tape in topological order;
     given head gradients follow.  Returns the previous builder."""
@@ -188,10 +190,10 @@ def backward(list heads, list head_grads, list variables, bint retain_graph, bin
     was_training = training.set_training(train_mode)
     was_recording = training.set_recording(create_graph)
     try:
-        _run(steps, values)
+        written = _run(steps, values, xinfo if variables is None else None)
         grads = [values[s] if s >= 0 else None for s in results]
         if variables is None:
-            _store(grads, xinfo)
+            _store(grads, xinfo, written)
             out = None
         else:
             out = [_fresh(grads[i], variables[i], results[i] < nfixed)
@@ -206,31 +208,50 @@ def backward(list heads, list head_grads, list variables, bint retain_graph, bin
     return out
 
 
-cdef int _run(list steps, list values) except -1:
-    """Pushes the program's gradient calls; their outputs take the next slots."""
+cdef set _run(list steps, list values, list xinfo):
+    """Pushes the program's gradient calls; their outputs take the next
+    slots.  With ``xinfo`` (backward into grad arrays), a gradient only its
+    variable reads goes straight into a 'write' grad array; returns the
+    indices of the variables so written."""
     cdef CallPlan plan
     cdef tuple ins
     cdef Py_ssize_t i, n
     cdef const int32_t* req_flags
+    cdef AGInfo info
+    cdef set written = set()
     for step in steps:
-        plan, ins, n, reqs = step
+        plan, ins, n, reqs, direct = step
         args = [values[i] for i in ins]
         req_flags = NULL
         if reqs is not None:
             req_flags = <const int32_t*>PyBytes_AS_STRING(reqs)
-        res = _call(plan, args, None, None, NULL, 0, req_flags)
+        out = None
+        if direct is not None and xinfo is not None:
+            for i, k in direct:
+                info = xinfo[k]
+                if info.grad_req == "write":
+                    if out is None:
+                        out = [None] * n
+                    out[i] = info.grad
+                    written.add(k)
+        res = _call(plan, args, out, None, NULL, 0, req_flags)
         if n == 1:
             values.append(res)
         else:
             values.extend(res)
-    return 0
+    return written
 
 
-cdef int _store(list grads, list xinfo) except -1:
-    """Each variable's gradient into its grad array: 'write' copies (zeros
-    where none reached it), 'add' accumulates."""
+cdef int _store(list grads, list xinfo, set written) except -1:
+    """Each variable's gradient into its grad array, unless _run wrote it
+    there: 'write' copies (zeros where none reached it), 'add'
+    accumulates."""
     cdef AGInfo info
-    for g, info in zip(grads, xinfo):
+    cdef Py_ssize_t k
+    for k in range(len(xinfo)):
+        g, info = grads[k], xinfo[k]
+        if k in written:
+            continue
         if info.grad_req == "add":
             if g is not None:
                 _call(plan_for("elemwise_add", 2, _NO_PARAMS), [info.grad, g], info.grad, None)

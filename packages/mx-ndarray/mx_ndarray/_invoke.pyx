@@ -298,8 +298,9 @@ cdef object _gpu_compute(op, Context ctx):
 
 
 cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
-    """The call's outputs: ``out`` (the visible ones) or new arrays, then
-    new arrays for the hidden outputs."""
+    """The call's outputs: ``out`` (the visible ones; a None in a list is a
+    new array: the autograd backward writes some gradients in place) or
+    new arrays, then new arrays for the hidden outputs."""
     cdef str name = plan.op.name
     cdef int nvisible = plan.nvisible, nout = len(r.shapes), i
     cdef tuple shapes = r.shapes, dtypes = r.dtypes
@@ -313,6 +314,9 @@ cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
     if len(outs) != nvisible:
         raise ValueError(f"{name}: 'out' must hold {nvisible} NDArray(s), got {len(outs)}")
     for i in range(min(nvisible, nout)):
+        if outs[i] is None and len(outs) > 1:
+            outs[i] = _empty(shapes[i], dtypes[i], ctx, name, i)
+            continue
         if not isinstance(outs[i], NDArray):
             raise TypeError(f"{name}: 'out' must be an NDArray, got {type(outs[i]).__name__}")
         o = <NDArray>outs[i]

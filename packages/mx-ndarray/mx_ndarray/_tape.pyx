@@ -143,7 +143,9 @@ cdef int record_call(CallPlan plan, Inferred r, list inputs, list outputs, bint 
             entries.append(_entry(a._ag_node, a._ag_index))
         else:           # a constant: a variable node holding it, no gradient
             var = _node(None, "const", _NO_PARAMS, _NO_INPUTS)
-            var.info = AGInfo([a])
+            info = AGInfo.__new__(AGInfo)       # grad None, grad_req None: a constant
+            info.outputs = [a]
+            var.info = info
             entries.append(_entry(var, 0))
     params = plan.params
     if scalar != NULL:

@@ -8,6 +8,7 @@ mx-ndarray caches a program per tape structure and pushes its calls
 through the plan-cached imperative path, so the pass runs once per
 structure, not once per step."""
 import array
+from collections import Counter
 
 from mx_ops.core._call import get_plan
 from mx_ops.core.gradient import apply
@@ -55,15 +56,21 @@ def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
         steps.append([plan, ins, plan.nvisible, nslots - plan.nvisible])
     results = [-1 if g is None else slot[(g.node._id, g.index)] for g in grads]
     # An output no later call and no result reads is computed for nothing
-    # (the data gradient of a first layer): its req is kNullOp.
-    read = set(results)
+    # (the data gradient of a first layer): its req is kNullOp.  An output
+    # that only one result reads may go straight into that variable's
+    # gradient array (a 'write' there: no copy).
+    reads = Counter(results)
     for step in steps:
-        read.update(step[1])
+        reads.update(step[1])
     for step in steps:
         plan, first = step[0], step[3]
         flags = [_WRITE] * plan.nout
+        direct = []
         for i in range(plan.nvisible):
-            if first + i not in read:
+            if reads[first + i] == 0:
                 flags[i] = _NULL
+            elif reads[first + i] == 1 and first + i in results:
+                direct.append((i, results.index(first + i)))
         step[3] = None if _NULL not in flags else array.array("i", flags).tobytes()
+        step.append(tuple(direct) or None)
     return [tuple(step) for step in steps], results
