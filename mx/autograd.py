@@ -75,11 +75,14 @@ class Function:
         raise NotImplementedError
 
 
+def _on_tape(x):
+    return x._ag_node is not None and x._ag_node.info is not None
+
+
 def _record(fn, inputs, outputs):
     """Records ``fn`` as a _CustomFunction node when an input is on the
     tape (as the call path records an operator)."""
-    if not any(_autograd.variable_info(x) is not None or
-               (x._ag_node is not None and x._ag_node.info is not None) for x in inputs):
+    if not any(_on_tape(x) for x in inputs):
         return
     fn._ag_attrs = {"in_shapes": [x.shape for x in inputs],
                     "in_dtypes": [x.dtype.name for x in inputs],
@@ -87,7 +90,7 @@ def _record(fn, inputs, outputs):
                     "out_dtypes": [y.dtype.name for y in outputs]}
     entries = []
     for x in inputs:
-        if x._ag_node is not None and x._ag_node.info is not None:
+        if _on_tape(x):
             entries.append(NodeEntry(x._ag_node, x._ag_index))
         else:
             const = Node(None, "const", {}, ())
@@ -97,7 +100,7 @@ def _record(fn, inputs, outputs):
     node = Node(op, type(fn).__name__, op.parse_call({"_function": fn}, len(inputs)), entries)
     node.info = AGInfo([_autograd.detach(y) for y in outputs])   # sig None: never cached
     for i, y in enumerate(outputs):
-        if y._ag_node is not None and y._ag_node.info is not None:
+        if _on_tape(y):
             raise registry.MXNetError(f"{type(fn).__name__}: forward returned an array that "
                                       f"is already in a computational graph; return new "
                                       f"arrays")
