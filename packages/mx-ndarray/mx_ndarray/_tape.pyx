@@ -10,7 +10,13 @@ no cycle runs array -> node -> array) for the backward to read: a random
 op's drawn values (Dropout's mask, a hidden output) are replayed, never
 recomputed.  Every output then carries its entry (``_ag_node``,
 ``_ag_index``).  The backward side is _autograd (mx-graph builds its
-programs)."""
+programs).
+
+``recording_threads`` counts the threads whose flag is on
+(``training.set_recording`` tells it), so that ``_call`` reads one C int
+and no thread-local while nobody records.  A thread that ends while
+recording leaves the count up: calls then also read their thread-local
+flag, which is still right."""
 from mx_ops.core._call cimport CallPlan, Inferred
 from mx_ndarray._chunk cimport _chunk_incref
 from mx_ndarray._ndarray cimport NDArray
@@ -40,7 +46,7 @@ cdef extern from *:
     object mx_tuple_subtype2(object cls, object a, object b)
 
 _new_object = object.__new__
-_ids = _node_mod._ids
+_ids = _node_mod._ids           # Node's own id counter (Node.__init__ draws from it)
 
 ASSIGN_ERROR = (
     "Assigning to NDArrays that are already in a computational graph will cause undefined "
