@@ -17,6 +17,8 @@ programs).
 and no thread-local while nobody records.  A thread that ends while
 recording leaves the count up: calls then also read their thread-local
 flag, which is still right."""
+from cpython.ref cimport PyObject
+
 from mx_ops.core._call cimport CallPlan, Inferred
 from mx_ndarray._chunk cimport _chunk_incref
 from mx_ndarray._ndarray cimport NDArray
@@ -30,6 +32,8 @@ from mx_ops.core.node import Node, NodeEntry
 
 cdef extern from *:
     """
+    #include <structmember.h>   /* PyMemberDef (in descrobject.h from Python 3.12) */
+
     /* A tuple subclass instance (NodeEntry) from two items, without the
        namedtuple's Python-level __new__. */
     static PyObject* mx_tuple_subtype2(PyObject* cls, PyObject* a, PyObject* b) {
@@ -42,10 +46,47 @@ cdef extern from *:
         Py_DECREF(args);
         return r;
     }
+
+    /* Node's slots written through their offsets (their member
+       descriptors' own), as Node.__init__ would set them: a recorded call
+       pays a few pointer stores instead of eight attribute lookups. */
+    #define MX_NODE_SLOTS 8
+    static Py_ssize_t mx_node_off[MX_NODE_SLOTS];
+
+    static int mx_node_offsets(PyObject* cls, PyObject* names) {
+        for (Py_ssize_t i = 0; i < MX_NODE_SLOTS; i++) {
+            PyObject* d = PyObject_GetAttr(cls, PyTuple_GET_ITEM(names, i));
+            if (d == NULL) return -1;
+            if (Py_TYPE(d) != &PyMemberDescr_Type) {
+                Py_DECREF(d);
+                PyErr_SetString(PyExc_TypeError, "Node's slots are no member descriptors");
+                return -1;
+            }
+            mx_node_off[i] = ((PyMemberDescrObject*)d)->d_member->offset;
+            Py_DECREF(d);
+        }
+        return 0;
+    }
+
+    static PyObject* mx_node_new(PyObject* cls, PyObject** values) {
+        PyTypeObject* t = (PyTypeObject*)cls;
+        PyObject* obj = t->tp_alloc(t, 0);
+        if (obj == NULL) return NULL;
+        for (int i = 0; i < MX_NODE_SLOTS; i++) {
+            Py_INCREF(values[i]);
+            *(PyObject**)((char*)obj + mx_node_off[i]) = values[i];
+        }
+        return obj;
+    }
     """
     object mx_tuple_subtype2(object cls, object a, object b)
+    int mx_node_offsets(object cls, object names) except -1
+    object mx_node_new(object cls, PyObject** values)
 
-_new_object = object.__new__
+# The order of mx_node_new's values; every slot of Node, checked here.
+_NODE_SLOTS = ("op", "name", "params", "inputs", "control_deps", "attrs", "info", "_id")
+assert sorted(_NODE_SLOTS) == sorted(Node.__slots__), "mx_ops Node's slots changed"
+mx_node_offsets(Node, _NODE_SLOTS)
 _ids = _node_mod._ids           # Node's own id counter (Node.__init__ draws from it)
 
 ASSIGN_ERROR = (
@@ -91,18 +132,19 @@ _NO_ATTRS = _NO_PARAMS = MappingProxyType({})
 
 cdef object _node(object op, str name, object params, object inputs):
     """Node(op, name, params, inputs) without its Python __init__ (a
-    recorded call's cost): every slot set (tests/test_tape.py checks).
-    Fewer new containers also means fewer garbage-collector passes."""
-    node = _new_object(Node)
-    node.op = op
-    node.name = name
-    node.params = params
-    node.inputs = inputs
-    node.control_deps = _NO_DEPS
-    node.attrs = _NO_ATTRS
-    node.info = None
-    node._id = next(_ids)
-    return node
+    recorded call's cost); tests/test_tape.py checks every slot.  Fewer
+    new containers also mean fewer garbage-collector passes."""
+    cdef PyObject* values[8]
+    node_id = next(_ids)
+    values[0] = <PyObject*>op
+    values[1] = <PyObject*>name
+    values[2] = <PyObject*>params
+    values[3] = <PyObject*>inputs
+    values[4] = <PyObject*>_NO_DEPS
+    values[5] = <PyObject*>_NO_ATTRS
+    values[6] = <PyObject*>None
+    values[7] = <PyObject*>node_id
+    return mx_node_new(Node, values)
 
 
 cdef NDArray detached(NDArray a):
