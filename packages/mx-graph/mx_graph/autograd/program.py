@@ -42,7 +42,7 @@ def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
             slot[(v._id, 0)] = s
             ys_grads.append(NodeEntry(v, 0))
     grads, _ = gradient(Graph(ys), [NodeEntry(n, i) for n, i in xs], ys_grads)
-    steps = []
+    calls = []          # (plan, input slots, its first output's slot)
     for node in topological_order([g for g in grads if g is not None]):
         if (node._id, 0) in slot:       # a tape node or a head gradient
             continue
@@ -52,18 +52,18 @@ def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
         # one would find no slot (KeyError, a gradient maker's bug).
         for i in range(plan.nvisible):
             slot[(node._id, i)] = nslots + i
+        calls.append((plan, ins, nslots))
         nslots += plan.nvisible
-        steps.append([plan, ins, plan.nvisible, nslots - plan.nvisible])
     results = [-1 if g is None else slot[(g.node._id, g.index)] for g in grads]
     # An output no later call and no result reads is computed for nothing
     # (the data gradient of a first layer): its req is kNullOp.  An output
     # that only one result reads may go straight into that variable's
     # gradient array (a 'write' there: no copy).
     reads = Counter(results)
-    for step in steps:
-        reads.update(step[1])
-    for step in steps:
-        plan, first = step[0], step[3]
+    for _, ins, _ in calls:
+        reads.update(ins)
+    steps = []
+    for plan, ins, first in calls:
         flags = [_WRITE] * plan.nout
         direct = []
         for i in range(plan.nvisible):
@@ -71,6 +71,6 @@ def build_program(nodes, base, heads, head_grad_slots, xs, nslots):
                 flags[i] = _NULL
             elif reads[first + i] == 1 and first + i in results:
                 direct.append((i, results.index(first + i)))
-        step[3] = None if _NULL not in flags else array.array("i", flags).tobytes()
-        step.append(tuple(direct) or None)
-    return [tuple(step) for step in steps], results
+        reqs = array.array("i", flags).tobytes() if _NULL in flags else None
+        steps.append((plan, ins, plan.nvisible, reqs, tuple(direct) or None))
+    return steps, results
