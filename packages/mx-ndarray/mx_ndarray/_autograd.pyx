@@ -8,9 +8,11 @@ which entries are differentiated.  A tape of a known structure replays its
 cached program: the gradient calls, each a CallPlan with the slots it
 reads, pushed through ``_invoke._call`` like any imperative call; only a
 new structure runs mx-graph's Gradient pass over the recorded nodes (the
-registered gradient makers) to build one.  mx-graph registers that builder
-with ``set_program_builder`` when imported (mx-ndarray does not import
-mx-graph); without it backward raises, naming the package.
+registered gradient makers) to build one (PROGRAM_LIMIT kept; a scalar
+op's scalar is part of the structure, as its gradient nodes read it, so a
+scalar that changes every step rebuilds every step).  mx-graph registers
+that builder with ``set_program_builder`` when imported (mx-ndarray does
+not import mx-graph); without it backward raises, naming the package.
 
 With ``create_graph`` the program runs while recording, on the kept
 values re-attached to their nodes, so the gradient calls are recorded in
@@ -42,7 +44,7 @@ cdef dict _NO_PARAMS = {}
 
 
 def set_program_builder(builder):
-    """Registers ``builder(nodes, heads, head_grad_slots, xs, nslots)``,
+    """Registers ``builder(nodes, base, heads, head_grad_slots, xs, nslots)``,
     which returns a backward program ``(steps, results)``: ``steps`` a list
     of (CallPlan, input slots, number of visible outputs, req flags,
     direct) whose visible outputs take the next slots (req flags: None, or
