@@ -29,7 +29,6 @@ many threads as ours (OpenMP's count).  Absolute times only mean something
 with the machine they came from.  Exits 1 when a reference disagrees.
 """
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -42,11 +41,10 @@ import numpy as np
 import mx
 from mx_ops.ops.nn.convolution import max_threads
 
-from benchmarks import graph_nets
+from benchmarks import compare_graph, graph_nets
 from benchmarks.common import burst, interleaved
-from benchmarks import compare_graph
-from benchmarks.mxnet_worker import MXNET_PYTHON, MXNetWorker
-from benchmarks.torch_worker import TORCH_PYTHON, start_trainer
+from benchmarks.mxnet_worker import MXNET_PYTHON
+from benchmarks.torch_worker import TORCH_PYTHON
 
 NET = graph_nets.AUTOGRAD_NET
 TITLES = {NET: "MLP 100-128-10, batch 100"}
@@ -143,19 +141,10 @@ def main(argv=None):
     threads = max_threads()
     time_recording(repeat)
     print()
-    refs = {}
-    for name, worker in (("mxnet", MXNetWorker.start(threads, args.mxnet_python)),
-                         ("torch", start_trainer(threads, args.torch_python))):
-        if worker is not None:
-            refs[name] = worker
+    refs = compare_graph.start_references(threads, args.mxnet_python, args.torch_python)
     with tempfile.TemporaryDirectory() as tmp:
         mismatch = run_training(refs, repeat, tmp)
-    versions = ", ".join(f"{'MXNet' if k == 'mxnet' else 'PyTorch'} {w.version}"
-                         for k, w in refs.items())
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"(float32; {os.cpu_count()} cpu cores, load average {load}; every side on "
-          f"{threads} threads{'; ' + versions if versions else '; no reference found'}; "
-          f"{repeat} interleaved bursts of {BURST - 1} warm steps: the medians of the "
+    print(f"({compare_graph.machine_note(refs, threads)}; {repeat} interleaved bursts of {BURST - 1} warm steps: the medians of the "
           f"bursts' medians and of ours/other within each repeat, and the fastest step of "
           f"each side; '!' marks a ratio above the target: ours/MXNet {TARGETS['mxnet']}, "
           f"ours/PyTorch {TARGETS['torch']}, recorded/unrecorded {TARGETS['record']})")

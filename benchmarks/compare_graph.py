@@ -156,6 +156,25 @@ def print_table(title, rows, titles=TITLES, targets=TARGETS):
         print(" ".join(cols))
 
 
+def start_references(threads, mxnet_python, torch_python):
+    """{'mxnet': worker, 'torch': worker} for the references that start."""
+    refs = {}
+    for name, worker in (("mxnet", MXNetWorker.start(threads, mxnet_python)),
+                         ("torch", start_trainer(threads, torch_python))):
+        if worker is not None:
+            refs[name] = worker
+    return refs
+
+
+def machine_note(refs, threads):
+    """The table footnote's start: the machine, its load, the versions."""
+    versions = ", ".join(f"{'MXNet' if k == 'mxnet' else 'PyTorch'} {w.version}"
+                         for k, w in refs.items())
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"float32; {os.cpu_count()} cpu cores, load average {load}; every side on "
+            f"{threads} threads{'; ' + versions if versions else '; no reference found'}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats")
@@ -172,11 +191,7 @@ def main(argv=None):
     if unknown:
         parser.error(f"--nets: unknown {sorted(unknown)}; choose from {list(graph_nets.NETS)}")
     threads = max_threads()
-    refs = {}
-    for name, worker in (("mxnet", MXNetWorker.start(threads, args.mxnet_python)),
-                         ("torch", start_trainer(threads, args.torch_python))):
-        if worker is not None:
-            refs[name] = worker
+    refs = start_references(threads, args.mxnet_python, args.torch_python)
     rows, mismatch = [], False
     with tempfile.TemporaryDirectory() as tmp:
         for net in nets:
@@ -187,11 +202,7 @@ def main(argv=None):
     print_table("ms/iteration, median", [(net, med) for net, med, _ in rows])
     print()
     print_table("ms/iteration, best", [(net, best) for net, _, best in rows])
-    versions = ", ".join(f"{'MXNet' if k == 'mxnet' else 'PyTorch'} {w.version}"
-                         for k, w in refs.items())
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"(float32; {os.cpu_count()} cpu cores, load average {load}; every side on "
-          f"{threads} threads{'; ' + versions if versions else '; no reference found'}; "
+    print(f"({machine_note(refs, threads)}; "
           f"{repeat} interleaved bursts of {BURSTS['mlp'] - 1} (MLP) / "
           f"{BURSTS['lenet'] - 1} (LeNet) warm iterations: the medians of the bursts' "
           f"medians and of ours/other within each repeat, and the fastest iteration "
