@@ -144,10 +144,11 @@ def main(argv=None):
     refs = compare_graph.start_references(threads, args.mxnet_python, args.torch_python)
     with tempfile.TemporaryDirectory() as tmp:
         mismatch = run_training(refs, repeat, tmp)
-    print(f"({compare_graph.machine_note(refs, threads)}; {repeat} interleaved bursts of {BURST - 1} warm steps: the medians of the "
-          f"bursts' medians and of ours/other within each repeat, and the fastest step of "
-          f"each side; '!' marks a ratio above the target: ours/MXNet {TARGETS['mxnet']}, "
-          f"ours/PyTorch {TARGETS['torch']}, recorded/unrecorded {TARGETS['record']})")
+    print(f"({compare_graph.machine_note(refs, threads)}; {repeat} interleaved bursts "
+          f"of {BURST - 1} warm steps: the medians of the bursts' medians and of "
+          f"ours/other within each repeat, and the fastest step of each side; '!' marks a "
+          f"ratio above the target: ours/MXNet {TARGETS['mxnet']}, ours/PyTorch "
+          f"{TARGETS['torch']}, recorded/unrecorded {TARGETS['record']})")
     for worker in refs.values():
         worker.close()
     return 1 if mismatch else 0

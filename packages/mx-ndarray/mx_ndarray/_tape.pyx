@@ -124,8 +124,9 @@ cdef inline object _entry(object node, int index):
 
 
 # A tape node has no control dependencies and no string attributes (nor a
-# constant's node inputs or parameters); these shared empties are read-only, so a write fails loudly instead of reaching
-# every node (get_symbol copies the nodes it hands out).
+# constant's node inputs or parameters); these shared empties are
+# read-only, so a write fails loudly instead of reaching every node
+# (get_symbol copies the nodes it hands out).
 _NO_DEPS = _NO_INPUTS = ()
 _NO_ATTRS = _NO_PARAMS = MappingProxyType({})
 
