@@ -7,19 +7,19 @@ from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray import op as _op
 from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar',
- '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum',
- '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod',
- '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power',
- '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add',
- '_arange', '_backward_Activation', '_backward_BatchNorm', '_backward_Cast',
- '_backward_Concat', '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected',
- '_backward_L2Normalization', '_backward_LRN', '_backward_LeakyReLU',
- '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
- '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pooling',
- '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
+__all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualScalar',
+ '_GreaterEqualScalar', '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar',
+ '_LesserScalar', '_Maximum', '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus',
+ '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
+ '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
+ '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
+ '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
+ '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
  '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_backward_topk',
@@ -60,6 +60,26 @@ def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_CrossDeviceCopy', [data], out, kwargs)
+
+
+def _CustomFunction(*data, out=None, name=None, **kwargs):
+    """
+    A node recorded by mx.autograd.Function: the user's forward already ran.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Input data.  Given positionally (_CustomFunction(a, b, c)).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_CustomFunction', data, out, kwargs)
 
 
 def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -355,6 +375,26 @@ def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
     if op_type is not _NULL:
         kwargs['op_type'] = op_type
     return _call_op('_backward_Custom', data, out, kwargs)
+
+
+def _backward_CustomFunction(*data, out=None, name=None, **kwargs):
+    """
+    Backward of _CustomFunction: calls the Function's backward on the output gradients; the outputs are the input gradients.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Input data.  Given positionally (_backward_CustomFunction(a, b, c)).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_backward_CustomFunction', data, out, kwargs)
 
 
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
