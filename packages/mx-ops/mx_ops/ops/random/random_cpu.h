@@ -20,6 +20,11 @@
 #include "parallel.h"
 #include "samplers.h"
 
+namespace mxop {
+// Elements per pass of the per-element layout's loops.
+constexpr int64_t kAheadChunk = 256;
+}
+
 // The direct layout's block loop, per instruction set (random_isa.h); the
 // regions set no-trapping-math so that GCC if-converts the selects.
 #if MX_MULTI_ISA
@@ -60,31 +65,36 @@ constexpr int64_t kDrawCost = 32;
 // standard variates sit in a stack buffer between the two loops.
 constexpr int64_t kDirectChunk = 1024;
 
+// rand_<isa>::fn(args...) of the best instruction set this CPU has.
+#if MX_MULTI_ISA
+#define MX_RAND_DISPATCH(fn, ...)                                       \
+  switch (cpu_isa()) {                                                  \
+    case ISA_AVX512: return rand_avx512::fn(__VA_ARGS__);               \
+    case ISA_AVX2: return rand_avx2::fn(__VA_ARGS__);                   \
+    default: return rand_generic::fn(__VA_ARGS__);                      \
+  }
+#else
+#define MX_RAND_DISPATCH(fn, ...) return rand_generic::fn(__VA_ARGS__);
+#endif
+
 template <typename C>
 static inline void direct_blocks(int dist, uint64_t seed, uint64_t c, int64_t nb, C *z) {
-#if MX_MULTI_ISA
-  switch (cpu_isa()) {
-    case ISA_AVX512: return rand_avx512::direct_blocks(dist, seed, c, nb, z);
-    case ISA_AVX2: return rand_avx2::direct_blocks(dist, seed, c, nb, z);
-    default: break;
-  }
-#endif
-  rand_generic::direct_blocks(dist, seed, c, nb, z);
+  MX_RAND_DISPATCH(direct_blocks, dist, seed, c, nb, z)
 }
 
 static inline void stream_ahead(uint64_t seed, uint64_t c, int64_t m, unsigned int *w) {
-#if MX_MULTI_ISA
-  switch (cpu_isa()) {
-    case ISA_AVX512: return rand_avx512::stream_ahead(seed, c, m, w);
-    case ISA_AVX2: return rand_avx2::stream_ahead(seed, c, m, w);
-    default: break;
-  }
-#endif
-  rand_generic::stream_ahead(seed, c, m, w);
+  MX_RAND_DISPATCH(stream_ahead, seed, c, m, w)
 }
 
-// Elements per pass of the per-element layout's loops.
-constexpr int64_t kAheadChunk = 256;
+static inline void gamma_chunk(uint64_t seed, uint64_t c, int64_t m, const double *alpha,
+                               const unsigned int *w, double *g) {
+  MX_RAND_DISPATCH(gamma_chunk, seed, c, m, alpha, w, g)
+}
+
+static inline void poisson_table(uint64_t seed, uint64_t c, int64_t m, const double *cdf,
+                                 int K, double *k) {
+  MX_RAND_DISPATCH(poisson_table, seed, c, m, cdf, K, k)
+}
 
 // out[i] = T(draw(i, r)), i in [0, n), r the stream of element i (its first
 // blocks computed ahead for a chunk at once).
@@ -97,8 +107,63 @@ static void per_element_loop(const MXRandomState &s, T *out, int64_t n, F draw) 
       const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
       stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
       for (int64_t e = 0; e < m; ++e) {
-        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e * MX_RNG_PREFETCH * 4);
+        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e, kAheadChunk);
         out[i0 + e] = T(draw(i0 + e, &r));
+      }
+    }
+  });
+}
+
+// out[i] = T(beta_i * Gamma(alpha_i)), i in [0, n), with param(i, &alpha_i,
+// &beta_i): mx_sample's gamma, its first attempts vectorized (gamma_chunk).
+template <typename T, typename F>
+static void gamma_loop(const MXRandomState &s, T *out, int64_t n, F param) {
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * kDrawCost,
+                    [&](int64_t begin, int64_t end) {
+    unsigned int w[kAheadChunk * MX_RNG_PREFETCH * 4];
+    double alpha[kAheadChunk], beta[kAheadChunk], g[kAheadChunk];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      for (int64_t e = 0; e < m; ++e) {
+        param(i0 + e, &alpha[e], &beta[e]);
+        if (!(alpha[e] > 0.0 && beta[e] > 0.0)) {     // NaN out; any valid alpha meanwhile
+          alpha[e] = 1.0;
+          beta[e] = mx_rng_nan();
+        }
+      }
+      stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
+      gamma_chunk(s.seed, s.offset + uint64_t(i0), m, alpha, w, g);
+      for (int64_t e = 0; e < m; ++e) out[i0 + e] = T(beta[e] * g[e]);
+    }
+  });
+}
+
+// out[i] = T(Poisson(lam)), i in [0, n), 0 <= lam < 10: mx_sample's
+// inverse CDF through a table of the CDF built once (poisson_table).
+template <typename T>
+static void poisson_loop(const MXRandomState &s, double lam, T *out, int64_t n) {
+  constexpr int kMax = 64;
+  double cdf[kMax], p = exp(-lam), k = 0.0;
+  cdf[0] = p;
+  int K = 1;
+  // Up to an entry past every uniform (1 - 2^-33 at most), as the search's.
+  while (K < kMax && cdf[K - 1] <= 1.0 - 0x1p-34 && p > 0.0) {
+    cdf[K] = cdf[K - 1];
+    mx_poisson_step(lam, k += 1.0, &p, &cdf[K]);
+    ++K;
+  }
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * 8,
+                    [&](int64_t begin, int64_t end) {
+    double draw[kAheadChunk];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      poisson_table(s.seed, s.offset + uint64_t(i0), m, cdf, K, draw);
+      for (int64_t e = 0; e < m; ++e) {
+        if (draw[e] == K) {
+          MXRng r = mx_rng(s.seed, s.offset + uint64_t(i0 + e));
+          draw[e] = mx_rng_poisson(&r, lam);
+        }
+        out[i0 + e] = T(draw[e]);
       }
     }
   });
@@ -168,6 +233,13 @@ static inline int random_dist(MXOpCall *c) {
     T *out = static_cast<T *>(c->outputs[0].dptr);
     if (mx_direct_dist(dist)) {
       direct_loop<double, T>(dist, s, nullptr, nullptr, p.a, p.b, 1, out, n);
+    } else if (dist == MX_DIST_GAMMA) {
+      gamma_loop(s, out, n, [&](int64_t, double *a, double *b) {
+        *a = p.a;
+        *b = p.b;
+      });
+    } else if (dist == MX_DIST_POISSON && p.a >= 0.0 && p.a < 10.0) {
+      poisson_loop(s, p.a, out, n);
     } else {
       per_element_loop(s, out, n, [&](int64_t, MXRng *r) {
         return mx_sample(dist, p.a, p.b, r);
@@ -183,6 +255,12 @@ static inline void sample_loop(const SampleParam &p, const MXRandomState &s, con
                                const A *b, T *out, int64_t n) {
   const int dist = int(p.dist);
   if (mx_direct_dist(dist)) return direct_loop(dist, s, a, b, 0.0, 0.0, p.per, out, n);
+  if (dist == MX_DIST_GAMMA)
+    return gamma_loop(s, out, n, [&](int64_t i, double *alpha, double *beta) {
+      const int64_t j = i / p.per;
+      *alpha = double(a[j]);
+      *beta = b ? double(b[j]) : 0.0;
+    });
   per_element_loop(s, out, n, [&](int64_t i, MXRng *r) {
     const int64_t j = i / p.per;
     return mx_sample(dist, double(a[j]), b ? double(b[j]) : 0.0, r);
