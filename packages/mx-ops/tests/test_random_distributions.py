@@ -170,6 +170,22 @@ def test_like_ops_take_the_data_shape_and_dtype():
         invoke("_random_gamma_like", [np.zeros(3, np.int32)])
 
 
+@pytest.mark.parametrize("k", [3, 50])      # counted branch-free / binary search
+def test_multinomial_is_the_inverse_cdf_of_the_float64_uniforms(direct_variates, k):
+    # sample i of row i // per: the first running sum of the row that passes
+    # uniform i of the float64 direct layout
+    p = np.random.default_rng(k).dirichlet(np.ones(k), size=3)
+    p[1, ::2] = 0.0
+    p[1] /= p[1].sum()
+    resource.seed(12)
+    seed, offset = _state()
+    got = invoke("_sample_multinomial", [p], shape=(700,))       # > one 1024-element chunk
+    u = direct_variates(seed, offset, 2100, "uniform", "float64").reshape(3, 700)
+    ref = [np.searchsorted(np.cumsum(p[r]), u[r], side="right") for r in range(3)]
+    assert np.array_equal(got, np.minimum(ref, k - 1))
+    assert not (got[1] % 2 == 0).any()
+
+
 def test_multinomial_samples_log_probabilities_and_gradient():
     p = np.array([[0.1, 0.2, 0.7], [0.5, 0.0, 0.5]], np.float64)
     resource.seed(9)

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "dtype.h"
 #include "isa.h"
@@ -91,9 +92,13 @@ static inline void gamma_chunk(uint64_t seed, uint64_t c, int64_t m, const doubl
   MX_RAND_DISPATCH(gamma_chunk, seed, c, m, alpha, w, g)
 }
 
-static inline void poisson_table(uint64_t seed, uint64_t c, int64_t m, const double *cdf,
-                                 int K, double *k) {
-  MX_RAND_DISPATCH(poisson_table, seed, c, m, cdf, K, k)
+static inline void count_reached(const double *u, int64_t m, const double *t, int64_t K,
+                                 int *count) {
+  MX_RAND_DISPATCH(count_reached, u, m, t, K, count)
+}
+
+static inline void first_uniforms(uint64_t seed, uint64_t c, int64_t m, double *u) {
+  MX_RAND_DISPATCH(first_uniforms, seed, c, m, u)
 }
 
 // out[i] = T(draw(i, r)), i in [0, n), r the stream of element i (its first
@@ -139,7 +144,7 @@ static void gamma_loop(const MXRandomState &s, T *out, int64_t n, F param) {
 }
 
 // out[i] = T(Poisson(lam)), i in [0, n), 0 <= lam < 10: mx_sample's
-// inverse CDF through a table of the CDF built once (poisson_table).
+// inverse CDF, its sums computed once into a table and counted.
 template <typename T>
 static void poisson_loop(const MXRandomState &s, double lam, T *out, int64_t n) {
   constexpr int kMax = 64;
@@ -154,16 +159,19 @@ static void poisson_loop(const MXRandomState &s, double lam, T *out, int64_t n) 
   }
   parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * 8,
                     [&](int64_t begin, int64_t end) {
-    double draw[kAheadChunk];
+    double u[kAheadChunk];
+    int count[kAheadChunk];
     for (int64_t chunk = begin; chunk < end; ++chunk) {
       const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
-      poisson_table(s.seed, s.offset + uint64_t(i0), m, cdf, K, draw);
+      first_uniforms(s.seed, s.offset + uint64_t(i0), m, u);
+      count_reached(u, m, cdf, K, count);
       for (int64_t e = 0; e < m; ++e) {
-        if (draw[e] == K) {
+        if (count[e] < K) {
+          out[i0 + e] = T(count[e]);
+        } else {      // past the table: the search itself
           MXRng r = mx_rng(s.seed, s.offset + uint64_t(i0 + e));
-          draw[e] = mx_rng_poisson(&r, lam);
+          out[i0 + e] = T(mx_rng_poisson(&r, lam));
         }
-        out[i0 + e] = T(draw[e]);
       }
     }
   });
@@ -284,6 +292,42 @@ static inline int sample_dist(MXOpCall *c) {
   return 0;
 }
 
+// out[e] = mx_multinomial(row, k, u[e]), e in [0, m) (and log p of it in
+// logp unless null): the row's running sums computed once into cdf (k
+// entries) and searched; the first sum passing u is the count of sums it
+// reaches where the probabilities are non-negative (the sums then never
+// fall), branch-free over e for a few categories, binary otherwise.
+template <typename P, typename T>
+static void multinomial_row(const P *row, int64_t k, const double *u, int64_t m, T *out,
+                            P *logp, double *cdf) {
+  double acc = 0.0;
+  int64_t last = 0;
+  bool monotone = true;
+  for (int64_t j = 0; j < k; ++j) {
+    const double pj = mx_rng_double(row[j]);
+    if (pj > 0.0) last = j;
+    monotone = monotone && pj >= 0.0;
+    cdf[j] = acc += pj;
+  }
+  const auto emit = [&](int64_t e, int64_t j) {
+    out[e] = T(j);
+    if (logp) logp[e] = P(log(double(row[j])));
+  };
+  constexpr int64_t kScan = 32;       // categories counted branch-free
+  if (monotone && k <= kScan) {
+    int count[kDirectChunk];
+    count_reached(u, m, cdf, k, count);
+    for (int64_t e = 0; e < m; ++e) emit(e, count[e] == k ? last : count[e]);
+  } else if (monotone) {
+    for (int64_t e = 0; e < m; ++e) {
+      const int64_t j = std::upper_bound(cdf, cdf + k, u[e]) - cdf;
+      emit(e, j == k ? last : j);       // past every sum: rounding
+    }
+  } else {
+    for (int64_t e = 0; e < m; ++e) emit(e, mx_multinomial(row, k, u[e]));
+  }
+}
+
 // Output 0: sample i from the distribution of row i / per (the data's last
 // axis holds its k probabilities); output 1 (get_prob): log p of it.
 static inline int sample_multinomial(MXOpCall *c) {
@@ -309,19 +353,16 @@ static inline int sample_multinomial(MXOpCall *c) {
       parallel_for_cost((n + kDirectChunk - 1) / kDirectChunk, kDirectChunk * (4 + k),
                         [&](int64_t begin, int64_t end) {
         double u[kDirectChunk];
+        std::vector<double> cdf(k);
         for (int64_t chunk = begin; chunk < end; ++chunk) {
           const int64_t i0 = chunk * kDirectChunk, m = std::min(kDirectChunk, n - i0);
           direct_blocks(MX_DIST_UNIFORM, s.seed, s.offset + uint64_t(i0 / 2), (m + 1) / 2, u);
-          int64_t r = i0 / p.per, q = i0 - r * p.per;      // row r, its sample q
-          for (int64_t e = 0; e < m; ++e) {
-            const P *row = d + r * k;
-            const long long j = mx_multinomial(row, k, u[e]);
-            out[i0 + e] = T(j);
-            if (logp) logp[i0 + e] = P(log(double(row[j])));
-            if (++q == p.per) {
-              q = 0;
-              ++r;
-            }
+          // The chunk's runs of samples of one row.
+          for (int64_t e = 0; e < m;) {
+            const int64_t r = (i0 + e) / p.per, len = std::min(m - e, (r + 1) * p.per - i0 - e);
+            multinomial_row(d + r * k, k, u + e, len, out + i0 + e, logp ? logp + i0 + e : nullptr,
+                            cdf.data());
+            e += len;
           }
         }
       });

@@ -51,21 +51,23 @@ static void stream_ahead(unsigned long long seed, unsigned long long c, int64_t 
 
 // g[e], e in [0, m): mx_rng_gamma(alpha[e]) (alpha > 0) of the
 // per-element stream c + e, whose first MX_RNG_PREFETCH blocks w holds
-// (stream_ahead's layout).
-// The first attempt of every element runs vectorized (mx_gamma_first, for
-// the alphas below 1 and the others in two passes); the few it does not
-// accept run mx_rng_gamma from the start.
+// (stream_ahead's layout).  The first attempt runs vectorized
+// (mx_gamma_first: a pass for the alphas from 1, one for those below); the
+// few elements it does not accept run mx_rng_gamma from the start.
 static void gamma_chunk(unsigned long long seed, unsigned long long c, int64_t m,
                         const double *alpha, const unsigned int *w, double *g) {
   static_assert(MX_RNG_PREFETCH * 4 >= 8, "mx_gamma_first reads 8 words");
   const double nan = mx_rng_nan();
-  int small = 0;
+  int64_t small = 0;
 #pragma omp simd reduction(+ : small)
-  for (int64_t e = 0; e < m; ++e) {
-    double v;
-    const int ok = mx_gamma_first<false>(w + e, kAheadChunk, alpha[e], &v);
-    small += alpha[e] < 1.0;
-    g[e] = ok ? v : nan;
+  for (int64_t e = 0; e < m; ++e) small += alpha[e] < 1.0;
+  if (small < m) {
+#pragma omp simd
+    for (int64_t e = 0; e < m; ++e) {
+      double v;
+      const int ok = mx_gamma_first<false>(w + e, kAheadChunk, alpha[e], &v);
+      g[e] = ok ? v : nan;
+    }
   }
   if (small) {
 #pragma omp simd
@@ -82,26 +84,24 @@ static void gamma_chunk(unsigned long long seed, unsigned long long c, int64_t m
   }
 }
 
-// k[e], e in [0, m): the Poisson draw by inverse CDF of the per-element
-// stream c + e (mx_rng_poisson below lam = 10) from the table cdf[0, K) of
-// that lam: the count of entries its uniform reaches, K where it passes
-// them all (the caller then runs mx_rng_poisson).
-static void poisson_table(unsigned long long seed, unsigned long long c, int64_t m,
-                          const double *cdf, int K, double *k) {
-  double u[256];
-  for (int64_t e0 = 0; e0 < m; e0 += 256) {
-    const int64_t n = m - e0 < 256 ? m - e0 : 256;
+// count[e] = #{j < K: u[e] >= t[j]}, e in [0, m): with t non-decreasing,
+// the first j whose t[j] passes u[e] (K where none does).
+static void count_reached(const double *u, int64_t m, const double *t, int64_t K, int *count) {
 #pragma omp simd
-    for (int64_t e = 0; e < n; ++e) {
-      u[e] = mx_rng_u32_open(mx_philox_block(seed, c + uint64_t(e0 + e), 0).w0);
-      k[e0 + e] = 0.0;
-    }
-    for (int j = 0; j < K; ++j) {
-      const double t = cdf[j];
+  for (int64_t e = 0; e < m; ++e) count[e] = 0;
+  for (int64_t j = 0; j < K; ++j) {
+    const double tj = t[j];
 #pragma omp simd
-      for (int64_t e = 0; e < n; ++e) k[e0 + e] += u[e] >= t ? 1.0 : 0.0;
-    }
+    for (int64_t e = 0; e < m; ++e) count[e] += u[e] >= tj;
   }
+}
+
+// u[e], e in [0, m): the 32-bit uniform of the per-element stream c + e
+// (mx_rng_u32_double's first).
+static void first_uniforms(unsigned long long seed, unsigned long long c, int64_t m, double *u) {
+#pragma omp simd
+  for (int64_t e = 0; e < m; ++e)
+    u[e] = mx_rng_u32_open(mx_philox_block(seed, c + uint64_t(e), 0).w0);
 }
 
 }  // namespace MX_RAND_NS

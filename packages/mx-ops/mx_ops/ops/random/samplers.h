@@ -286,9 +286,8 @@ MX_RNG_FN double mx_rng_gamma(MXRng *r, double alpha) {
 
 // mx_rng_gamma's first attempt from the first 8 words of its stream, word j
 // at w[j * stride] (the boost's uniform, when Small = alpha < 1, then the
-// normal's two and the uniform), branch-free: *g is its value, the result 1 where its
-// squeeze test accepts, else 0 (the caller then runs mx_rng_gamma, whose
-// first attempt may still accept by the log test).
+// normal's two and the uniform), branch-free: *g is its value, the result
+// 1 where it accepts, else 0 (the caller then runs mx_rng_gamma).
 template <bool Small>
 MX_RNG_VEC int mx_gamma_first(const unsigned int *w, long long stride, double alpha,
                               double *g) {
@@ -308,7 +307,8 @@ MX_RNG_VEC int mx_gamma_first(const unsigned int *w, long long stride, double al
   const double u = 1.0 - mx_rng_u53(MX_W(4), MX_W(5)), x2 = x * x;
 #undef MX_W
   *g = boost * d * v;
-  return positive & (u < 1.0 - 0.0331 * x2 * x2);
+  return positive & ((u < 1.0 - 0.0331 * x2 * x2) |
+                     (mx_rng_log(u) < 0.5 * x2 + d * (1.0 - v + mx_rng_log(v))));
 }
 
 // One step of the Poisson(lam) CDF: term k (*p) and the sum through it
