@@ -26,8 +26,8 @@ namespace mxop {
 constexpr int64_t kAheadChunk = 256;
 }
 
-// The direct layout's block loop, per instruction set (random_isa.h); the
-// regions set no-trapping-math so that GCC if-converts the selects.
+// The vectorized loops, per instruction set (random_isa.h); the regions set
+// no-trapping-math so that GCC if-converts the selects.
 #if MX_MULTI_ISA
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
@@ -143,7 +143,7 @@ static void gamma_loop(const MXRandomState &s, T *out, int64_t n, F param) {
   });
 }
 
-// out[i] = T(Poisson(lam)), i in [0, n), 0 <= lam < 10: mx_sample's
+// out[i] = T(Poisson(lam)), i in [0, n), 0 <= lam < MX_POISSON_SEARCH_BELOW: mx_sample's
 // inverse CDF, its sums computed once into a table and counted.
 template <typename T>
 static void poisson_loop(const MXRandomState &s, double lam, T *out, int64_t n) {
@@ -246,7 +246,7 @@ static inline int random_dist(MXOpCall *c) {
         *a = p.a;
         *b = p.b;
       });
-    } else if (dist == MX_DIST_POISSON && p.a >= 0.0 && p.a < 10.0) {
+    } else if (dist == MX_DIST_POISSON && p.a >= 0.0 && p.a < MX_POISSON_SEARCH_BELOW) {
       poisson_loop(s, p.a, out, n);
     } else {
       per_element_loop(s, out, n, [&](int64_t, MXRng *r) {

@@ -320,8 +320,9 @@ MX_RNG_FN void mx_poisson_step(double lam, double k, double *p, double *cdf) {
 }
 
 // Poisson(lam), lam >= 0.
+#define MX_POISSON_SEARCH_BELOW 10.0     // the inverse CDF below this mean, PTRS from it
 MX_RNG_FN double mx_rng_poisson(MXRng *r, double lam) {
-  if (lam < 10.0) {
+  if (lam < MX_POISSON_SEARCH_BELOW) {
     // Inverse CDF: the first k whose CDF passes a 32-bit uniform (one
     // word; a probability moves by at most 2^-32).  The terms cannot
     // vanish before the sum passes 1 - 2^-33 for such lam; p > 0 guards.
