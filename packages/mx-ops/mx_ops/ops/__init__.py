@@ -36,6 +36,7 @@ FAMILIES = {
     "norm": (),
     "dropout": (),
     "optimizer": (),
+    "linalg": ("elemwise",),
 }
 
 # family: the names of the operators it registered (filled by load).
