@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from mx_ops import infer_shapes, invoke
+from mx_ops import infer_shapes, invoke, registry
 from mx_ops.core.registry import MXNetError, ShapeError, TypeInferenceError
 from mx_ops.test_utils import check_numeric_gradient, numeric_gradient, symbolic_gradient
 
@@ -18,8 +18,14 @@ rng = np.random.default_rng(7)
 T = lambda x: np.swapaxes(x, -1, -2)   # noqa: E731
 
 
-def _outs(r):
-    return list(r) if isinstance(r, (list, tuple)) else [r]
+def _outs(r, op=None, params=None):
+    """invoke's outputs as a list; with ``op``, the visible ones only (det's
+    and slogdet's LU and pivots are hidden, as in MXNet)."""
+    r = list(r) if isinstance(r, (list, tuple)) else [r]
+    if op is None:
+        return r
+    node_op = registry.get(op)
+    return r[:node_op.visible_output_count(node_op.parse_params(params))]
 
 
 def spd(*shape):
@@ -108,7 +114,7 @@ def _tril_from(x, n):
 def test_forward_matches_numpy(dtype, k):
     op, ins, params, ref = _forward_cases()[k]
     ins = [x.astype(dtype) for x in ins]
-    outs = _outs(invoke("_linalg_" + op, ins, **params))
+    outs = _outs(invoke("_linalg_" + op, ins, **params), "_linalg_" + op, params)
     assert all(o.dtype == dtype for o in outs)
     x = [i.astype(np.float64) for i in ins]
     if op == "trmm":
@@ -239,7 +245,7 @@ def test_shapes_follow_mxnet():
     assert infer_shapes("_linalg_gemm2", {"axis": 0}, [(3, 2, 4), (4, 2, 5)])[1] == [(3, 2, 5)]
     assert infer_shapes("_linalg_syevd", {}, [(2, 4, 4)])[1] == [(2, 4, 4), (2, 4)]
     assert infer_shapes("_linalg_gelqf", {}, [(3, 5)])[1] == [(3, 5), (3, 3)]
-    assert infer_shapes("_linalg_slogdet", {}, [(2, 3, 3)])[1] == [(2,), (2,)]
+    assert infer_shapes("_linalg_slogdet", {}, [(2, 3, 3)])[1][:2] == [(2,), (2,)]
     assert infer_shapes("_linalg_maketrian", {"offset": 2}, [(3,)])[1] == [(4, 4)]
     assert infer_shapes("_linalg_extracttrian", {"offset": -1}, [(4, 4)])[1] == [(6,)]
     assert infer_shapes("_linalg_makediag", {"offset": 1}, [(2, 3)])[1] == [(2, 4, 4)]
@@ -251,11 +257,25 @@ def test_singular_and_indefinite_inputs():
     with pytest.raises(MXNetError, match="non-invertible"):
         invoke("_linalg_inverse", [np.array([[1.0, 2.0], [2.0, 4.0]])])
     s = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 3.0], [1.0, 4.0]]])
-    assert invoke("_linalg_det", [s])[0] == 0
-    sign, logabs = invoke("_linalg_slogdet", [s])
+    assert invoke("_linalg_det", [s])[0][0] == 0
+    sign, logabs = invoke("_linalg_slogdet", [s])[:2]
     assert sign[0] == 0 and logabs[0] == -np.inf and sign[1] == 1
     grad = symbolic_gradient("_linalg_det", [s], [np.ones(2)])[0]
     assert (grad[0] == 0).all()          # MXNet: no gradient for a singular matrix
+
+
+def test_det_keeps_lu_and_pivots_hidden():
+    """det's symbol has MXNet's three outputs (det, LU, pivot), one visible."""
+    a = rng.standard_normal((2, 4, 4))
+    d, lu, piv = invoke("_linalg_det", [a])
+    assert lu.shape == (2, 4, 4) and piv.dtype == np.int32 and piv.shape == (2, 4)
+    for k in range(2):       # P^T (L U) reproduces A (row-major: the factors of A^T)
+        low, up = np.tril(T(lu[k]), -1) + np.eye(4), np.triu(T(lu[k]))
+        m = low @ up
+        for j in reversed(range(4)):
+            m[[j, piv[k, j] - 1]] = m[[piv[k, j] - 1, j]]
+        np.testing.assert_allclose(T(m), a[k], atol=1e-12)
+    assert infer_shapes("_linalg_det", {}, [(2, 4, 4)])[1] == [(2,), (2, 4, 4), (2, 4)]
 
 
 def test_large_batch_splits_like_serial():

@@ -141,8 +141,9 @@ cdef int with_reqs(MXOpCall* c, int (*body)(MXOpCall*) noexcept nogil) noexcept 
     cdef MXOpCall call = c[0]
     cdef int k, rc, any_out = 0
     cdef int64_t n, i
-    cdef size_t item = 8 if c.outputs[0].dtype == MX_FLOAT64 else 4
+    cdef size_t item
     for k in range(c.nout):
+        item = 8 if c.outputs[k].dtype == MX_FLOAT64 else 4
         any_out |= c.req[k] != MX_REQ_NULL
         outs[k] = c.outputs[k]
         if c.req[k] == MX_REQ_ADD or c.req[k] == MX_REQ_NULL:
@@ -166,11 +167,14 @@ cdef int with_reqs(MXOpCall* c, int (*body)(MXOpCall*) noexcept nogil) noexcept 
             continue
         if rc == 0 and c.req[k] == MX_REQ_ADD:
             n = mx_tblob_size(&outs[k])
-            if item == 8:
+            if outs[k].dtype == MX_FLOAT64:
                 for i in range(n):
                     (<double*>c.outputs[k].dptr)[i] += (<double*>outs[k].dptr)[i]
-            else:
+            elif outs[k].dtype == MX_FLOAT32:
                 for i in range(n):
                     (<float*>c.outputs[k].dptr)[i] += (<float*>outs[k].dptr)[i]
+            else:                   # det's int32 pivots
+                for i in range(n):
+                    (<int32_t*>c.outputs[k].dptr)[i] += (<int32_t*>outs[k].dptr)[i]
         free(outs[k].dptr)
     return rc

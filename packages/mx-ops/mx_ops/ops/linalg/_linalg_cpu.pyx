@@ -280,44 +280,37 @@ cdef int _inverse_body(MXOpCall* c) noexcept nogil:
 
 # --- det, slogdet ----------------------------------------------------------------
 cdef int _det_t(MXOpCall* c, real* out, bint logarithm) noexcept nogil:
-    """From an LU factorization of a copy: det = the pivots' sign times the
-    product of U's diagonal; slogdet keeps the sign and log|det| apart
-    (sign 0 and -inf for a singular matrix)."""
-    cdef const real* A = <const real*>c.inputs[0].dptr
+    """From an LU factorization, kept in the hidden outputs LU and pivot as
+    MXNet keeps them: det = the pivots' sign times the product of U's
+    diagonal; slogdet keeps the sign and log|det| apart (sign 0 and -inf
+    for a singular matrix)."""
     cdef real* logabs = <real*>c.outputs[1].dptr if logarithm else NULL
-    cdef int n = _n(&c.inputs[0]), info, j, failed = 0
+    cdef real* LU = <real*>c.outputs[2 if logarithm else 1].dptr
+    cdef int* piv = <int*>c.outputs[3 if logarithm else 2].dptr
+    cdef int n = _n(&c.inputs[0]), info, j
     cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef real* lu
     cdef real sign, prod, lsum
+    _copy_in(c, 0, 2 if logarithm else 1)
     for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
-        lu = <real*>malloc(max(n * n, 1) * sizeof(real) + n * sizeof(int))
-        if lu == NULL:
-            failed += 1
-            continue
-        memcpy(lu, A + i * n * n, n * n * sizeof(real))
         info = 0
         if n > 0:
             if real is float:
-                sgetrf(&n, &n, lu, &n, <int*>(lu + n * n), &info)
+                sgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
             else:
-                dgetrf(&n, &n, lu, &n, <int*>(lu + n * n), &info)
+                dgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
         sign = 1                   # the permutation's parity
         prod = 1
         lsum = 0
         for j in range(n):
-            if (<int*>(lu + n * n))[j] != j + 1:
+            if piv[i * n + j] != j + 1:
                 sign = -sign
-            prod = prod * lu[j * n + j]
-            lsum = lsum + log(fabs(lu[j * n + j]))
+            prod = prod * LU[i * n * n + j * n + j]
+            lsum = lsum + log(fabs(LU[i * n * n + j * n + j]))
         if logarithm:
             out[i] = 0 if info > 0 else (sign if prod > 0 else -sign)
             logabs[i] = lsum
         else:
             out[i] = sign * prod
-        free(lu)
-    if failed:
-        c.error = "det: out of memory for the LU factorization"
-        return -1
     return 0
 
 

@@ -5,7 +5,6 @@ triangles, gelqf's Householder signs through a QR of A^T, syevd's sign
 rule, MXNet's gradient formulas).  Importing this module without CuPy
 raises ImportError."""
 import cupy
-from cupyx.scipy.linalg import solve_triangular
 
 
 def compile_cases():
@@ -30,7 +29,10 @@ def _tri(x, lower):
 
 def _solve(a, b, lower, trans):
     """op(a)^-1 b for batches of triangular a (one cuSOLVER/cuBLAS call per
-    matrix: CuPy's solve_triangular is not batched)."""
+    matrix: CuPy's solve_triangular is not batched).  cupyx.scipy.linalg
+    loads cuBLAS when imported, so it is imported here, not with the module
+    (which test_gpu_sources imports on machines without CUDA libraries)."""
+    from cupyx.scipy.linalg import solve_triangular
     shape = b.shape
     a2 = a.reshape((-1,) + a.shape[-2:])
     b2 = b.reshape((-1,) + shape[-2:])
@@ -126,14 +128,30 @@ def inverse(params, inputs, outputs, reqs):
     _store(outputs[0], cupy.linalg.inv(inputs[0]), reqs[0])
 
 
+def _lu(a, lu_out, piv_out, reqs):
+    """det's and slogdet's hidden outputs: LAPACK's LU factors and 1-based
+    pivots of each matrix, row-major as the CPU keeps them (the factors of
+    A^T read column-major, which is what cuSOLVER computes here)."""
+    from cupyx.scipy.linalg import lu_factor
+    a2 = a.reshape((-1,) + a.shape[-2:])
+    lu, piv = cupy.empty_like(a2), cupy.empty(a2.shape[:-1], cupy.int32)
+    for i in range(a2.shape[0]):
+        f, p = lu_factor(a2[i].T)
+        lu[i], piv[i] = f.T, p + 1
+    _store(lu_out, lu.reshape(a.shape), reqs[0])
+    _store(piv_out, piv.reshape(a.shape[:-1]), reqs[1])
+
+
 def det(params, inputs, outputs, reqs):
     _store(outputs[0], cupy.linalg.det(inputs[0]), reqs[0])
+    _lu(inputs[0], outputs[1], outputs[2], reqs[1:])
 
 
 def slogdet(params, inputs, outputs, reqs):
     sign, logabs = cupy.linalg.slogdet(inputs[0])
     _store(outputs[0], sign, reqs[0])
     _store(outputs[1], logabs, reqs[1])
+    _lu(inputs[0], outputs[2], outputs[3], reqs[2:])
 
 
 def sumlogdiag(params, inputs, outputs, reqs):

@@ -100,10 +100,19 @@ for _fwd, _back in (("extracttrian", "maketrian"), ("maketrian", "extracttrian")
 
 
 # --- dedicated backward operators ------------------------------------------------------
+_DOCS = {"ograd": "Gradient of the output.", "ograd_Q": "Gradient of Q.",
+         "ograd_L": "Gradient of L.", "ograd_U": "Gradient of U.",
+         "ograd_logabsdet": "Gradient of logabsdet.", "L": "The forward's factor L.",
+         "U": "The forward's eigenvectors U.", "Q": "The forward's factor Q.",
+         "A": "The forward's input A.", "out": "The forward's output.",
+         "det": "The forward's determinant."}
+
+
 def _backward(name, arguments, shape_of, params=None):
     """Registers ``_backward_linalg_<name>``: one output, the gradient of A,
     shaped like input ``shape_of``."""
     register(OpDef(f"_backward_linalg_{name}", arguments=arguments, params=params or {},
+                   input_docs={a: _DOCS[a] for a in arguments},
                    infer_shape=lambda p, s: [tuple(s[shape_of])], infer_type=_float_types,
                    compute=computes(_KERNELS[f"_backward_linalg_{name}"],
                                     gpu_compute(GPU, f"backward_{name}")),

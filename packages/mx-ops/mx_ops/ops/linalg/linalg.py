@@ -5,6 +5,7 @@ last), batched over the others; float32 and float64 only."""
 import struct
 
 from mx_ops.core._params import Param
+from mx_ops.core.partial_infer import set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.linalg import _linalg_cpu
@@ -151,14 +152,32 @@ def _square(op, out=None):
     return infer
 
 
-def _reg(name, arguments, infer_shape, params=None, outputs=("output",), doc="", **kw):
+def _reg(name, arguments, infer_shape, params=None, outputs=("output",), doc="", alias=True,
+         infer_type=None, **kw):
+    """Registers _linalg_<name>, with MXNet's alias linalg_<name> (which
+    syevd lacks)."""
     register(OpDef(f"_linalg_{name}", arguments=arguments, outputs=outputs,
                    params=params or {}, infer_shape=infer_shape,
-                   infer_type=lambda p, d: _float_types(p, d) * len(outputs),
+                   infer_type=infer_type or (lambda p, d: _float_types(p, d) * len(outputs)),
                    compute=computes(KERNELS[f"_linalg_{name}"], gpu_compute(GPU, name)),
-                   pack_params=pack, aliases=(f"linalg_{name}",), doc=doc, **kw))
+                   pack_params=pack,
+                   input_docs={a: _DOCS.get(name, {}).get(a, "Tensor of input matrices")
+                               for a in arguments},
+                   aliases=(f"linalg_{name}",) if alias else (), doc=doc, **kw))
 
 
+_TRI_DOCS = {"A": "Tensor of lower triangular matrices", "B": "Tensor of matrices"}
+_FACTORED = {"A": "Tensor of input matrices to be factorized"}
+_SQUARE = {"A": "Tensor of square matrix"}
+_SQUARES = {"A": "Tensor of square matrices"}
+# MXNet's descriptions of the inputs ("Tensor of input matrices" elsewhere).
+_DOCS = {"potrf": {"A": "Tensor of input matrices to be decomposed"},
+         "potri": {"A": "Tensor of lower triangular matrices"},
+         "trmm": _TRI_DOCS, "trsm": _TRI_DOCS, "gelqf": _FACTORED, "syevd": _FACTORED,
+         "inverse": _SQUARE, "det": _SQUARE, "slogdet": _SQUARE, "sumlogdiag": _SQUARES,
+         "extractdiag": _SQUARES, "extracttrian": _SQUARES,
+         "makediag": {"A": "Tensor of diagonal entries"},
+         "maketrian": {"A": "Tensor of triangular matrices stored as vectors"}}
 _GEMM2 = {"transpose_a": _BOOL["transpose_a"], "transpose_b": _BOOL["transpose_b"],
           "alpha": _ALPHA, "axis": Param("int", -2, doc="Axis corresponding to the matrix rows.")}
 _reg("gemm", ("A", "B", "C"), lambda p, s: gemm_shape("gemm", p, s),
@@ -180,13 +199,44 @@ _reg("syrk", ("A",), _syrk_shape,
 _reg("gelqf", ("A",), _gelqf_shape, outputs=("output0", "output1"),
      doc="LQ factorization A = L * Q (outputs Q, L).")
 _reg("syevd", ("A",), lambda p, s: [_matrices("syevd", s[0]), tuple(s[0])[:-1]],
-     outputs=("output0", "output1"),
+     outputs=("output0", "output1"), alias=False,
      doc="Eigendecomposition of symmetric matrices: U * A = diag(L) * U (outputs U, L).")
 _reg("inverse", ("A",), _square("inverse"), doc="Inverse of square matrices.")
-_reg("det", ("A",), _square("det", "batch"), outputs=("output0",),
-     doc="Determinant of square matrices.")
-_reg("slogdet", ("A",), lambda p, s: _square("slogdet", "batch")(p, s) * 2,
-     outputs=("output0", "output1"), doc="Sign and log of the absolute determinant.")
+# det and slogdet keep their LU factorization and its pivots as hidden outputs
+# (MXNet's: its symbols have 3 and 4 outputs, 1 and 2 visible).
+def _lu_shapes(op, visible):
+    def infer(params, shapes):
+        a = _matrices(op, shapes[0])
+        return [a[:-2]] * visible + [a, a[:-1]]
+    return infer
+
+
+def _lu_types(visible):
+    return lambda p, d: _float_types(p, d) * (visible + 1) + ["int32"]
+
+
+_reg("det", ("A",), _lu_shapes("det", 1), outputs=("output0", "LU", "pivot"),
+     num_visible_outputs=1, infer_type=_lu_types(1), doc="Determinant of square matrices.")
+_reg("slogdet", ("A",), _lu_shapes("slogdet", 2),
+     outputs=("output0", "output1", "LU", "pivot"), num_visible_outputs=2,
+     infer_type=_lu_types(2), doc="Sign and log of the absolute determinant.")
+
+
+def _lu_partial_types(visible):
+    def rule(params, ins, outs):
+        dtype = ins[0] if ins[0] is not None else next(
+            (o for o in list(outs)[:visible + 1] if o is not None), None)
+        if dtype is not None:
+            ins.assign(0, dtype)
+            for i in range(visible + 1):
+                outs.assign(i, dtype)
+        outs.assign(visible + 1, "int32")
+        return ins, outs
+    return rule
+
+
+set_infer_type_partial("_linalg_det", _lu_partial_types(1))
+set_infer_type_partial("_linalg_slogdet", _lu_partial_types(2))
 _reg("sumlogdiag", ("A",), _square("sumlogdiag", "batch"),
      doc="Sum of the logarithms of the diagonal entries of square matrices.")
 _reg("extractdiag", ("A",), _extractdiag_shape, {"offset": _OFFSET},
