@@ -36,7 +36,11 @@ cdef inline int64_t _lead(const MXTBlob* b, int drop) noexcept nogil:
 
 
 cdef inline int _threads(int64_t batch, int64_t cost) noexcept nogil:
-    """Workers for `batch` independent matrices of `cost` flops each."""
+    """Workers for `batch` independent matrices of `cost` flops each: one
+    when a matrix is large enough (about 128^3 flops) for the BLAS to split
+    it across its own threads, which a team of ours would only oversubscribe."""
+    if cost >= (<int64_t>1 << 21):
+        return 1
     return parallel_threads(batch * cost, batch)
 
 
@@ -130,6 +134,17 @@ cdef inline int lu_inverse(real* A, int n, int* ipiv, real* work, int lwork) noe
         if info == 0:
             dgetri(&n, A, &n, ipiv, work, &lwork, &info)
     return info
+
+
+ctypedef int (*body_f)(MXOpCall*, float*) noexcept nogil
+ctypedef int (*body_d)(MXOpCall*, double*) noexcept nogil
+
+
+cdef inline int by_dtype(MXOpCall* c, body_f f, body_d d) noexcept nogil:
+    """Runs the float32 or float64 specialization of a kernel body on output 0."""
+    if c.outputs[0].dtype == MX_FLOAT64:
+        return d(c, <double*>c.outputs[0].dptr)
+    return f(c, <float*>c.outputs[0].dptr)
 
 
 cdef int with_reqs(MXOpCall* c, int (*body)(MXOpCall*) noexcept nogil) noexcept nogil:

@@ -52,9 +52,7 @@ cdef int _gemm_t(MXOpCall* c, real* out) noexcept nogil:
 
 
 cdef int _gemm_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _gemm_t(c, <double*>c.outputs[0].dptr)
-    return _gemm_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _gemm_t[float], _gemm_t[double])
 
 
 # --- potrf, potri ----------------------------------------------------------------
@@ -153,9 +151,7 @@ cdef int _syrk_t(MXOpCall* c, real* out) noexcept nogil:
 
 
 cdef int _syrk_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _syrk_t(c, <double*>c.outputs[0].dptr)
-    return _syrk_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _syrk_t[float], _syrk_t[double])
 
 
 # --- gelqf -----------------------------------------------------------------------
@@ -194,9 +190,7 @@ cdef int _gelqf_t(MXOpCall* c, real* Q) noexcept nogil:
 
 
 cdef int _gelqf_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _gelqf_t(c, <double*>c.outputs[0].dptr)
-    return _gelqf_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _gelqf_t[float], _gelqf_t[double])
 
 
 # --- syevd -----------------------------------------------------------------------
@@ -250,9 +244,7 @@ cdef int _syevd_t(MXOpCall* c, real* U) noexcept nogil:
 
 
 cdef int _syevd_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _syevd_t(c, <double*>c.outputs[0].dptr)
-    return _syevd_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _syevd_t[float], _syevd_t[double])
 
 
 # --- inverse ---------------------------------------------------------------------
@@ -273,9 +265,7 @@ cdef int _inverse_t(MXOpCall* c, real* out) noexcept nogil:
 
 
 cdef int _inverse_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _inverse_t(c, <double*>c.outputs[0].dptr)
-    return _inverse_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _inverse_t[float], _inverse_t[double])
 
 
 # --- det, slogdet ----------------------------------------------------------------
@@ -341,9 +331,7 @@ cdef int _sumlogdiag_t(MXOpCall* c, real* out) noexcept nogil:
 
 
 cdef int _sumlogdiag_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _sumlogdiag_t(c, <double*>c.outputs[0].dptr)
-    return _sumlogdiag_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _sumlogdiag_t[float], _sumlogdiag_t[double])
 
 
 cdef inline int64_t _tri_index(int64_t r, int64_t j) noexcept nogil:

@@ -171,59 +171,46 @@ cdef int _sumlogdiag_bw_t(MXOpCall* c, real* dA) noexcept nogil:
 
 
 cdef int _potrf_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _potrf_bw_t(c, <double*>c.outputs[0].dptr)
-    return _potrf_bw_t(c, <float*>c.outputs[0].dptr)
+    return by_dtype(c, _potrf_bw_t[float], _potrf_bw_t[double])
+
+
+cdef int _potri_bw_body(MXOpCall* c) noexcept nogil:
+    return by_dtype(c, _potri_bw_t[float], _potri_bw_t[double])
+
+
+cdef int _gelqf_bw_body(MXOpCall* c) noexcept nogil:
+    return by_dtype(c, _gelqf_bw_t[float], _gelqf_bw_t[double])
+
+
+cdef int _syevd_bw_body(MXOpCall* c) noexcept nogil:
+    return by_dtype(c, _syevd_bw_t[float], _syevd_bw_t[double])
+
+
+cdef int _det_bw_body(MXOpCall* c) noexcept nogil:
+    return by_dtype(c, _det_bw_t[float], _det_bw_t[double])
+
+
+cdef int _sumlogdiag_bw_body(MXOpCall* c) noexcept nogil:
+    return by_dtype(c, _sumlogdiag_bw_t[float], _sumlogdiag_bw_t[double])
 
 
 cdef int potrf_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _potrf_bw_body)
 
-cdef int _potri_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _potri_bw_t(c, <double*>c.outputs[0].dptr)
-    return _potri_bw_t(c, <float*>c.outputs[0].dptr)
-
-
 cdef int potri_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _potri_bw_body)
-
-cdef int _gelqf_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _gelqf_bw_t(c, <double*>c.outputs[0].dptr)
-    return _gelqf_bw_t(c, <float*>c.outputs[0].dptr)
-
 
 cdef int gelqf_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _gelqf_bw_body)
 
-cdef int _syevd_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _syevd_bw_t(c, <double*>c.outputs[0].dptr)
-    return _syevd_bw_t(c, <float*>c.outputs[0].dptr)
-
-
 cdef int syevd_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _syevd_bw_body)
-
-cdef int _det_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _det_bw_t(c, <double*>c.outputs[0].dptr)
-    return _det_bw_t(c, <float*>c.outputs[0].dptr)
-
 
 cdef int det_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _det_bw_body)
 
-cdef int _sumlogdiag_bw_body(MXOpCall* c) noexcept nogil:
-    if c.outputs[0].dtype == MX_FLOAT64:
-        return _sumlogdiag_bw_t(c, <double*>c.outputs[0].dptr)
-    return _sumlogdiag_bw_t(c, <float*>c.outputs[0].dptr)
-
-
 cdef int sumlogdiag_bw_kernel(MXOpCall* c) noexcept nogil:
     return with_reqs(c, _sumlogdiag_bw_body)
-
 
 def kernels():
     """{backward operator name: MXFCompute address}; slogdet shares det's."""
