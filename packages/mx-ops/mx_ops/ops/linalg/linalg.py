@@ -144,8 +144,8 @@ def _maketrian_shape(params, shapes):
 
 
 def _square(op, out=None):
-    """Shape rule of the operators on square matrices: the same shape, or
-    the batch shape (``out='batch'``), as many times as ``out`` says."""
+    """Shape rule of the operators on square matrices: the input's shape,
+    or its batch shape (``out='batch'``: one number per matrix)."""
     def infer(params, shapes):
         a = _matrices(op, shapes[0])
         return [a[:-2] if out == "batch" else a]
