@@ -18,27 +18,32 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
- '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_backward_topk',
- '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
  '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
  '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
  '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
- '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
- '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
- '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
- '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
- '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
- '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
- '_random_uniform', '_random_uniform_like', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar',
- '_rpower_scalar', '_sample_exponential', '_sample_gamma',
- '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
- '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
- '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
+ '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
+ '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
+ '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
+ '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar',
+ '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul',
+ '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
+ '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
+ '_random_gamma_like', '_random_generalized_negative_binomial',
+ '_random_generalized_negative_binomial_like', '_random_negative_binomial',
+ '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
+ '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
+ '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
+ '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
+ '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
@@ -1037,6 +1042,220 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, name=None, attr=Non
     return _compose('_backward_gather_nd', (ograd, indices, data), name, attr, kwargs)
 
 
+def _backward_linalg_det(ograd=None, A=None, det=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_det.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    det : Symbol, optional
+        The forward's determinant.  Left out, it is a new variable named
+        '<name>_det'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_det', (ograd, A, det), name, attr, kwargs)
+
+
+def _backward_linalg_gelqf(ograd_Q=None, ograd_L=None, Q=None, L=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_gelqf.
+
+    Parameters
+    ----------
+    ograd_Q : Symbol, optional
+        Gradient of Q.  Left out, it is a new variable named '<name>_ograd_Q'.
+    ograd_L : Symbol, optional
+        Gradient of L.  Left out, it is a new variable named '<name>_ograd_L'.
+    Q : Symbol, optional
+        The forward's factor Q.  Left out, it is a new variable named
+        '<name>_Q'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_gelqf', (ograd_Q, ograd_L, Q, L), name, attr, kwargs)
+
+
+def _backward_linalg_potrf(ograd=None, L=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_potrf.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_potrf', (ograd, L), name, attr, kwargs, lower=lower)
+
+
+def _backward_linalg_potri(*ograd, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_potri.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    out : Symbol, optional
+        The forward's output.  Left out, it is a new variable named
+        '<name>_out'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_potri', ograd, name, attr, kwargs, lower=lower)
+
+
+def _backward_linalg_slogdet(ograd_logabsdet=None, A=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_slogdet.
+
+    Parameters
+    ----------
+    ograd_logabsdet : Symbol, optional
+        Gradient of logabsdet.  Left out, it is a new variable named
+        '<name>_ograd_logabsdet'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_slogdet', (ograd_logabsdet, A), name, attr, kwargs)
+
+
+def _backward_linalg_sumlogdiag(ograd=None, A=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_sumlogdiag.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_sumlogdiag', (ograd, A), name, attr, kwargs)
+
+
+def _backward_linalg_syevd(ograd_U=None, ograd_L=None, U=None, L=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_syevd.
+
+    Parameters
+    ----------
+    ograd_U : Symbol, optional
+        Gradient of U.  Left out, it is a new variable named '<name>_ograd_U'.
+    ograd_L : Symbol, optional
+        Gradient of L.  Left out, it is a new variable named '<name>_ograd_L'.
+    U : Symbol, optional
+        The forward's eigenvectors U.  Left out, it is a new variable named
+        '<name>_U'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_syevd', (ograd_U, ograd_L, U, L), name, attr, kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1818,6 +2037,31 @@ def _lesser_scalar(data=None, scalar=_NULL, name=None, attr=None, **kwargs):
     Aliases: _LesserScalar.
     """
     return _compose('_lesser_scalar', (data,), name, attr, kwargs, scalar=scalar)
+
+
+def _linalg_syevd(A=None, name=None, attr=None, **kwargs):
+    """
+    Eigendecomposition of symmetric matrices: U * A = diag(L) * U (outputs U, L).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be factorized  Left out, it is a new
+        variable named '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_linalg_syevd', (A,), name, attr, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, name=None, attr=None, **kwargs):
@@ -2838,6 +3082,22 @@ _copy = _alias(_op.identity, '_copy')
 _crop_assign = _alias(_slice_assign, '_crop_assign')
 _crop_assign_scalar = _alias(_slice_assign_scalar, '_crop_assign_scalar')
 _div = _alias(_op.elemwise_div, '_div')
+_linalg_det = _alias(_op.linalg_det, '_linalg_det')
+_linalg_extractdiag = _alias(_op.linalg_extractdiag, '_linalg_extractdiag')
+_linalg_extracttrian = _alias(_op.linalg_extracttrian, '_linalg_extracttrian')
+_linalg_gelqf = _alias(_op.linalg_gelqf, '_linalg_gelqf')
+_linalg_gemm = _alias(_op.linalg_gemm, '_linalg_gemm')
+_linalg_gemm2 = _alias(_op.linalg_gemm2, '_linalg_gemm2')
+_linalg_inverse = _alias(_op.linalg_inverse, '_linalg_inverse')
+_linalg_makediag = _alias(_op.linalg_makediag, '_linalg_makediag')
+_linalg_maketrian = _alias(_op.linalg_maketrian, '_linalg_maketrian')
+_linalg_potrf = _alias(_op.linalg_potrf, '_linalg_potrf')
+_linalg_potri = _alias(_op.linalg_potri, '_linalg_potri')
+_linalg_slogdet = _alias(_op.linalg_slogdet, '_linalg_slogdet')
+_linalg_sumlogdiag = _alias(_op.linalg_sumlogdiag, '_linalg_sumlogdiag')
+_linalg_syrk = _alias(_op.linalg_syrk, '_linalg_syrk')
+_linalg_trmm = _alias(_op.linalg_trmm, '_linalg_trmm')
+_linalg_trsm = _alias(_op.linalg_trsm, '_linalg_trsm')
 _minus = _alias(_op.elemwise_sub, '_minus')
 _mul = _alias(_op.elemwise_mul, '_mul')
 _plus = _alias(_op.elemwise_add, '_plus')

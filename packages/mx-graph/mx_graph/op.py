@@ -19,19 +19,22 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
  'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
  'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2',
- 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split', 'sqrt', 'square',
- 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc',
- 'uniform', 'where', 'zeros_like']
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick',
+ 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split',
+ 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk',
+ 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -2436,6 +2439,505 @@ def identity(data=None, name=None, attr=None, **kwargs):
     Aliases: identity.
     """
     return _compose('identity', (data,), name, attr, kwargs)
+
+
+def linalg_det(A=None, name=None, attr=None, **kwargs):
+    """
+    Determinant of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_det.
+    """
+    return _compose('linalg_det', (A,), name, attr, kwargs)
+
+
+def linalg_extractdiag(A=None, offset=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts a diagonal of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_extractdiag.
+    """
+    return _compose('linalg_extractdiag', (A,), name, attr, kwargs, offset=offset)
+
+
+def linalg_extracttrian(A=None, offset=_NULL, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts a triangle of square matrices as a vector.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_extracttrian.
+    """
+    return _compose('linalg_extracttrian', (A,), name, attr, kwargs, offset=offset, lower=lower)
+
+
+def linalg_gelqf(A=None, name=None, attr=None, **kwargs):
+    """
+    LQ factorization A = L * Q (outputs Q, L).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be factorized  Left out, it is a new
+        variable named '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_gelqf.
+    """
+    return _compose('linalg_gelqf', (A,), name, attr, kwargs)
+
+
+def linalg_gemm(A=None, B=None, C=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, beta=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B) + beta * C, batched.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    B : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_B'.
+    C : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_C'.
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    beta : float, optional, default=1.0
+        Scalar factor multiplied with C.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_gemm.
+    """
+    return _compose('linalg_gemm', (A, B, C), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, alpha=alpha, axis=axis, beta=beta)
+
+
+def linalg_gemm2(A=None, B=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B), batched.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    B : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_B'.
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_gemm2.
+    """
+    return _compose('linalg_gemm2', (A, B), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, alpha=alpha, axis=axis)
+
+
+def linalg_inverse(A=None, name=None, attr=None, **kwargs):
+    """
+    Inverse of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_inverse.
+    """
+    return _compose('linalg_inverse', (A,), name, attr, kwargs)
+
+
+def linalg_makediag(A=None, offset=_NULL, name=None, attr=None, **kwargs):
+    """
+    Square matrices with the input on a diagonal.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of diagonal entries  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_makediag.
+    """
+    return _compose('linalg_makediag', (A,), name, attr, kwargs, offset=offset)
+
+
+def linalg_maketrian(A=None, offset=_NULL, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Square matrices with the input vector as a triangle.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of triangular matrices stored as vectors  Left out, it is a new
+        variable named '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_maketrian.
+    """
+    return _compose('linalg_maketrian', (A,), name, attr, kwargs, offset=offset, lower=lower)
+
+
+def linalg_potrf(A=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Cholesky factor of symmetric positive-definite matrices (A = L L^T).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be decomposed  Left out, it is a new
+        variable named '<name>_A'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_potrf.
+    """
+    return _compose('linalg_potrf', (A,), name, attr, kwargs, lower=lower)
+
+
+def linalg_potri(A=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Inverse of B = A A^T from its Cholesky factor A.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_potri.
+    """
+    return _compose('linalg_potri', (A,), name, attr, kwargs, lower=lower)
+
+
+def linalg_slogdet(A=None, name=None, attr=None, **kwargs):
+    """
+    Sign and log of the absolute determinant.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_slogdet.
+    """
+    return _compose('linalg_slogdet', (A,), name, attr, kwargs)
+
+
+def linalg_sumlogdiag(A=None, name=None, attr=None, **kwargs):
+    """
+    Sum of the logarithms of the diagonal entries of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_sumlogdiag.
+    """
+    return _compose('linalg_sumlogdiag', (A,), name, attr, kwargs)
+
+
+def linalg_syrk(A=None, transpose=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * A * A^T (or alpha * A^T * A).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    transpose : bool, optional, default=False
+        Use transpose of input matrix.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_syrk.
+    """
+    return _compose('linalg_syrk', (A,), name, attr, kwargs, transpose=transpose, alpha=alpha)
+
+
+def linalg_trmm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * B (or B * op(A)), A triangular.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    B : Symbol, optional
+        Tensor of matrices  Left out, it is a new variable named '<name>_B'.
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_trmm.
+    """
+    return _compose('linalg_trmm', (A, B), name, attr, kwargs, transpose=transpose, rightside=rightside, lower=lower, alpha=alpha)
+
+
+def linalg_trsm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    Solves op(A) * out = alpha * B (or out * op(A) = alpha * B), A triangular.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    B : Symbol, optional
+        Tensor of matrices  Left out, it is a new variable named '<name>_B'.
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_trsm.
+    """
+    return _compose('linalg_trsm', (A, B), name, attr, kwargs, transpose=transpose, rightside=rightside, lower=lower, alpha=alpha)
 
 
 def log(data=None, name=None, attr=None, **kwargs):

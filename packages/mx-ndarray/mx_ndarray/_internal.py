@@ -19,27 +19,32 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linear_reg_out',
- '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_take', '_backward_topk',
- '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
  '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
  '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
  '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
- '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
- '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
- '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
- '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
- '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
- '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
- '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
- '_random_uniform', '_random_uniform_like', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar',
- '_rpower_scalar', '_sample_exponential', '_sample_gamma',
- '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
- '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
- '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
+ '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
+ '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
+ '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
+ '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar',
+ '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul',
+ '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
+ '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
+ '_random_gamma_like', '_random_generalized_negative_binomial',
+ '_random_generalized_negative_binomial_like', '_random_negative_binomial',
+ '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
+ '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
+ '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
+ '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
+ '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -1079,6 +1084,180 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
 
 
+def _backward_linalg_det(ograd=None, A=None, det=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_det.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    det : NDArray
+        The forward's determinant.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_det', [ograd, A, det], out, kwargs)
+
+
+def _backward_linalg_gelqf(ograd_Q=None, ograd_L=None, Q=None, L=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_gelqf.
+
+    Parameters
+    ----------
+    ograd_Q : NDArray
+        Gradient of Q.
+    ograd_L : NDArray
+        Gradient of L.
+    Q : NDArray
+        The forward's factor Q.
+    L : NDArray
+        The forward's factor L.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_gelqf', [ograd_Q, ograd_L, Q, L], out, kwargs)
+
+
+def _backward_linalg_potrf(ograd=None, L=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_potrf.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    L : NDArray
+        The forward's factor L.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_backward_linalg_potrf', [ograd, L], out, kwargs)
+
+
+def _backward_linalg_potri(*ograd, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_potri.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    out : NDArray
+        The forward's output.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_backward_linalg_potri', ograd, out, kwargs)
+
+
+def _backward_linalg_slogdet(ograd_logabsdet=None, A=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_slogdet.
+
+    Parameters
+    ----------
+    ograd_logabsdet : NDArray
+        Gradient of logabsdet.
+    A : NDArray
+        The forward's input A.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_slogdet', [ograd_logabsdet, A], out, kwargs)
+
+
+def _backward_linalg_sumlogdiag(ograd=None, A=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_sumlogdiag.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_sumlogdiag', [ograd, A], out, kwargs)
+
+
+def _backward_linalg_syevd(ograd_U=None, ograd_L=None, U=None, L=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_syevd.
+
+    Parameters
+    ----------
+    ograd_U : NDArray
+        Gradient of U.
+    ograd_L : NDArray
+        Gradient of L.
+    U : NDArray
+        The forward's eigenvectors U.
+    L : NDArray
+        The forward's factor L.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_syevd', [ograd_U, ograd_L, U, L], out, kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1814,6 +1993,26 @@ def _lesser_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_lesser_scalar', [data], out, kwargs)
+
+
+def _linalg_syevd(A=None, out=None, name=None, **kwargs):
+    """
+    Eigendecomposition of symmetric matrices: U * A = diag(L) * U (outputs U, L).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be factorized
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_linalg_syevd', [A], out, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2773,6 +2972,22 @@ _copy = _op.identity
 _crop_assign = _slice_assign
 _crop_assign_scalar = _slice_assign_scalar
 _div = _op.elemwise_div
+_linalg_det = _op.linalg_det
+_linalg_extractdiag = _op.linalg_extractdiag
+_linalg_extracttrian = _op.linalg_extracttrian
+_linalg_gelqf = _op.linalg_gelqf
+_linalg_gemm = _op.linalg_gemm
+_linalg_gemm2 = _op.linalg_gemm2
+_linalg_inverse = _op.linalg_inverse
+_linalg_makediag = _op.linalg_makediag
+_linalg_maketrian = _op.linalg_maketrian
+_linalg_potrf = _op.linalg_potrf
+_linalg_potri = _op.linalg_potri
+_linalg_slogdet = _op.linalg_slogdet
+_linalg_sumlogdiag = _op.linalg_sumlogdiag
+_linalg_syrk = _op.linalg_syrk
+_linalg_trmm = _op.linalg_trmm
+_linalg_trsm = _op.linalg_trsm
 _minus = _op.elemwise_sub
 _mul = _op.elemwise_mul
 _plus = _op.elemwise_add

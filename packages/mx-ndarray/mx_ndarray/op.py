@@ -20,19 +20,22 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
  'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
  'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2',
- 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split', 'sqrt', 'square',
- 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc',
- 'uniform', 'where', 'zeros_like']
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick',
+ 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split',
+ 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk',
+ 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -2322,6 +2325,476 @@ def identity(data=None, out=None, name=None, **kwargs):
     Aliases: identity.
     """
     return _call_op('_copy', [data], out, kwargs)
+
+
+def linalg_det(A=None, out=None, name=None, **kwargs):
+    """
+    Determinant of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_det.
+    """
+    return _call_op('_linalg_det', [A], out, kwargs)
+
+
+def linalg_extractdiag(A=None, offset=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts a diagonal of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_extractdiag.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    return _call_op('_linalg_extractdiag', [A], out, kwargs)
+
+
+def linalg_extracttrian(A=None, offset=_NULL, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts a triangle of square matrices as a vector.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_extracttrian.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_extracttrian', [A], out, kwargs)
+
+
+def linalg_gelqf(A=None, out=None, name=None, **kwargs):
+    """
+    LQ factorization A = L * Q (outputs Q, L).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be factorized
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_gelqf.
+    """
+    return _call_op('_linalg_gelqf', [A], out, kwargs)
+
+
+def linalg_gemm(A=None, B=None, C=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B) + beta * C, batched.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    B : NDArray
+        Tensor of input matrices
+    C : NDArray
+        Tensor of input matrices
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    beta : float, optional, default=1.0
+        Scalar factor multiplied with C.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_gemm.
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('_linalg_gemm', [A, B, C], out, kwargs)
+
+
+def linalg_gemm2(A=None, B=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B), batched.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    B : NDArray
+        Tensor of input matrices
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_gemm2.
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('_linalg_gemm2', [A, B], out, kwargs)
+
+
+def linalg_inverse(A=None, out=None, name=None, **kwargs):
+    """
+    Inverse of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_inverse.
+    """
+    return _call_op('_linalg_inverse', [A], out, kwargs)
+
+
+def linalg_makediag(A=None, offset=_NULL, out=None, name=None, **kwargs):
+    """
+    Square matrices with the input on a diagonal.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of diagonal entries
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_makediag.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    return _call_op('_linalg_makediag', [A], out, kwargs)
+
+
+def linalg_maketrian(A=None, offset=_NULL, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Square matrices with the input vector as a triangle.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of triangular matrices stored as vectors
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_maketrian.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_maketrian', [A], out, kwargs)
+
+
+def linalg_potrf(A=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Cholesky factor of symmetric positive-definite matrices (A = L L^T).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be decomposed
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_potrf.
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_potrf', [A], out, kwargs)
+
+
+def linalg_potri(A=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Inverse of B = A A^T from its Cholesky factor A.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_potri.
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_potri', [A], out, kwargs)
+
+
+def linalg_slogdet(A=None, out=None, name=None, **kwargs):
+    """
+    Sign and log of the absolute determinant.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_slogdet.
+    """
+    return _call_op('_linalg_slogdet', [A], out, kwargs)
+
+
+def linalg_sumlogdiag(A=None, out=None, name=None, **kwargs):
+    """
+    Sum of the logarithms of the diagonal entries of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_sumlogdiag.
+    """
+    return _call_op('_linalg_sumlogdiag', [A], out, kwargs)
+
+
+def linalg_syrk(A=None, transpose=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * A * A^T (or alpha * A^T * A).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    transpose : bool, optional, default=False
+        Use transpose of input matrix.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_syrk.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_syrk', [A], out, kwargs)
+
+
+def linalg_trmm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * B (or B * op(A)), A triangular.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    B : NDArray
+        Tensor of matrices
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_trmm.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if rightside is not _NULL:
+        kwargs['rightside'] = rightside
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_trmm', [A, B], out, kwargs)
+
+
+def linalg_trsm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Solves op(A) * out = alpha * B (or out * op(A) = alpha * B), A triangular.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    B : NDArray
+        Tensor of matrices
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_trsm.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if rightside is not _NULL:
+        kwargs['rightside'] = rightside
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_trsm', [A, B], out, kwargs)
 
 
 def log(data=None, out=None, name=None, **kwargs):

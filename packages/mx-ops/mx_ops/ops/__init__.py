@@ -37,6 +37,7 @@ FAMILIES = {
     "dropout": (),
     "optimizer": (),
     "sort": (),
+    "linalg": ("elemwise",),
 }
 
 # family: the names of the operators it registered (filled by load).
