@@ -13,7 +13,6 @@ R runs, each ending when the result is ready.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table
+from benchmarks.common import format_table, run_json_script as run
 
 SHAPES = [(4096, 32), (64, 256)]
 
@@ -80,16 +79,6 @@ _SCRIPTS = {
     """),
 }
 
-
-def run(python, script, args):
-    if not python or not os.path.exists(python):
-        return None
-    proc = subprocess.run([python, "-c", script, *map(str, args)], capture_output=True,
-                          text=True, timeout=900)
-    if proc.returncode != 0:
-        print(f"({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):

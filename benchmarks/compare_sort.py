@@ -12,9 +12,7 @@ rows of 100.  The NumPy column is the composition computing the same thing
 theirs (below 1: ours is faster).  Best of R runs.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table
+from benchmarks.common import format_table, run_json_script as run
 
 # What every worker script starts with: arguments, data and a best-of-R timer.
 _PRELUDE = textwrap.dedent("""
@@ -103,16 +101,6 @@ CASES = [("sort", "sort, 1000 x 1000, last axis"),
          ("take", "take 100000 of 100000 x 64 rows"),
          ("pick", "pick, 100000 x 100, last axis")]
 
-
-def run(python, script, args):
-    if not python or not os.path.exists(python):
-        return None
-    proc = subprocess.run([python, "-c", script, *map(str, args)], capture_output=True,
-                          text=True, timeout=900)
-    if proc.returncode != 0:
-        print(f"({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):
