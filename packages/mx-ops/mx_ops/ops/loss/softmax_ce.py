@@ -8,7 +8,7 @@ from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, regis
 from mx_ops.ops.loss import _softmax_ce_cpu
 
 _KERNELS = _softmax_ce_cpu.kernels()
-_GPU = "mx_ops.ops.loss._softmax_ce_gpu"
+_SOFTMAX_CE_GPU = "mx_ops.ops.loss._softmax_ce_gpu"
 
 
 def check_shapes(op, data, label):
@@ -38,7 +38,7 @@ register(OpDef(
                 "label": "Input label: class indices (batch,), in data's dtype."},
     infer_shape=_shape,
     infer_type=same_float_types("softmax_cross_entropy", lambda p: ["data", "label"]),
-    compute=computes(_KERNELS["forward"], gpu_compute(_GPU, "forward")),
+    compute=computes(_KERNELS["forward"], gpu_compute(_SOFTMAX_CE_GPU, "forward")),
     doc="Calculate cross entropy of softmax output and one-hot label: "
         "sum over rows of -log(softmax(data)[row, label[row]]), shape (1,).  Labels are "
         "truncated to integers and clipped to [0, classes - 1].  Backward: "
@@ -49,7 +49,7 @@ register(OpDef(
     outputs=("data_grad", "label_grad"), infer_shape=_bwd_shape,
     infer_type=same_float_types("_backward_softmax_cross_entropy",
                                 lambda p: ["out_grad", "data", "label"], nout=2),
-    compute=computes(_KERNELS["backward"], gpu_compute(_GPU, "backward")),
+    compute=computes(_KERNELS["backward"], gpu_compute(_SOFTMAX_CE_GPU, "backward")),
     differentiable=False,
     doc="Gradient of softmax_cross_entropy: out_grad[0] * (softmax(data) - one_hot(label)), "
         "and zeros for the label."))

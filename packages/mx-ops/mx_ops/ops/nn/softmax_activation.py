@@ -13,7 +13,10 @@ import struct
 from mx_ops.core._nn_common import same_float_types
 from mx_ops.core._params import Param
 from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
-from mx_ops.ops.nn.activation import _KERNELS, _SOFTMAX_GPU
+from mx_ops.ops.nn.activation import _KERNELS
+
+# The CuPy twin of softmax, imported on the first GPU call.
+_SOFTMAX_GPU = "mx_ops.ops.nn._softmax_gpu"
 
 _PARAMS = {"mode": Param("str", "instance", choices=("channel", "instance"),
                          doc="instance: softmax along the last axis; channel: along axis 1 "
