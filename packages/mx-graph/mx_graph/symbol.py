@@ -519,6 +519,8 @@ def load(fname):
 
 def pow(base, exp):
     """base ** exp for symbols or scalars."""
+    if not all(isinstance(v, (Symbol, numbers.Number)) for v in (base, exp)):
+        raise TypeError(f"types ({type(base)}, {type(exp)}) not supported")
     if isinstance(base, Symbol):
         return base ** exp
     if isinstance(exp, Symbol):
