@@ -98,6 +98,18 @@ static void softmax_ce_bwd_loop(const MXOpCall *c) {
     for (int64_t r = b; r < e; ++r) {
       const T *row = x + r * n;
       T *drow = dx + r * n;
+      const int64_t k = ce_class(double(label[r]), n);
+      if constexpr (sizeof(A) == sizeof(T) && !ADD) {
+        // One exp pass: the exponents go to the gradient's row, then scale.
+        A m = A(row[0]);
+#pragma omp simd reduction(max : m)
+        for (int64_t j = 1; j < n; ++j) m = A(row[j]) > m ? A(row[j]) : m;
+        const A scale = g / vexp_shift_sum(row, drow, n, m, A(1));
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) drow[j] *= scale;
+        drow[k] -= g;
+        continue;
+      }
       A m, s;
       ce_row_stats<A>(row, n, &m, &s);
       const A scale = g / s;
@@ -107,7 +119,6 @@ static void softmax_ce_bwd_loop(const MXOpCall *c) {
         vexp_shift_sum(buf, buf, len, m, A(1));
         for (int64_t j = 0; j < len; ++j) nn_store<ADD>(drow, j0 + j, A(buf[j] * scale));
       }
-      const int64_t k = ce_class(double(label[r]), n);
       drow[k] = T(A(drow[k]) - g);
     }
   });
