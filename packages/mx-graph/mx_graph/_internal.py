@@ -17,18 +17,20 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
- '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
- '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
- '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
+ '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_linalg_det', '_backward_linalg_gelqf',
+ '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
+ '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
+ '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
+ '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
+ '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
@@ -642,7 +644,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
     """
-    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad (gelu: (out_grad, data)); selu's below 0 is MXNet's lambda*(alpha + out_data); for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
 
     Parameters
     ----------
@@ -662,7 +664,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
         LeakyReLU's input 'gamma': The learned slope per channel (axis 1),
         (channels,) or (1,); an input only with act_type='prelu'.  Left out, it
         is a new variable named '<name>_gamma'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -865,6 +867,36 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
         The node's outputs.
     """
     return _compose('_backward_Pooling', (out_grad, in_data, out_data), name, attr, kwargs, kernel=kernel, pool_type=pool_type, global_pool=global_pool, cudnn_off=cudnn_off, pooling_convention=pooling_convention, stride=stride, pad=pad, p_value=p_value, count_include_pad=count_include_pad, layout=layout)
+
+
+def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of SoftmaxActivation from (out_grad, out_data): data_grad.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    out_data : Symbol, optional
+        The forward pass's output.  Left out, it is a new variable named
+        '<name>_out_data'.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_SoftmaxActivation', (out_grad, out_data), name, attr, kwargs, mode=mode)
 
 
 def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, name=None, attr=None, **kwargs):
@@ -1492,6 +1524,70 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
         The node's outputs.
     """
     return _compose('_backward_softmax', (out_grad, out_data), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
+def _backward_softmax_cross_entropy(out_grad=None, data=None, label=None, name=None, attr=None, **kwargs):
+    """
+    Gradient of softmax_cross_entropy: out_grad[0] * (softmax(data) - one_hot(label)), and zeros for the label.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    data : Symbol, optional
+        softmax_cross_entropy's input 'data': Input data, (batch, classes).
+        Left out, it is a new variable named '<name>_data'.
+    label : Symbol, optional
+        softmax_cross_entropy's input 'label': Input label: class indices
+        (batch,), in data's dtype.  Left out, it is a new variable named
+        '<name>_label'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_softmax_cross_entropy', (out_grad, data, label), name, attr, kwargs)
+
+
+def _backward_softmin(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of softmin from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    out_data : Symbol, optional
+        The forward pass's output.  Left out, it is a new variable named
+        '<name>_out_data'.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_softmin', (out_grad, out_data), name, attr, kwargs, axis=axis, temperature=temperature)
 
 
 def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, name=None, attr=None, **kwargs):

@@ -9,32 +9,33 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
- 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
- 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
- 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick',
- 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split',
- 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
+ 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
+ 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
+ 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
+ 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
+ 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
+ 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
+ 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
+ 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
+ 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
+ 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
+ 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
+ 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
+ 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -538,7 +539,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, name=None,
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
     """
-    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask), the mask (the slopes) hidden.  Backward: _backward_LeakyReLU.
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); gelu 0.5*x*(1+erf(x/sqrt(2))) (computed in float32); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask: the slopes).  Backward: _backward_LeakyReLU.
 
     Parameters
     ----------
@@ -548,7 +549,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
         The learned slope per channel (axis 1), (channels,) or (1,); an input
         only with act_type='prelu'.  Left out, it is a new variable named
         '<name>_gamma'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -799,6 +800,32 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, n
     Aliases: split.
     """
     return _compose('SliceChannel', (data,), name, attr, kwargs, num_outputs=num_outputs, axis=axis, squeeze_axis=squeeze_axis)
+
+
+def SoftmaxActivation(data=None, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    Softmax of the data (deprecated in MXNet: softmax with an axis is the same): mode 'instance' along the last axis, 'channel' along axis 1.  Backward: _backward_SoftmaxActivation(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SoftmaxActivation', (data,), name, attr, kwargs, mode=mode)
 
 
 def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, name=None, attr=None, **kwargs):
@@ -2141,6 +2168,30 @@ def erf(data=None, name=None, attr=None, **kwargs):
     return _compose('erf', (data,), name, attr, kwargs)
 
 
+def erfinv(data=None, name=None, attr=None, **kwargs):
+    """
+    The inverse error function (+-inf at +-1, NaN outside [-1, 1]).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('erfinv', (data,), name, attr, kwargs)
+
+
 def exp(data=None, name=None, attr=None, **kwargs):
     """
     e**x.
@@ -3062,6 +3113,30 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, 
         The node's outputs.
     """
     return _compose('log_softmax', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
+def logical_not(data=None, name=None, attr=None, **kwargs):
+    """
+    1 where x == 0, else 0, in x's dtype.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('logical_not', (data,), name, attr, kwargs)
 
 
 def make_loss(data=None, name=None, attr=None, **kwargs):
@@ -4598,6 +4673,62 @@ def softmax(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kw
         The node's outputs.
     """
     return _compose('softmax', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
+def softmax_cross_entropy(data=None, label=None, name=None, attr=None, **kwargs):
+    """
+    Calculate cross entropy of softmax output and one-hot label: sum over rows of -log(softmax(data)[row, label[row]]), shape (1,).  Labels are truncated to integers and clipped to [0, classes - 1].  Backward: _backward_softmax_cross_entropy(out_grad, data, label).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data, (batch, classes).  Left out, it is a new variable named
+        '<name>_data'.
+    label : Symbol, optional
+        Input label: class indices (batch,), in data's dtype.  Left out, it is
+        a new variable named '<name>_label'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('softmax_cross_entropy', (data, label), name, attr, kwargs)
+
+
+def softmin(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies softmax(-x) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_softmin(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('softmin', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
 
 
 def softsign(data=None, name=None, attr=None, **kwargs):

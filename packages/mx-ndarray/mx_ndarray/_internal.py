@@ -18,18 +18,20 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
- '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
- '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
- '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
+ '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_linalg_det', '_backward_linalg_gelqf',
+ '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
+ '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
+ '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
+ '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
+ '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
@@ -677,7 +679,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad (gelu: (out_grad, data)); selu's below 0 is MXNet's lambda*(alpha + out_data); for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
 
     Parameters
     ----------
@@ -693,7 +695,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
     gamma : NDArray
         LeakyReLU's input 'gamma': The learned slope per channel (axis 1),
         (channels,) or (1,); an input only with act_type='prelu'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -904,6 +906,33 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
+
+
+def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SoftmaxActivation from (out_grad, out_data): data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    out_data : NDArray
+        The forward pass's output.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('_backward_SoftmaxActivation', [out_grad, out_data], out, kwargs)
 
 
 def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
@@ -1491,6 +1520,63 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('_backward_softmax', [out_grad, out_data], out, kwargs)
+
+
+def _backward_softmax_cross_entropy(out_grad=None, data=None, label=None, out=None, name=None, **kwargs):
+    """
+    Gradient of softmax_cross_entropy: out_grad[0] * (softmax(data) - one_hot(label)), and zeros for the label.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        softmax_cross_entropy's input 'data': Input data, (batch, classes).
+    label : NDArray
+        softmax_cross_entropy's input 'label': Input label: class indices
+        (batch,), in data's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_backward_softmax_cross_entropy', [out_grad, data, label], out, kwargs)
+
+
+def _backward_softmin(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of softmin from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    out_data : NDArray
+        The forward pass's output.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _call_op('_backward_softmin', [out_grad, out_data], out, kwargs)
 
 
 def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):

@@ -10,32 +10,33 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
- 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
- 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
- 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick',
- 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
- 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softsign', 'sort', 'split',
- 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
+ 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
+ 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
+ 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
+ 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
+ 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
+ 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
+ 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
+ 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
+ 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
+ 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
+ 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
+ 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
+ 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -574,7 +575,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask), the mask (the slopes) hidden.  Backward: _backward_LeakyReLU.
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); gelu 0.5*x*(1+erf(x/sqrt(2))) (computed in float32); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask: the slopes).  Backward: _backward_LeakyReLU.
 
     Parameters
     ----------
@@ -583,7 +584,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
     gamma : NDArray
         The learned slope per channel (axis 1), (channels,) or (1,); an input
         only with act_type='prelu'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -849,6 +850,30 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
     if squeeze_axis is not _NULL:
         kwargs['squeeze_axis'] = squeeze_axis
     return _call_op('SliceChannel', [data], out, kwargs)
+
+
+def SoftmaxActivation(data=None, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Softmax of the data (deprecated in MXNet: softmax with an axis is the same): mode 'instance' along the last axis, 'channel' along axis 1.  Backward: _backward_SoftmaxActivation(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('SoftmaxActivation', [data], out, kwargs)
 
 
 def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
@@ -2063,6 +2088,26 @@ def erf(data=None, out=None, name=None, **kwargs):
     return _call_op('erf', [data], out, kwargs)
 
 
+def erfinv(data=None, out=None, name=None, **kwargs):
+    """
+    The inverse error function (+-inf at +-1, NaN outside [-1, 1]).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('erfinv', [data], out, kwargs)
+
+
 def exp(data=None, out=None, name=None, **kwargs):
     """
     e**x.
@@ -2903,6 +2948,26 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, *
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('log_softmax', [data], out, kwargs)
+
+
+def logical_not(data=None, out=None, name=None, **kwargs):
+    """
+    1 where x == 0, else 0, in x's dtype.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('logical_not', [data], out, kwargs)
 
 
 def make_loss(data=None, out=None, name=None, **kwargs):
@@ -4444,6 +4509,56 @@ def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwa
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('softmax', [data], out, kwargs)
+
+
+def softmax_cross_entropy(data=None, label=None, out=None, name=None, **kwargs):
+    """
+    Calculate cross entropy of softmax output and one-hot label: sum over rows of -log(softmax(data)[row, label[row]]), shape (1,).  Labels are truncated to integers and clipped to [0, classes - 1].  Backward: _backward_softmax_cross_entropy(out_grad, data, label).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data, (batch, classes).
+    label : NDArray
+        Input label: class indices (batch,), in data's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('softmax_cross_entropy', [data, label], out, kwargs)
+
+
+def softmin(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies softmax(-x) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_softmin(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _call_op('softmin', [data], out, kwargs)
 
 
 def softsign(data=None, out=None, name=None, **kwargs):
