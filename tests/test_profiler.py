@@ -85,3 +85,108 @@ def test_scope_names_nd_operators(fresh):
     profiler.set_state("stop")
     assert "fwd:exp" in profiler.aggregate()
     assert "exp" not in profiler.aggregate()
+
+
+def _executor():
+    x = mx.sym.var("x")
+    y = mx.sym.sigmoid(mx.sym.relu(x))
+    return y.bind(mx.cpu(), {"x": mx.nd.ones((4, 4))}, args_grad={"x": mx.nd.zeros((4, 4))})
+
+
+def _run_both(ex):
+    """An imperative exp and an executor's relu/sigmoid forward and backward."""
+    a = mx.nd.ones((4, 4))
+    mx.nd.waitall()
+    profiler.set_state("run")
+    b = mx.nd.exp(a)
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((4, 4)))
+    mx.nd.waitall()
+    profiler.set_state("stop")
+    return b
+
+
+def _recorded(**flags):
+    ex = _executor()
+    profiler.set_config(profile_api=False, **flags)
+    _run_both(ex)
+    return set(profiler.aggregate(reset=True))
+
+
+def test_symbolic_and_imperative_are_told_apart(fresh):
+    symbolic = _recorded(profile_symbolic=True, profile_imperative=False)
+    imperative = _recorded(profile_symbolic=False, profile_imperative=True)
+    both = _recorded(profile_symbolic=True, profile_imperative=True)
+    # The executor's passes (relu, sigmoid and their gradients' ops) are
+    # symbolic; exp and the ones given to backward() are imperative.
+    assert {"relu", "sigmoid"} <= symbolic and not {"exp", "_ones"} & symbolic
+    assert {"exp", "_ones"} <= imperative and not {"relu", "sigmoid"} & imperative
+    assert both == symbolic | imperative and not symbolic & imperative
+    assert len(symbolic) > 2                   # the backward pass's ops too
+    assert _recorded(profile_symbolic=False, profile_imperative=False) == set()
+
+
+def test_profile_all_records_both_whatever_the_others_say(fresh):
+    names = _recorded(profile_all=True, profile_symbolic=False, profile_imperative=False)
+    assert {"exp", "_ones", "relu", "sigmoid"} <= names
+
+
+def test_profile_api_times_the_calls_under_mxnets_c_api_names(fresh):
+    ex = _executor()
+    a = mx.nd.ones((4, 4))
+    mx.nd.waitall()
+    profiler.set_config(profile_api=True, profile_symbolic=False, profile_imperative=False,
+                        profile_memory=False)
+    profiler.set_state("run")
+    b = mx.nd.dot(a, a) + 1                    # two operator calls
+    b.asnumpy()
+    c = mx.nd.array(np.ones(3))
+    c.wait_to_read()
+    ex.forward(is_train=True)
+    g = mx.nd.ones((4, 4))                     # a third
+    ex.backward(g)
+    mx.nd.waitall()
+    profiler.set_state("stop")
+    api = json.loads(profiler.dumps(format="json"))["Time"]["MXNET_C_API"]
+    counts = {k: v["Count"] for k, v in api.items()}
+    # A fourth: backward() copies g into the executor's head gradient.
+    assert counts["MXImperativeInvokeEx"] == 4, counts
+    for name in ("MXNDArraySyncCopyToCPU", "MXNDArraySyncCopyFromCPU", "MXNDArrayWaitToRead",
+                 "MXExecutorForward", "MXExecutorBackwardEx", "MXNDArrayWaitAll"):
+        assert counts[name] == 1, name
+    calls = sum(counts[k] for k in counts if k.startswith("MX") and k != "MXNet C API Calls"
+                and k != "MXNet C API Concurrency")
+    assert counts["MXNet C API Calls"] == calls
+    assert counts["MXNet C API Concurrency"] == 2 * calls
+    # The trace shows them as MXNet writes them: async begin/end pairs in
+    # the domain's category, with the call counters.
+    profiler.dump()
+    trace = json.loads(fresh.read_text())["traceEvents"]
+    fwd = [e for e in trace if e.get("name") == "MXExecutorForward"]
+    assert [e["ph"] for e in fwd] == ["b", "e"] and {e["cat"] for e in fwd} == {"MXNET_C_API"}
+    assert fwd[0]["id"] == fwd[1]["id"] and fwd[0]["ts"] <= fwd[1]["ts"]
+    assert any(e["ph"] == "C" and e["name"] == "MXNet C API Calls" for e in trace)
+    assert not [e for e in trace if e.get("cat") == "operator"]
+
+
+def test_no_api_events_without_profile_api(fresh):
+    profiler.set_config(profile_api=False)
+    profiler.set_state("run")
+    mx.nd.ones((3,)).asnumpy()
+    profiler.set_state("stop")
+    assert "MXNET_C_API" not in json.loads(profiler.dumps(format="json"))["Time"]
+
+
+def test_api_nested_in_autograd_backward(fresh):
+    x = mx.nd.ones((3,))
+    x.attach_grad()
+    profiler.set_config(profile_api=True)
+    profiler.set_state("run")
+    with mx.autograd.record():
+        y = (x * 2).sum()
+    y.backward()
+    x.grad.wait_to_read()
+    profiler.set_state("stop")
+    api = json.loads(profiler.dumps(format="json"))["Time"]["MXNET_C_API"]
+    assert api["MXAutogradBackwardEx"]["Count"] == 1
+    np.testing.assert_allclose(x.grad.asnumpy(), 2.0)

@@ -123,11 +123,14 @@ cdef list _pending_report(vector[PendingFn]& fns, vector[PendingUse]& uses, int6
     return out
 
 
-def _profiler_enable(bint operators, bint memory=False):
-    """Turns the recording of engine functions and of memory use on or off."""
-    global g_profiling, g_profile_memory
+def _profiler_enable(bint imperative, bint symbolic=False, bint memory=False):
+    """Turns the recording of engine functions (those imperative calls
+    push, those executors push) and of memory use on or off."""
+    global g_profiling, g_profile_imperative, g_profile_symbolic, g_profile_memory
     g_lock.lock()
-    g_profiling = operators
+    g_profiling = imperative or symbolic
+    g_profile_imperative = imperative
+    g_profile_symbolic = symbolic
     g_lock.unlock()
     g_mem_lock.lock()
     g_profile_memory = memory
@@ -162,6 +165,20 @@ cdef bint* profiler_memory_flag() noexcept nogil:
     return &g_profile_memory
 
 
+cdef bint* profiler_api_flag() noexcept nogil:
+    return &g_profile_api
+
+
+def _profiler_enable_api(bint on):
+    """Turns the timing of API entry points (profile_api) on or off."""
+    global g_profile_api
+    g_profile_api = on
+
+
+def _profiler_api_on():
+    return g_profile_api
+
+
 cdef void profiler_record_memory(int dev_type, int dev_id, int64_t used) noexcept nogil:
     cdef MemoryEvent ev
     ev.ts_ns = mx_now_ns()
@@ -190,6 +207,14 @@ def _set_scope(str name):
     cdef const char* prev = mx_get_scope()
     mx_set_scope(intern_name(name) if name is not None else NULL)
     return prev.decode() if prev != NULL else None
+
+
+def _set_symbolic(bint symbolic):
+    """Marks what the calling thread pushes from now on as an executor's
+    (the profiler's profile_symbolic) or not; returns the previous mark."""
+    cdef bint prev = mx_get_symbolic()
+    mx_set_symbolic(symbolic)
+    return prev
 
 
 def _current_tid():

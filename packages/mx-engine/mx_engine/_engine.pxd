@@ -122,6 +122,7 @@ cdef struct OprBlock:
     int64_t start_ns
     int tid
     const char* scope       # the pusher's profiler scope, taken while profiling
+    bint symbolic           # pushed by an executor, taken while profiling
     OprBlock* live_prev
     OprBlock* live_next
 
@@ -178,4 +179,7 @@ cdef const char* intern_name(str name) except NULL
 # The profiler's memory recording: allocators test the flag (one load) and,
 # when it is set, report a device's bytes in use after each change.
 cdef bint* profiler_memory_flag() noexcept nogil
+# profile_api: the API entry points written in Cython test this flag (one
+# load) and time themselves through mx_engine._profiler_api when it is set.
+cdef bint* profiler_api_flag() noexcept nogil
 cdef void profiler_record_memory(int dev_type, int dev_id, int64_t used) noexcept nogil

@@ -24,7 +24,8 @@ from cpython.exc cimport PyErr_CheckSignals
 from mx_engine._sync cimport (mx_cv_wait, mx_cv_wait_ns, mx_reinit_mutex, mx_reinit_cv,
                               mx_now_ns, mx_get_worker_id, mx_set_worker_id,
                               mx_get_bulk, mx_set_bulk, mx_load_relaxed,
-                              mx_get_scope, mx_set_scope,
+                              mx_get_scope, mx_set_scope, mx_get_symbolic,
+                              mx_set_symbolic,
                               mx_cpu_relax)
 from mx_engine._context cimport Context, DEV_GPU, MAX_DEVICE_ID
 
@@ -105,7 +106,10 @@ cdef ErrorRecord* g_err_head = NULL    # errors some variable still holds
 cdef ErrorRecord* g_err_tail = NULL
 cdef EngineVar* g_err_vars = NULL      # variables that hold an error
 cdef ErrorRecord* g_graveyard = NULL   # records whose Python objects await the GIL
-cdef bint g_profiling = False
+cdef bint g_profiling = False           # either of the two below
+cdef bint g_profile_imperative = False  # record functions imperative calls push
+cdef bint g_profile_symbolic = False    # record functions executors push
+cdef bint g_profile_api = False         # read without a lock: a flag the API paths test
 cdef vector[TraceEvent] g_events
 
 # Memory use reported by the allocators while profiling; its own lock, since

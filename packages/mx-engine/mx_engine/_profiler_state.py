@@ -28,6 +28,7 @@ config = dict(DEFAULTS)
 
 running = False          # set_state('run') and no dump(finished=True) since
 paused = False
+api_on = False           # time the API entry points now (_profiler_api)
 # As in MXNet, the trace and the aggregate statistics are kept apart: dump()
 # empties the first, dumps(reset=True) the second.
 events = []
@@ -49,19 +50,21 @@ def recording():
     return running and not paused
 
 
-def records_operators():
-    return bool(config["profile_all"] or config["profile_symbolic"]
-                or config["profile_imperative"])
-
-
-def records_memory():
-    return bool(config["profile_all"] or config["profile_memory"])
+def _wants(option):
+    return bool(config["profile_all"] or config[option])
 
 
 def sync_engine():
-    """Tells the engine what to record now (call with the lock held)."""
+    """Tells the engine what to record now (call with the lock held):
+    functions pushed by an executor (profile_symbolic) or by imperative
+    calls (profile_imperative), memory use, API calls (profile_api)."""
+    global api_on
     on = running and not paused
-    _engine._profiler_enable(on and records_operators(), on and records_memory())
+    _engine._profiler_enable(on and _wants("profile_imperative"),
+                             on and _wants("profile_symbolic"),
+                             on and _wants("profile_memory"))
+    api_on = on and _wants("profile_api")
+    _engine._profiler_enable_api(api_on)
 
 
 def _add_time(cat, name, ms):

@@ -232,6 +232,7 @@ cdef void _enqueue(OprBlock* blk) noexcept nogil:
     blk.push_ns = mx_now_ns()
     if g_profiling:
         blk.scope = mx_get_scope()
+        blk.symbolic = mx_get_symbolic()
     blk.live_prev = g_live_tail
     blk.live_next = NULL
     if g_live_tail != NULL:
@@ -276,7 +277,8 @@ cdef void _complete(OprBlock* blk, ErrorRecord* failure) noexcept nogil:
         _release_write(v)
         if v.to_delete and _var_idle(v):
             _free_var(v)
-    if g_profiling and blk.start_ns != 0:
+    if (g_profiling and blk.start_ns != 0
+            and (g_profile_symbolic if blk.symbolic else g_profile_imperative)):
         ev.name = _copy_name(&blk.fn, &ev.owns_name)
         ev.scope = blk.scope
         ev.start_ns = blk.start_ns

@@ -65,6 +65,11 @@ cdef extern from * nogil:
     static thread_local const char *mx_thread_scope = NULL;
     static inline const char *mx_get_scope(void) { return mx_thread_scope; }
     static inline void mx_set_scope(const char *s) { mx_thread_scope = s; }
+    /* Whether the calling thread pushes for an executor (the profiler's
+       profile_symbolic) rather than for imperative calls. */
+    static thread_local int mx_thread_symbolic = 0;
+    static inline int mx_get_symbolic(void) { return mx_thread_symbolic; }
+    static inline void mx_set_symbolic(int s) { mx_thread_symbolic = s; }
     static inline void mx_cpu_relax(void) {
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -85,4 +90,6 @@ cdef extern from * nogil:
     void mx_set_bulk(void* b)
     const char* mx_get_scope()
     void mx_set_scope(const char* s)
+    int mx_get_symbolic()
+    void mx_set_symbolic(int s)
     void mx_cpu_relax()

@@ -79,9 +79,10 @@ def _process(profile_process):
 def set_config(**kwargs):
     """Sets profiler options (keywords only), MXNet's ProfileConfigParam:
     ``filename`` (trace path, default 'profile.json'), ``profile_all``,
-    ``profile_symbolic``, ``profile_imperative`` (engine functions: any of
-    the three records them all), ``profile_memory`` (device memory in use),
-    ``profile_api`` (accepted; there is no C API to time),
+    ``profile_symbolic`` (the functions executors push),
+    ``profile_imperative`` (those imperative calls push), ``profile_memory``
+    (device memory in use), ``profile_api`` (the API calls, under the names
+    of MXNet's C API functions they stand for: _profiler_api),
     ``continuous_dump`` with ``dump_period`` (seconds between writes of
     the trace while running), ``aggregate_stats`` and ``profile_process``.
     The statistics of ``dumps`` are kept whatever ``aggregate_stats`` says."""

@@ -17,6 +17,8 @@ bind checks that the arrays it is given are where the plan needs them.
 import numpy as np
 
 from mx_engine import Context
+from mx_engine._engine import _set_symbolic
+from mx_engine._profiler_api import entry as _api_entry
 from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
 from mx_ndarray.prepared import PreparedCall
@@ -242,6 +244,7 @@ class Executor:
 
     # -- construction ----------------------------------------------------
     @classmethod
+    @_api_entry("MXExecutorBindEX")
     def bind(cls, symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None,
              group2ctx=None, shared_exec=None):
         _check_ctx(ctx)
@@ -303,6 +306,7 @@ class Executor:
                    shared_storage=_shared_storage(shared_exec))
 
     @classmethod
+    @_api_entry("MXExecutorSimpleBindEx")
     def simple_bind(cls, symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
         _check_ctx(ctx)
@@ -426,6 +430,7 @@ class Executor:
             self._call_nodes.append((backward, node, row, end, call))
 
     # -- running ---------------------------------------------------------
+    @_api_entry("MXExecutorForward")
     def forward(self, is_train=False, **kwargs):
         """Runs the forward pass (pushes it; returns at once) after copying
         the NDArrays or array-likes in ``kwargs`` into the arguments."""
@@ -445,6 +450,7 @@ class Executor:
         self._run(False, bool(is_train))
         return self.outputs
 
+    @_api_entry("MXExecutorBackwardEx")
     def backward(self, out_grads=None, is_train=True):
         """Runs the backward pass; ``out_grads`` are the gradients of the
         outputs, needed unless each output is a loss."""
@@ -478,13 +484,22 @@ class Executor:
         self._run(True, bool(is_train))
 
     def _run(self, backward, is_train):
+        # What the passes push is the profiler's 'symbolic' (profile_symbolic).
         if self._monitor is None:
-            (self._backward_calls if backward else self._forward_calls).push(is_train)
+            prev = _set_symbolic(True)
+            try:
+                (self._backward_calls if backward else self._forward_calls).push(is_train)
+            finally:
+                _set_symbolic(prev)
             return
         for is_bwd, node, row, end, call in self._call_nodes:
             if is_bwd != backward:
                 continue
-            call.push(is_train)
+            prev = _set_symbolic(True)
+            try:
+                call.push(is_train)
+            finally:
+                _set_symbolic(prev)
             names = node.op.output_names(node.params)
             if self._monitor_all:
                 idx = self._bound.graph.indexed

@@ -26,6 +26,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._invoke cimport _call
 from mx_ndarray._tape cimport AGInfo, detached, on_tape
 
+from mx_engine._profiler_api import entry as _api_entry
 from mx_engine.base import MXNetError
 from mx_ops.core import training
 from mx_ops.core.node import Node
@@ -97,6 +98,7 @@ cdef NDArray attached(NDArray a, object node, int index):
     return v
 
 
+@_api_entry("MXAutogradBackwardEx")
 def backward(list heads, list head_grads, list variables, bint retain_graph, bint train_mode,
              bint create_graph):
     """Differentiates ``heads`` (NDArrays on the tape; ``head_grads`` one

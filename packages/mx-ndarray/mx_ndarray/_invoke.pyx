@@ -15,7 +15,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from mx_engine._context cimport DEV_GPU
-from mx_engine._engine cimport PROP_NORMAL, intern_name
+from mx_engine._engine cimport PROP_NORMAL, intern_name, profiler_api_flag
 from mx_ops.core._call cimport (CallPlan, Inferred, plan_for, COMPUTE_NATIVE, COMPUTE_PYTHON,
                            COMPUTE_EX, COMPUTE_NONE)
 from mx_ops.core._types cimport MXFCompute
@@ -29,6 +29,7 @@ from mx_storage._resource_c cimport TempSlot, next_copy, next_temp
 import numpy as np
 
 from mx_engine import current_context
+from mx_engine import _profiler_api
 from mx_engine.base import MXNetError
 from mx_ops.core import registry
 from mx_ops.core._invoke import REQS as _REQ_FLAGS   # OpReqType by name: 'null' 0 .. 'add' 3
@@ -108,8 +109,24 @@ cdef dict _DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
                          for key in (name, np.dtype(name), np.dtype(name).type)}
 
 
+cdef bint* _api_on = profiler_api_flag()
+
+
 cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
                   const char* params=NULL, size_t params_size=0, const int32_t* reqs=NULL):
+    """The imperative call path (`_pushed_call`), timed as MXNet's
+    MXImperativeInvokeEx while the profiler's profile_api is on."""
+    if not _api_on[0]:
+        return _pushed_call(plan, inputs, out, ctx_arg, params, params_size, reqs)
+    start = _profiler_api.enter()
+    try:
+        return _pushed_call(plan, inputs, out, ctx_arg, params, params_size, reqs)
+    finally:
+        _profiler_api.leave("MXImperativeInvokeEx", start)
+
+
+cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
+                         const char* params, size_t params_size, const int32_t* reqs):
     """The imperative call path: invoke, the generated mx.nd functions and
     NDArray's operators all come here with the plan of their call
     (mx_ops.core._call: parsed once per signature, inference kept per input

@@ -19,7 +19,7 @@ from cpython.object cimport PyTypeObject
 from libc.stdint cimport int64_t
 
 from mx_engine._context cimport Context, DEV_GPU
-from mx_engine._engine cimport PROP_NORMAL, intern_name
+from mx_engine._engine cimport PROP_NORMAL, intern_name, profiler_api_flag
 from mx_ops.core._types cimport MXFCompute
 from mx_ops.core._limits cimport array_nbytes
 from mx_ops.core._call cimport plan_for
@@ -34,6 +34,7 @@ import warnings
 
 import numpy as np
 
+from mx_engine import _profiler_api
 from mx_engine.base import MXNetError
 from mx_ops.core import registry
 from mx_ops.core.dtypes import DTYPE_NAMES
@@ -52,9 +53,9 @@ from mx_ndarray._alloc import (_capsule_device, _from_numpy, _share_device_memor
 from mx_ndarray._invoke import call_op, invoke
 from mx_ndarray._prepared import PreparedCall, push_all
 from mx_ndarray import _autograd
-# The autograd recording flag, read where a view of a recorded array is made.
-from mx_ops.core.training import _state as _training
 
+# profile_api: wait_to_read and asnumpy time themselves as MXNet's C calls.
+cdef bint* _api_on = profiler_api_flag()
 cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
 _NUMBERS = (int, float, np.generic)     # MXNet's numeric_types
 
@@ -87,6 +88,21 @@ class _HostView:
         self.owner = owner
         self.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
                                     "data": (ptr, False)}
+
+
+cdef object _to_numpy(NDArray a):
+    """A NumPy copy of ``a``, once its pending writes are done."""
+    cdef NDArray host
+    if a.context.device_typeid == DEV_GPU:
+        # Copied on the GPU's copy worker into a host array that the
+        # returned view keeps alive; an error pending on ``a`` surfaces
+        # here through the copy.
+        host = _empty(a.shape, a.dtype.name, Context("cpu", 0))
+        _copy_device(a, host)
+        _wait(host.chunk.var)
+        return host._host_view()
+    _wait(a.chunk.var)
+    return a._host_view().copy()
 
 
 @cython.auto_pickle(False)
@@ -125,7 +141,14 @@ cdef class NDArray:
 
     def wait_to_read(self):
         """Waits for every pending write; raises a pending error once."""
-        _wait(self.chunk.var)
+        if not _api_on[0]:
+            _wait(self.chunk.var)
+            return
+        start = _profiler_api.enter()
+        try:
+            _wait(self.chunk.var)
+        finally:
+            _profiler_api.leave("MXNDArrayWaitToRead", start)
 
     def wait_to_write(self):
         """Waits for every pending read and write."""
@@ -138,17 +161,13 @@ cdef class NDArray:
 
     def asnumpy(self):
         """A NumPy copy, once the pending writes are done."""
-        cdef NDArray host
-        if self.context.device_typeid == DEV_GPU:
-            # Copied on the GPU's copy worker into a host array that the
-            # returned view keeps alive; an error pending on self surfaces
-            # here through the copy.
-            host = _empty(self.shape, self.dtype.name, Context("cpu", 0))
-            _copy_device(self, host)
-            _wait(host.chunk.var)
-            return host._host_view()
-        _wait(self.chunk.var)
-        return self._host_view().copy()
+        if not _api_on[0]:
+            return _to_numpy(self)
+        start = _profiler_api.enter()
+        try:
+            return _to_numpy(self)
+        finally:
+            _profiler_api.leave("MXNDArraySyncCopyToCPU", start)
 
     def asscalar(self):
         """The value of a one-element array, as a NumPy scalar (MXNet's)."""

@@ -2,6 +2,7 @@
 import numpy as np
 
 from mx_engine import Context, current_context, engine, gpu
+from mx_engine._profiler_api import entry as _api_entry
 from mx_engine.base import MXNetError
 from mx_ndarray import _device, _ex_pool
 from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_device_memory,
@@ -21,6 +22,7 @@ def _ctx(ctx, api):
     return ctx
 
 
+@_api_entry("MXNDArraySyncCopyFromCPU")
 def array(source_array, ctx=None, dtype=None):
     """An NDArray holding a copy of ``source_array``.  The dtype defaults to
     the source's when it is an NDArray, else float32 (MXNet 1.x's
@@ -76,6 +78,7 @@ def concatenate(arrays, axis=0, always_copy=True):
     return invoke("Concat", arrays, dim=axis)
 
 
+@_api_entry("MXNDArrayWaitAll")
 def waitall():
     """Waits for every pushed operation; raises the first pending error."""
     if _ex_pool.on_pool_thread():
