@@ -13,7 +13,7 @@ from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc, abort
-from libc.string cimport strdup, memcpy
+from libc.string cimport strdup, strlen, memcpy
 from libc.stdio cimport snprintf
 from libc.limits cimport INT_MAX
 from libcpp.mutex cimport mutex

@@ -26,6 +26,36 @@ cdef void _free_block(OprBlock* blk) noexcept nogil:
     free(blk)
 
 
+cdef const char* _bulk_event_name(OprBlock* blk) noexcept nogil:
+    """A batch's profiler name as MXNet names a bulked segment: its
+    functions' names, "[relu,sigmoid,exp]" (malloc'd; NULL if out of
+    memory, which the event shows as '?')."""
+    cdef size_t n = 3, at = 1, k
+    cdef int i
+    cdef const char* name
+    cdef char* out
+    for i in range(blk.nbulk):
+        name = blk.bulk[i].name
+        n += (strlen(name) if name != NULL else 1) + 1
+    out = <char*>malloc(n)
+    if out == NULL:
+        return NULL
+    out[0] = b'['
+    for i in range(blk.nbulk):
+        name = blk.bulk[i].name
+        if name == NULL:
+            name = b"?"
+        if i:
+            out[at] = b','
+            at += 1
+        k = strlen(name)
+        memcpy(out + at, name, k)
+        at += k
+    out[at] = b']'
+    out[at + 1] = 0
+    return out
+
+
 cdef inline bint _runs_before(OprBlock* a, OprBlock* b) noexcept nogil:
     return a.priority > b.priority or (a.priority == b.priority and a.seq < b.seq)
 
@@ -279,7 +309,11 @@ cdef void _complete(OprBlock* blk, ErrorRecord* failure) noexcept nogil:
             _free_var(v)
     if (g_profiling and blk.start_ns != 0
             and (g_profile_symbolic if blk.symbolic else g_profile_imperative)):
-        ev.name = _copy_name(&blk.fn, &ev.owns_name)
+        if blk.fn.kind == FN_BULK:
+            ev.name = _bulk_event_name(blk)
+            ev.owns_name = ev.name != NULL
+        else:
+            ev.name = _copy_name(&blk.fn, &ev.owns_name)
         ev.scope = blk.scope
         ev.start_ns = blk.start_ns
         ev.end_ns = mx_now_ns()

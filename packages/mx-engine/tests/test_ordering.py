@@ -250,13 +250,15 @@ def test_bulk_batches_functions_and_keeps_order():
         with engine.bulk(4):
             for i in range(10):
                 engine.push_sync(lambda rc, i=i: out.append(i), cpu(),
-                                 const_vars=[w], mutate_vars=[v])
+                                 const_vars=[w], mutate_vars=[v], name=f"f{i}")
         engine.wait_for_all()
     finally:
         profiler.set_state("stop")
     stats = profiler.aggregate(reset=True)
     assert out == list(range(10))
-    assert stats["[bulk]"][0] == 3           # 4 + 4 + 2 functions, three blocks
+    # 4 + 4 + 2 functions, three blocks, named as MXNet names a bulked segment
+    assert {k: s[0] for k, s in stats.items()} == {"[f0,f1,f2,f3]": 1, "[f4,f5,f6,f7]": 1,
+                                                   "[f8,f9]": 1}
     assert v.version == 3 and w.version == 0
 
 
