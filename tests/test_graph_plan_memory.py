@@ -146,6 +146,7 @@ def test_parallel_branches_overlap_in_trace(tmp_path):
     ex.forward()
     mx.nd.waitall()
     profiler.set_config(filename=str(tmp_path / "earlier.json"), profile_all=True)
+    profiler.set_state("run")                # dump() needs a profiler that has run
     profiler.dump(finished=True)
     profiler.set_config(filename=str(tmp_path / "trace.json"))
     profiler.set_state("run")

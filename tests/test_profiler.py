@@ -16,6 +16,7 @@ def fresh(tmp_path):
     profiler.set_config(filename=str(tmp_path / "earlier.json"), profile_all=False,
                         profile_symbolic=True, profile_imperative=True, profile_memory=True,
                         continuous_dump=False, aggregate_stats=True)
+    profiler.set_state("run")                # dump() needs a profiler that has run
     profiler.dump(finished=True)
     profiler.dumps(reset=True)
     profiler.set_config(filename=str(tmp_path / "trace.json"))

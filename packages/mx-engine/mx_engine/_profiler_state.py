@@ -27,6 +27,7 @@ DEFAULTS = {"filename": "profile.json", "profile_all": False, "profile_symbolic"
 config = dict(DEFAULTS)
 
 running = False          # set_state('run') and no dump(finished=True) since
+ever_run = False         # set_state('run') was called once: dump() may write
 paused = False
 api_on = False           # time the API entry points now (_profiler_api)
 # As in MXNet, the trace and the aggregate statistics are kept apart: dump()

@@ -107,6 +107,7 @@ def set_state(state="stop", profile_process="worker"):
                            f"got {state!r}")
     with st.lock:
         st.running = state == "run"
+        st.ever_run = st.ever_run or st.running
         st.paused = False
         st.sync_engine()
         _dumper.update()
@@ -146,9 +147,14 @@ def trace(events=None):
 def dump(finished=True, profile_process="worker"):
     """Writes the trace to the configured ``filename``.  With ``finished``
     (the default) recording stops and the written events are dropped;
-    without, it goes on and the next dump writes them again with the new."""
+    without, it goes on and the next dump writes them again with the new.
+    Raises MXNetError, as MXNet, if the profiler has never run."""
     _process(profile_process)
     with st.lock:
+        if not st.ever_run:
+            raise MXNetError("profiler.dump: the profiler hasn't been run; call "
+                             "set_state('run') first (Check failed: "
+                             "profiler->IsEnableOutput())")
         if finished:
             st.running = False
             st.paused = False

@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -11,6 +13,7 @@ from mx_engine import _testing, cpu, engine, profiler
 def recording(tmp_path):
     # Start from an empty trace and empty statistics whatever ran before.
     profiler.set_config(filename=str(tmp_path / "earlier.json"), profile_all=True)
+    profiler.set_state("run")                # dump() needs a profiler that has run
     profiler.dump(finished=True)
     profiler.aggregate(reset=True)
     profiler.set_config(filename=str(tmp_path / "trace.json"))
@@ -103,6 +106,7 @@ def fresh(tmp_path):
     profiler.set_config(filename=str(tmp_path / "earlier.json"), profile_all=False,
                         profile_symbolic=True, profile_imperative=True, profile_memory=True,
                         continuous_dump=False, dump_period=1.0, aggregate_stats=True)
+    profiler.set_state("run")                # dump() needs a profiler that has run
     profiler.dump(finished=True)
     profiler.dumps(reset=True)
     profiler.set_config(filename=str(tmp_path / "trace.json"))
@@ -409,3 +413,16 @@ def test_deprecated_spellings(fresh, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         profiler.set_kvstore_handle(None)
+
+
+def test_dump_before_the_profiler_ever_ran_raises_as_mxnet():
+    # In a fresh process: this one's profiler has run already.
+    code = ("from mx_engine import profiler\n"
+            "from mx_engine.base import MXNetError\n"
+            "try:\n"
+            "    profiler.dump()\n"
+            "except MXNetError as e:\n"
+            "    print('raised', 'hasn' in str(e))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "raised True", out.stderr
