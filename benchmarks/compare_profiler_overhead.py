@@ -37,8 +37,9 @@ def _side(loop, n, on):
             return [t * n for t in call_cases.time_loop(loop, n, count)]
         finally:
             profiler.set_state("stop")
-            profiler.dump(finished=True)        # drop what was recorded
-            profiler.dumps(reset=True)
+            if on:
+                profiler.dump(finished=True)    # drop what was recorded
+                profiler.dumps(reset=True)
     return run
 
 

@@ -10,9 +10,14 @@ MXNet's: an operator call (MXImperativeInvokeEx), a copy to or from NumPy
 MXNDArrayWaitAll), an executor's bind, forward and backward, autograd's
 backward.  While the flag is off an entry point pays one flag read: the
 Cython ones read the engine's C flag (`profiler_api_flag`), the Python ones
-`_profiler_state.api_on`; `_profiler_state.sync_engine` sets both."""
+`_profiler_state.api_on`; `_profiler_state.sync_engine` sets both.
+
+A timed call costs two clock reads and one append to a deque (safe from any
+thread without a lock); the events and counters are made from those when
+the profiler's state is read (`_profiler_state.collect` calls `drain`).
+"""
+import collections
 import functools
-import threading
 
 from mx_engine import _engine
 from mx_engine import _profiler_state as st
@@ -22,52 +27,46 @@ DOMAIN = "MXNET_C_API"
 CALLS = "MXNet C API Calls"
 CONCURRENCY = "MXNet C API Concurrency"
 
-_lock = threading.Lock()
-_calls = 0
-_in_progress = 0
+_done = collections.deque()      # (name, start_ns, end_ns, tid) per finished call
+_calls = 0                       # calls drained so far: the Calls counter's value
 
 
 def enter():
-    """Marks an API call's start; returns the token `leave` takes."""
-    global _calls, _in_progress
-    now = _engine._now_ns()
-    with _lock:
-        _calls += 1
-        _in_progress += 1
-        calls, in_progress = _calls, _in_progress
-    tid = _engine._current_tid()
-    st.record("counter", DOMAIN, CALLS, now, calls, tid)
-    st.record("counter", DOMAIN, CONCURRENCY, now, in_progress, tid)
-    return now
+    """An API call's start (the token `leave` takes)."""
+    return _engine._now_ns()
 
 
 def leave(name, start_ns):
-    """Records the API call ``name`` that `enter` started at ``start_ns``."""
-    global _in_progress
-    now = _engine._now_ns()
-    with _lock:
-        _in_progress -= 1
-        in_progress = _in_progress
-    tid = _engine._current_tid()
-    if st.recording():
-        st.record("task", DOMAIN, name, start_ns, now, tid, next(_task_ids))
-        st.record("counter", DOMAIN, CONCURRENCY, now, in_progress, tid)
+    """Keeps the API call ``name`` that started at ``start_ns``."""
+    _done.append((name, start_ns, _engine._now_ns(), _engine._current_tid()))
 
 
-class call:
-    """``with _profiler_api.call('MXExecutorForward'):`` times the block
-    when ``_profiler_state.api_on`` (test it first: the off path should not build this)."""
-    __slots__ = ("name", "start")
-
-    def __init__(self, name):
-        self.name = name
-
-    def __enter__(self):
-        self.start = enter()
-
-    def __exit__(self, *exc):
-        leave(self.name, self.start)
-        return False
+def drain():
+    """The calls finished since the last drain as profiler events (kind,
+    category, name, ts_ns, value, tid, extra), time-ordered: each call's
+    task, and MXNet's two counters at each entry and exit."""
+    global _calls
+    calls = []
+    while True:
+        try:
+            calls.append(_done.popleft())
+        except IndexError:
+            break
+    events = []
+    edges = []                   # (ts, +1 entry / -1 exit, tid)
+    for name, start, end, tid in calls:
+        events.append(("task", DOMAIN, name, start, end, tid, next(_task_ids)))
+        edges.append((start, 1, tid))
+        edges.append((end, -1, tid))
+    edges.sort()
+    in_progress = 0
+    for ts, step, tid in edges:
+        in_progress = max(in_progress + step, 0)
+        if step > 0:
+            _calls += 1
+            events.append(("counter", DOMAIN, CALLS, ts, _calls, tid, None))
+        events.append(("counter", DOMAIN, CONCURRENCY, ts, in_progress, tid, None))
+    return events
 
 
 def entry(name):
@@ -79,7 +78,7 @@ def entry(name):
         def timed(*args, **kwargs):
             if not st.api_on:
                 return fn(*args, **kwargs)
-            start = enter()
+            start = _engine._now_ns()
             try:
                 return fn(*args, **kwargs)
             finally:

@@ -98,20 +98,28 @@ def _add_memory(name, used):
 def record(kind, cat, name, ts_ns, value, tid, extra=None):
     """Adds one event from Python (call only while `recording()`)."""
     with lock:
-        events.append((kind, cat, name, ts_ns, value, tid, extra))
-        if kind in ("task", "span"):
-            _add_time(cat, name, (value - ts_ns) / 1e6)
-        elif kind == "counter":
-            # MXNet aggregates counter values in the time columns, as if
-            # they were microseconds.
-            _add_time(cat, name, value / 1e3)
-        elif kind == "marker":
-            time_stats.setdefault(cat, {})     # MXNet lists the category, empty
+        _add(kind, cat, name, ts_ns, value, tid, extra)
+
+
+def _add(kind, cat, name, ts_ns, value, tid, extra):
+    events.append((kind, cat, name, ts_ns, value, tid, extra))
+    if kind in ("task", "span"):
+        _add_time(cat, name, (value - ts_ns) / 1e6)
+    elif kind == "counter":
+        # MXNet aggregates counter values in the time columns, as if they
+        # were microseconds.
+        _add_time(cat, name, value / 1e3)
+    elif kind == "marker":
+        time_stats.setdefault(cat, {})     # MXNet lists the category, empty
 
 
 def collect():
-    """Moves what the engine recorded into the events and the statistics."""
+    """Moves what the engine recorded, and the API calls timed, into the
+    events and the statistics."""
+    from mx_engine import _profiler_api     # it imports this module
     with lock:
+        for ev in _profiler_api.drain():
+            _add(*ev)
         for name, start, end, tid, dev_type, dev_id, scope in _engine._profiler_take(True):
             if scope is not None:
                 name = scope + name
