@@ -19,17 +19,21 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
  '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_linalg_det', '_backward_linalg_gelqf',
- '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
- '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
- '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
- '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
- '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_backward_gather_nd', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
+ '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_interleaved_matmul_encdec_qk',
+ '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
+ '_contrib_interleaved_matmul_selfatt_valatt', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
  '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
@@ -1074,6 +1078,134 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, name=None, attr=Non
     return _compose('_backward_gather_nd', (ograd, indices, data), name, attr, kwargs)
 
 
+def _backward_interleaved_matmul_encdec_qk(ograd=None, queries=None, keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_encdec_qk.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output  Left out, it is a new variable named
+        '<name>_ograd'.
+    queries : Symbol, optional
+        Queries  Left out, it is a new variable named '<name>_queries'.
+    keys_values : Symbol, optional
+        Keys and values interleaved  Left out, it is a new variable named
+        '<name>_keys_values'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_interleaved_matmul_encdec_qk', (ograd, queries, keys_values), name, attr, kwargs, heads=heads)
+
+
+def _backward_interleaved_matmul_encdec_valatt(ograd=None, keys_values=None, attention=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_encdec_valatt.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output  Left out, it is a new variable named
+        '<name>_ograd'.
+    keys_values : Symbol, optional
+        Keys and values interleaved  Left out, it is a new variable named
+        '<name>_keys_values'.
+    attention : Symbol, optional
+        Attention maps  Left out, it is a new variable named
+        '<name>_attention'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_interleaved_matmul_encdec_valatt', (ograd, keys_values, attention), name, attr, kwargs, heads=heads)
+
+
+def _backward_interleaved_matmul_selfatt_qk(ograd=None, queries_keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_selfatt_qk.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output  Left out, it is a new variable named
+        '<name>_ograd'.
+    queries_keys_values : Symbol, optional
+        Interleaved queries, keys and values  Left out, it is a new variable
+        named '<name>_queries_keys_values'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_interleaved_matmul_selfatt_qk', (ograd, queries_keys_values), name, attr, kwargs, heads=heads)
+
+
+def _backward_interleaved_matmul_selfatt_valatt(ograd=None, queries_keys_values=None, attention=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_selfatt_valatt.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output  Left out, it is a new variable named
+        '<name>_ograd'.
+    queries_keys_values : Symbol, optional
+        Interleaved queries, keys and values  Left out, it is a new variable
+        named '<name>_queries_keys_values'.
+    attention : Symbol, optional
+        Attention maps  Left out, it is a new variable named
+        '<name>_attention'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_interleaved_matmul_selfatt_valatt', (ograd, queries_keys_values, attention), name, attr, kwargs, heads=heads)
+
+
 def _backward_linalg_det(ograd=None, A=None, det=None, name=None, attr=None, **kwargs):
     """
     Backward of _linalg_det.
@@ -1723,6 +1855,122 @@ def _collapse_sum_like(data=None, like=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('_collapse_sum_like', (data, like), name, attr, kwargs)
+
+
+def _contrib_interleaved_matmul_encdec_qk(queries=None, keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Matrix products of the queries (seq_q, batch_size, heads * head_dim) and the keys of the interleaved key/value projections (seq_k, batch_size, heads * 2 * head_dim) of encoder-decoder attention, scaled by 1/sqrt(head_dim).
+
+    Parameters
+    ----------
+    queries : Symbol, optional
+        Queries  Left out, it is a new variable named '<name>_queries'.
+    keys_values : Symbol, optional
+        Keys and values interleaved  Left out, it is a new variable named
+        '<name>_keys_values'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_interleaved_matmul_encdec_qk', (queries, keys_values), name, attr, kwargs, heads=heads)
+
+
+def _contrib_interleaved_matmul_encdec_valatt(keys_values=None, attention=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Products of the attention maps (batch_size * heads, seq_q, seq_k) with the values of the interleaved key/value projections: out (seq_q, batch_size, heads * head_dim).
+
+    Parameters
+    ----------
+    keys_values : Symbol, optional
+        Keys and values interleaved  Left out, it is a new variable named
+        '<name>_keys_values'.
+    attention : Symbol, optional
+        Attention maps  Left out, it is a new variable named
+        '<name>_attention'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_interleaved_matmul_encdec_valatt', (keys_values, attention), name, attr, kwargs, heads=heads)
+
+
+def _contrib_interleaved_matmul_selfatt_qk(queries_keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Matrix products of the queries and keys of multi-head self-attention, read from their interleaved projections (seq_length, batch_size, heads * 3 * head_dim): out[b * heads + h] = q k^T / sqrt(head_dim).
+
+    Parameters
+    ----------
+    queries_keys_values : Symbol, optional
+        Interleaved queries, keys and values  Left out, it is a new variable
+        named '<name>_queries_keys_values'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_interleaved_matmul_selfatt_qk', (queries_keys_values,), name, attr, kwargs, heads=heads)
+
+
+def _contrib_interleaved_matmul_selfatt_valatt(queries_keys_values=None, attention=None, heads=_NULL, name=None, attr=None, **kwargs):
+    """
+    Products of the attention maps (batch_size * heads, seq, seq) with the values of the interleaved projections: out (seq_length, batch_size, heads * head_dim).
+
+    Parameters
+    ----------
+    queries_keys_values : Symbol, optional
+        Interleaved queries, keys and values  Left out, it is a new variable
+        named '<name>_queries_keys_values'.
+    attention : Symbol, optional
+        Attention maps  Left out, it is a new variable named
+        '<name>_attention'.
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_interleaved_matmul_selfatt_valatt', (queries_keys_values, attention), name, attr, kwargs, heads=heads)
 
 
 def _div_scalar(data=None, scalar=_NULL, name=None, attr=None, **kwargs):

@@ -20,17 +20,21 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
  '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_linalg_det', '_backward_linalg_gelqf',
- '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
- '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
- '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
- '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
- '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_backward_gather_nd', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
+ '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_interleaved_matmul_encdec_qk',
+ '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
+ '_contrib_interleaved_matmul_selfatt_valatt', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
  '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
@@ -1113,6 +1117,116 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
 
 
+def _backward_interleaved_matmul_encdec_qk(ograd=None, queries=None, keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_encdec_qk.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output
+    queries : NDArray
+        Queries
+    keys_values : NDArray
+        Keys and values interleaved
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_backward_interleaved_matmul_encdec_qk', [ograd, queries, keys_values], out, kwargs)
+
+
+def _backward_interleaved_matmul_encdec_valatt(ograd=None, keys_values=None, attention=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_encdec_valatt.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output
+    keys_values : NDArray
+        Keys and values interleaved
+    attention : NDArray
+        Attention maps
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_backward_interleaved_matmul_encdec_valatt', [ograd, keys_values, attention], out, kwargs)
+
+
+def _backward_interleaved_matmul_selfatt_qk(ograd=None, queries_keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_selfatt_qk.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output
+    queries_keys_values : NDArray
+        Interleaved queries, keys and values
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_backward_interleaved_matmul_selfatt_qk', [ograd, queries_keys_values], out, kwargs)
+
+
+def _backward_interleaved_matmul_selfatt_valatt(ograd=None, queries_keys_values=None, attention=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _contrib_interleaved_matmul_selfatt_valatt.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output
+    queries_keys_values : NDArray
+        Interleaved queries, keys and values
+    attention : NDArray
+        Attention maps
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_backward_interleaved_matmul_selfatt_valatt', [ograd, queries_keys_values, attention], out, kwargs)
+
+
 def _backward_linalg_det(ograd=None, A=None, det=None, out=None, name=None, **kwargs):
     """
     Backward of _linalg_det.
@@ -1707,6 +1821,108 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
+
+
+def _contrib_interleaved_matmul_encdec_qk(queries=None, keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Matrix products of the queries (seq_q, batch_size, heads * head_dim) and the keys of the interleaved key/value projections (seq_k, batch_size, heads * 2 * head_dim) of encoder-decoder attention, scaled by 1/sqrt(head_dim).
+
+    Parameters
+    ----------
+    queries : NDArray
+        Queries
+    keys_values : NDArray
+        Keys and values interleaved
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_contrib_interleaved_matmul_encdec_qk', [queries, keys_values], out, kwargs)
+
+
+def _contrib_interleaved_matmul_encdec_valatt(keys_values=None, attention=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Products of the attention maps (batch_size * heads, seq_q, seq_k) with the values of the interleaved key/value projections: out (seq_q, batch_size, heads * head_dim).
+
+    Parameters
+    ----------
+    keys_values : NDArray
+        Keys and values interleaved
+    attention : NDArray
+        Attention maps
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_contrib_interleaved_matmul_encdec_valatt', [keys_values, attention], out, kwargs)
+
+
+def _contrib_interleaved_matmul_selfatt_qk(queries_keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Matrix products of the queries and keys of multi-head self-attention, read from their interleaved projections (seq_length, batch_size, heads * 3 * head_dim): out[b * heads + h] = q k^T / sqrt(head_dim).
+
+    Parameters
+    ----------
+    queries_keys_values : NDArray
+        Interleaved queries, keys and values
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_contrib_interleaved_matmul_selfatt_qk', [queries_keys_values], out, kwargs)
+
+
+def _contrib_interleaved_matmul_selfatt_valatt(queries_keys_values=None, attention=None, heads=_NULL, out=None, name=None, **kwargs):
+    """
+    Products of the attention maps (batch_size * heads, seq, seq) with the values of the interleaved projections: out (seq_length, batch_size, heads * head_dim).
+
+    Parameters
+    ----------
+    queries_keys_values : NDArray
+        Interleaved queries, keys and values
+    attention : NDArray
+        Attention maps
+    heads : int, in [1, 2147483647]
+        Set number of heads
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if heads is not _NULL:
+        kwargs['heads'] = heads
+    return _call_op('_contrib_interleaved_matmul_selfatt_valatt', [queries_keys_values, attention], out, kwargs)
 
 
 def _div_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):

@@ -301,6 +301,9 @@ FLOAT_ONLY = {
     "_backward_Embedding": {"input_dim": 2, "output_dim": 2},
     "adam_update": {"lr": 0.1}, "ftrl_update": {"lr": 0.1}, "rmsprop_update": {"lr": 0.1},
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
+    **{f"{prefix}_interleaved_matmul_{name}": {"heads": 1}
+       for prefix in ("_contrib", "_backward")
+       for name in ("selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")},
 }
 
 
