@@ -1,8 +1,8 @@
-"""The interleaved attention matmuls on the CPU (attention_cpu.h): one
-single-threaded GEMM of the NN kernels' core per (batch, head) product,
-the products split over a team with packing buffers from the call's
-workspace (TEMP_SPACE), reading and writing the interleaved projections in
-place.  float32 and float64 (MXNet's CPU kernels take float32 only)."""
+"""The interleaved attention matmuls on the CPU (attention_cpu.h): batches
+of (batch, head) products on the GEMM core's batch entry (dot_cpu.h), split
+over a team with packing buffers from the call's workspace (TEMP_SPACE),
+reading and writing the interleaved projections in place.  float32 and
+float64 (MXNet's CPU kernels take float32 only)."""
 from libc.stdint cimport int64_t
 
 from mx_ops.core._types cimport MXFCompute, MXOpCall
@@ -16,7 +16,7 @@ cdef extern from "attention_cpu.h" namespace "mxop" nogil:
     int att_encdec_qk_backward_kernel(MXOpCall* c)
     int att_encdec_valatt_kernel(MXOpCall* c)
     int att_encdec_valatt_backward_kernel(MXOpCall* c)
-    int64_t att_workspace_bytes(int threads)
+    int64_t gemm_batch_workspace_bytes(int threads)
     int c_max_threads "mxop::max_threads"()
 
 include "mx_ops/core/_isa.pxi"
@@ -44,4 +44,4 @@ def kernels():
 def workspace_bytes(threads=None):
     """Bytes of workspace one call needs on ``threads`` threads (default:
     OpenMP's max threads): one GEMM's packing buffers per thread."""
-    return att_workspace_bytes(c_max_threads() if threads is None else threads)
+    return gemm_batch_workspace_bytes(c_max_threads() if threads is None else threads)

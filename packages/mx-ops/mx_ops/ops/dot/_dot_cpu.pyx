@@ -1,13 +1,20 @@
-"""dot and batch_dot on the CPU: GEMM through scipy's cython_blas (the BLAS
-scipy ships, called without the GIL).  Row-major C = op(A) op(B) is computed
-as the column-major C^T = op(B)^T op(A)^T, so no data is transposed.
+"""dot and batch_dot on the CPU (dot_cpu.h): the products on the NN
+kernels' GEMM core, split over one team with packing buffers from the
+call's workspace (TEMP_SPACE), the transposes read by the packers.
 float16 goes through float32 buffers; integer dtypes are not supported."""
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
-from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXTBlob, MX_FLOAT32, MX_FLOAT64, MX_FLOAT16,
                                  MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size)
+
+cdef extern from "dot_cpu.h" namespace "mxop" nogil:
+    int dot_products_any(MXOpCall* c, int dtype, int64_t batch, int64_t M, int64_t N, int64_t K,
+                         bint ta, bint tb, const void* A, const void* B, void* C, bint add)
+    int64_t gemm_batch_workspace_bytes(int threads)
+    int c_max_threads "mxop::max_threads"()
+
+include "mx_ops/core/_isa.pxi"
 
 cdef extern from *:
     """
@@ -38,36 +45,13 @@ cdef inline int64_t _prod(const MXTBlob* b, int start, int stop) noexcept nogil:
     return n
 
 
-cdef void _gemm(int dtype, bint ta, bint tb, int64_t M, int64_t N, int64_t K,
-                const void* A, const void* B, void* C, bint add) noexcept nogil:
-    """Row-major C (M x N) = op(A) op(B) (+ C when add)."""
-    cdef char opa = b'T' if ta else b'N'      # op applied to the column-major view
-    cdef char opb = b'T' if tb else b'N'
-    cdef int m = <int>N, n = <int>M, k = <int>K
-    cdef int lda = <int>(K if tb else N), ldb = <int>(M if ta else K), ldc = <int>N
-    cdef float fone = 1.0, fbeta = 1.0 if add else 0.0
-    cdef double done = 1.0, dbeta = 1.0 if add else 0.0
-    if M == 0 or N == 0:
-        return
-    if lda < 1:
-        lda = 1
-    if ldb < 1:
-        ldb = 1
-    if dtype == MX_FLOAT32:
-        sgemm(&opb, &opa, &m, &n, &k, &fone, <float*>B, &lda, <float*>A, &ldb, &fbeta,
-              <float*>C, &ldc)
-    else:
-        dgemm(&opb, &opa, &m, &n, &k, &done, <double*>B, &lda, <double*>A, &ldb, &dbeta,
-              <double*>C, &ldc)
-
-
 cdef int _gemm_any(MXOpCall* c, int64_t batch, int64_t M, int64_t N, int64_t K) noexcept nogil:
     """batch GEMMs over contiguous blocks of the inputs and the output."""
     cdef const DotParam* p = <const DotParam*>c.params
     cdef int dtype = c.inputs[0].dtype
     cdef bint add = c.req[0] == MX_REQ_ADD
-    cdef int64_t sa = M * K, sb = K * N, sc = M * N, i
-    cdef size_t item = 4 if dtype != MX_FLOAT64 else 8
+    cdef int64_t sa = M * K, sb = K * N, sc = M * N
+    cdef int rc
     cdef float* fa = NULL
     cdef float* fb = NULL
     cdef float* fc = NULL
@@ -93,13 +77,12 @@ cdef int _gemm_any(MXOpCall* c, int64_t batch, int64_t M, int64_t N, int64_t K) 
         B = <const char*>fb
         C = <char*>fc
         dtype = MX_FLOAT32
-    for i in range(batch):
-        _gemm(dtype, p.transpose_a, p.transpose_b, M, N, K, A + i * sa * item,
-              B + i * sb * item, C + i * sc * item, add)
+    rc = dot_products_any(c, dtype, batch, M, N, K, p.transpose_a, p.transpose_b, A, B, C, add)
     if fc != NULL:
-        mx_f2h(fc, c.outputs[0].dptr, batch * sc)
+        if rc == 0:
+            mx_f2h(fc, c.outputs[0].dptr, batch * sc)
         free(fa); free(fb); free(fc)
-    return 0
+    return rc
 
 
 cdef int dot_kernel(MXOpCall* c) noexcept nogil:
@@ -134,6 +117,12 @@ cdef int batch_dot_kernel(MXOpCall* c) noexcept nogil:
     if c.req[0] == MX_REQ_NULL:
         return 0
     return _gemm_any(c, batch, M, N, K)
+
+
+def workspace_bytes(threads=None):
+    """Bytes of workspace one call needs on ``threads`` threads (default:
+    OpenMP's max threads): one GEMM's packing buffers per thread."""
+    return gemm_batch_workspace_bytes(c_max_threads() if threads is None else threads)
 
 
 def kernels():

@@ -9,6 +9,7 @@ from mx_ops.core.partial_infer import set_infer_shape_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.dot import _dot_cpu
+from mx_storage.resource import ResourceRequest
 
 # The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
 _DOT_GPU = "mx_ops.ops.dot._dot_gpu"
@@ -17,6 +18,11 @@ _KERNELS = _dot_cpu.kernels()
 _FLOATS = ("float16", "float32", "float64")
 _PARAMS = {"transpose_a": Param("bool", False, doc="Use the transpose of lhs."),
            "transpose_b": Param("bool", False, doc="Use the transpose of rhs.")}
+
+
+def _workspace(params, shapes):
+    """Packing buffers for the GEMM of each thread (dot_cpu.h)."""
+    return _dot_cpu.workspace_bytes()
 
 
 def _pack(params, in_shapes):
@@ -76,7 +82,8 @@ register(OpDef(
     infer_shape=lambda p, s: [dot_shape(s[0], s[1], p["transpose_a"], p["transpose_b"])],
     infer_type=_float_types("dot"),
     compute=computes(_KERNELS["dot"], gpu_compute(_DOT_GPU, "dot")), pack_params=_pack,
-    doc="Dot product of two arrays (matrix product for 2-d ones), through BLAS."))
+    resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace,
+    doc="Dot product of two arrays (matrix product for 2-d ones), on the GEMM core."))
 
 register(OpDef(
     "batch_dot", arguments=("lhs", "rhs"), params=_PARAMS,
@@ -84,7 +91,8 @@ register(OpDef(
                                               p["transpose_b"])],
     infer_type=_float_types("batch_dot"), compute=computes(_KERNELS["batch_dot"],
                                                     gpu_compute(_DOT_GPU, "batch_dot")),
-    pack_params=_pack, doc="Matrix products of the matrices of two batches, through BLAS."))
+    pack_params=_pack, resources=(ResourceRequest.TEMP_SPACE,),
+    workspace=_workspace, doc="Matrix products of the matrices of two batches, on the GEMM core."))
 
 
 # --- gradients (makers over core.gradient's apply) ----------------------------------

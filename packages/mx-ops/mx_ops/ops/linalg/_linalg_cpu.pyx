@@ -19,40 +19,66 @@ cdef inline void _copy_in(MXOpCall* c, int i, int o) noexcept nogil:
 
 
 # --- gemm, gemm2 -----------------------------------------------------------------
-cdef int _gemm_t(MXOpCall* c, real* out) noexcept nogil:
+cdef extern from "../dot/dot_cpu.h" namespace "mxop" nogil:
+    # The GEMM core's batch entry (dot_cpu.h), shared with dot and batch_dot:
+    # not scipy's threaded BLAS, whose threads stall each other when engine
+    # workers run products at once.
+    ctypedef struct GemmBatch:
+        int64_t batch, inner, M, N, K
+        int32_t ta, tb
+        double alpha
+        const void* A
+        const void* B
+        void* C
+        int64_t lda, ldb, ldc
+        int64_t sa_outer, sa_inner, sb_outer, sb_inner, sc_outer, sc_inner
+    int gemm_batch(MXOpCall* c, int dtype, const GemmBatch& g, bint add)
+    int64_t gemm_batch_workspace_bytes(int threads)
+    int c_max_threads "mxop::max_threads"()
+
+
+def gemm_workspace_bytes(threads=None):
+    """Bytes of workspace one gemm/gemm2 call needs on ``threads`` threads
+    (default: OpenMP's max threads)."""
+    return gemm_batch_workspace_bytes(c_max_threads() if threads is None else threads)
+
+
+cdef int _gemm_body(MXOpCall* c) noexcept nogil:
     """C = alpha op(A) op(B) (+ beta C for gemm) for every matrix of the
     batch; the matrices' rows lie on `axis`, their columns on the last axis,
-    so a matrix is a strided view (leading dimension inner*cols)."""
+    so a matrix is a strided view (leading dimension inner*cols), read in
+    place by the GEMM's packers."""
     cdef const LinalgParam* p = <const LinalgParam*>c.params
     cdef const MXTBlob* o = &c.outputs[0]
     cdef int ax = p.axis, nd = o.ndim, d
-    cdef int64_t outer = 1, inner = 1, item, nitems
-    cdef int ar = <int>c.inputs[0].shape[ax], ac = _n(&c.inputs[0])
-    cdef int br = <int>c.inputs[1].shape[ax], bc = _n(&c.inputs[1])
-    cdef int M = <int>o.shape[ax], N = _n(o), K = ar if p.transpose_a else ac
-    cdef real alpha = <real>p.alpha, beta = 0
-    cdef const real* A = <const real*>c.inputs[0].dptr
-    cdef const real* B = <const real*>c.inputs[1].dptr
+    cdef int64_t outer = 1, inner = 1, n, i
+    cdef int64_t ar = c.inputs[0].shape[ax], ac = _n(&c.inputs[0])
+    cdef int64_t br = c.inputs[1].shape[ax], bc = _n(&c.inputs[1])
+    cdef int64_t M = o.shape[ax], N = _n(o)
+    cdef double beta = 0
+    cdef GemmBatch g
     for d in range(ax):
         outer *= o.shape[d]
     for d in range(ax + 1, nd - 1):
         inner *= o.shape[d]
     if c.nin == 3:
-        beta = <real>p.beta
+        beta = p.beta
         _copy_in(c, 2, 0)
-    nitems = outer * inner
-    for item in prange(nitems, nogil=True, schedule="static",
-                       num_threads=_threads(nitems, <int64_t>M * N * K)):
-        gemm_rm(p.transpose_a, p.transpose_b, M, N, K, alpha,
-                A + (item // inner) * ar * inner * ac + (item % inner) * ac, <int>(inner * ac),
-                B + (item // inner) * br * inner * bc + (item % inner) * bc, <int>(inner * bc),
-                beta, out + (item // inner) * M * inner * N + (item % inner) * N,
-                <int>(inner * N))
-    return 0
-
-
-cdef int _gemm_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _gemm_t[float], _gemm_t[double])
+        if beta != 0 and beta != 1:     # beta C, then the product is added
+            n = mx_tblob_size(o)
+            if o.dtype == MX_FLOAT64:
+                for i in range(n):
+                    (<double*>o.dptr)[i] *= beta
+            else:
+                for i in range(n):
+                    (<float*>o.dptr)[i] *= <float>beta
+    g.batch, g.inner = outer * inner, inner
+    g.M, g.N, g.K = M, N, (ar if p.transpose_a else ac)
+    g.ta, g.tb, g.alpha = p.transpose_a, p.transpose_b, p.alpha
+    g.A, g.lda, g.sa_outer, g.sa_inner = c.inputs[0].dptr, inner * ac, ar * inner * ac, ac
+    g.B, g.ldb, g.sb_outer, g.sb_inner = c.inputs[1].dptr, inner * bc, br * inner * bc, bc
+    g.C, g.ldc, g.sc_outer, g.sc_inner = o.dptr, inner * N, M * inner * N, N
+    return gemm_batch(c, o.dtype, g, beta != 0)
 
 
 # --- potrf, potri ----------------------------------------------------------------

@@ -9,6 +9,7 @@ from mx_ops.core.partial_infer import set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.linalg import _linalg_cpu
+from mx_storage.resource import ResourceRequest
 
 # The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
 GPU = "mx_ops.ops.linalg._linalg_gpu"
@@ -180,11 +181,15 @@ _DOCS = {"potrf": {"A": "Tensor of input matrices to be decomposed"},
          "maketrian": {"A": "Tensor of triangular matrices stored as vectors"}}
 _GEMM2 = {"transpose_a": _BOOL["transpose_a"], "transpose_b": _BOOL["transpose_b"],
           "alpha": _ALPHA, "axis": Param("int", -2, doc="Axis corresponding to the matrix rows.")}
+# gemm and gemm2 run on the GEMM core (dot_cpu.h): its packing buffers are
+# the call's workspace.
+_GEMM_SPACE = dict(resources=(ResourceRequest.TEMP_SPACE,),
+                   workspace=lambda p, s: _linalg_cpu.gemm_workspace_bytes())
 _reg("gemm", ("A", "B", "C"), lambda p, s: gemm_shape("gemm", p, s),
      dict(_GEMM2, beta=Param("float", 1.0, doc="Scalar factor multiplied with C.")),
-     inplace=((2, 0),), doc="out = alpha * op(A) * op(B) + beta * C, batched.")
+     inplace=((2, 0),), doc="out = alpha * op(A) * op(B) + beta * C, batched.", **_GEMM_SPACE)
 _reg("gemm2", ("A", "B"), lambda p, s: gemm_shape("gemm2", p, s), _GEMM2,
-     doc="out = alpha * op(A) * op(B), batched.")
+     doc="out = alpha * op(A) * op(B), batched.", **_GEMM_SPACE)
 _reg("potrf", ("A",), _square("potrf"), {"lower": _BOOL["lower"]}, inplace=((0, 0),),
      doc="Cholesky factor of symmetric positive-definite matrices (A = L L^T).")
 _reg("potri", ("A",), _square("potri"), {"lower": _BOOL["lower"]}, inplace=((0, 0),),
