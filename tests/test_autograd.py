@@ -449,13 +449,15 @@ def test_rrelu_replays_its_slopes():
     v = -np.ones((20, 30), np.float32)
     x = variable(v)
     with ag.record():
-        y = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
+        # rrelu returns the output and its slopes, as MXNet 1.9.1 does
+        y, mask = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
     y.backward()
     slopes = y.asnumpy() / v
     assert 0.1 <= slopes.min() and slopes.max() <= 0.4 and slopes.std() > 0.01
+    np.testing.assert_allclose(mask.asnumpy(), slopes, rtol=1e-6)
     np.testing.assert_allclose(x.grad.asnumpy(), slopes, rtol=1e-6)
     with ag.record(train_mode=False):
-        y = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
+        y, _ = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.4)
     np.testing.assert_allclose(y.asnumpy(), -0.25, rtol=1e-6)
 
 

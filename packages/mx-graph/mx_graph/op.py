@@ -1270,7 +1270,7 @@ def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr
 
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
     """
-    Matrix products of the matrices of two batches, through BLAS.
+    Matrix products of the matrices of two batches, on the GEMM core.
 
     Parameters
     ----------
@@ -2004,7 +2004,7 @@ def degrees(data=None, name=None, attr=None, **kwargs):
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
     """
-    Dot product of two arrays (matrix product for 2-d ones), through BLAS.
+    Dot product of two arrays (matrix product for 2-d ones), on the GEMM core.
 
     Parameters
     ----------

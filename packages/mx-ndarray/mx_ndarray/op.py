@@ -1310,7 +1310,7 @@ def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=
 
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
     """
-    Matrix products of the matrices of two batches, through BLAS.
+    Matrix products of the matrices of two batches, on the GEMM core.
 
     Parameters
     ----------
@@ -1944,7 +1944,7 @@ def degrees(data=None, out=None, name=None, **kwargs):
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
     """
-    Dot product of two arrays (matrix product for 2-d ones), through BLAS.
+    Dot product of two arrays (matrix product for 2-d ones), on the GEMM core.
 
     Parameters
     ----------
