@@ -45,7 +45,7 @@ _BINARY = {
                     lambda x, y: 1 if bool(x) != bool(y) else 0),
 }
 
-__all__ = ["moveaxis", "onehot_encode", "imdecode"] + list(_BINARY)
+__all__ = ["moveaxis", "onehot_encode", "imdecode", "split_v2"] + list(_BINARY)
 
 
 def _binary(name, array_op, scalar_op, rscalar_op, numbers_fn):
@@ -135,3 +135,20 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mea
     else:
         out[index:index + 1] = chw
     return out
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ``ary`` along ``axis`` into ``indices_or_sections`` equal
+    sections (an int, which must divide the axis) or at the given indices
+    (a tuple), as MXNet's; a list of NDArrays (one NDArray for one part)."""
+    axis_size = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0 or axis_size % sections:
+            raise ValueError("array split does not result in an equal division")
+        indices = [i * (axis_size // sections) for i in range(sections)]
+    elif isinstance(indices_or_sections, tuple):
+        indices = [0] + list(indices_or_sections)
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return _internal._split_v2(ary, indices=tuple(indices), axis=axis, squeeze_axis=squeeze_axis)

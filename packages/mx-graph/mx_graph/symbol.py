@@ -545,14 +545,6 @@ def _minmax(left, right, array_op, scalar_op):
     raise TypeError(f"{array_op}: at least one argument must be a Symbol")
 
 
-def zeros(shape, dtype="float32", **kwargs):
-    """A symbol of zeros."""
-    from mx_graph import op_functions
-    return op_functions.create("_zeros", [], {}, dict(kwargs, shape=shape, dtype=dtype))
-
-
-def ones(shape, dtype="float32", **kwargs):
-    """A symbol of ones."""
-    from mx_graph import op_functions
-    return op_functions.create("_ones", [], {}, dict(kwargs, shape=shape, dtype=dtype))
+# zeros and ones live in creation.py with MXNet's other creation functions.
+from mx_graph.creation import ones, zeros  # noqa: E402,F401
 

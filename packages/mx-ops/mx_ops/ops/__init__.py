@@ -36,6 +36,8 @@ FAMILIES = {
     "norm": (),
     "dropout": (),
     "optimizer": (),
+    "layout": ("elemwise", "join", "shape"),
+    "sequence": (),
 }
 
 # family: the names of the operators it registered (filled by load).

@@ -1,0 +1,184 @@
+// The table gather behind the layout operators (Pad, SwapAxis,
+// broadcast_axis, depth_to_space, space_to_depth, repeat, tile, reverse,
+// slice_like) and its adjoint, the table scatter-add of their gradients.
+//
+// Every one of them maps an output element to an input element whose
+// offset is a SUM of one term per output axis: out[i0, .., ik] =
+// in[base + t0[i0] + .. + tk[ik]], or a constant where a term is kFill
+// (Pad's constant mode).  mx_ops.ops.layout.tables builds the terms.  The
+// innermost axis is not looked up per element: it is packed as runs (a
+// contiguous block, a broadcast value, a reversed or strided block, or a
+// fill), so a row is a few memcpy/fill calls; the outer axes cost one sum
+// of table entries per row.
+#ifndef MX_OPS_LAYOUT_CPU_H_
+#define MX_OPS_LAYOUT_CPU_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "dtype.h"
+#include "int_arith.h"
+#include "parallel.h"
+
+namespace mxop {
+
+constexpr int64_t kFill = INT64_MIN;
+
+// The packed block (mx_ops.ops.layout.tables.pack): this header, the view
+// shape (ndim int64, row-major over the output), one int64 table per view
+// axis (shape[d] entries; the innermost one is read by the GPU twin only),
+// then `nruns` TableRun covering the innermost axis in order.
+struct TableHeader { int64_t ndim, nruns, base; double value; };
+// `len` items from source offset `src` by `step` (0: broadcast); fill != 0: the constant.
+struct TableRun { int64_t len, src, step, fill; };
+
+struct Tables {
+  const TableHeader *h;
+  const int64_t *table[2 * MX_MAX_DIM];
+  const TableRun *runs;
+  int64_t shape[2 * MX_MAX_DIM];
+};
+
+static inline Tables read_tables(const void *params) {
+  Tables t;
+  t.h = static_cast<const TableHeader *>(params);
+  const int64_t *p = reinterpret_cast<const int64_t *>(t.h + 1);
+  const int64_t *shape = p;                 // the shape the tables index
+  p += t.h->ndim;
+  for (int64_t d = 0; d < t.h->ndim; ++d) {
+    t.shape[d] = shape[d];
+    t.table[d] = p;
+    p += shape[d];
+  }
+  t.runs = reinterpret_cast<const TableRun *>(p);
+  return t;
+}
+
+// The source offset of outer row index idx (axes 0..ndim-2), or kFill.
+static inline int64_t row_offset(const Tables &t, const int64_t *idx) {
+  int64_t off = t.h->base;
+  for (int64_t d = 0; d + 1 < t.h->ndim; ++d) {
+    const int64_t v = t.table[d][idx[d]];
+    if (v == kFill) return kFill;
+    off += v;
+  }
+  return off;
+}
+
+// Outer row index of row r (row-major over axes 0..ndim-2).
+static inline void row_index(const Tables &t, int64_t r, int64_t *idx) {
+  for (int64_t d = t.h->ndim - 2; d >= 0; --d) {
+    idx[d] = r % t.shape[d];
+    r /= t.shape[d];
+  }
+}
+
+static inline void next_row(const Tables &t, int64_t *idx) {
+  for (int64_t d = t.h->ndim - 2; d >= 0; --d) {
+    if (++idx[d] < t.shape[d]) return;
+    idx[d] = 0;
+  }
+}
+
+// One output row: the runs of the innermost axis from source row `src`.
+template <typename T>
+static inline void gather_row(const Tables &t, const T *in, int64_t off, T *o, bool add, T fill) {
+  for (int64_t k = 0; k < t.h->nruns; ++k) {
+    const TableRun &r = t.runs[k];
+    const int64_t n = r.len;
+    if (off == kFill || r.fill) {
+      if (add) for (int64_t i = 0; i < n; ++i) o[i] = wrap_add(o[i], fill);
+      else std::fill(o, o + n, fill);
+    } else {
+      const T *s = in + off + r.src;
+      if (r.step == 1) {
+        if (add) for (int64_t i = 0; i < n; ++i) o[i] = wrap_add(o[i], s[i]);
+        else std::memcpy(o, s, n * sizeof(T));
+      } else if (r.step == 0) {
+        const T v = *s;
+        if (add) for (int64_t i = 0; i < n; ++i) o[i] = wrap_add(o[i], v);
+        else std::fill(o, o + n, v);
+      } else {
+        const int64_t st = r.step;
+        if (add) for (int64_t i = 0; i < n; ++i) o[i] = wrap_add(o[i], s[i * st]);
+        else for (int64_t i = 0; i < n; ++i) o[i] = s[i * st];
+      }
+    }
+    o += n;
+  }
+}
+
+template <typename T>
+static void table_gather(MXOpCall *c, const Tables &t) {
+  const MXTBlob &out = c->outputs[0];
+  const int64_t size = mx_tblob_size(&out);
+  if (size == 0) return;
+  const int64_t inner = t.shape[t.h->ndim - 1], rows = size / inner;
+  const T *in = static_cast<const T *>(c->inputs[0].dptr);
+  T *dst = static_cast<T *>(out.dptr);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  const T fill = convert<T>(t.h->value);
+  parallel_for_cost(rows, inner, [&](int64_t begin, int64_t end) {
+    int64_t idx[2 * MX_MAX_DIM];
+    row_index(t, begin, idx);
+    for (int64_t r = begin; r < end; ++r) {
+      gather_row(t, in, row_offset(t, idx), dst + r * inner, add, fill);
+      next_row(t, idx);
+    }
+  });
+}
+
+// The adjoint: in_grad[src(i)] += out_grad[i] over every output item i
+// (fills read nothing, so they give nothing back).  Several items may share
+// a source (repeat, tile, broadcast_axis, Pad's edges), so it runs on one
+// thread; req 'write' zeroes the gradient first.
+template <typename T>
+static void table_scatter(MXOpCall *c, const Tables &t) {
+  const MXTBlob &og = c->inputs[0], &ig = c->outputs[0];
+  T *dst = static_cast<T *>(ig.dptr);
+  if (c->req[0] != MX_REQ_ADD) std::fill(dst, dst + mx_tblob_size(&ig), T(0));
+  const int64_t size = mx_tblob_size(&og);
+  if (size == 0) return;
+  const int64_t inner = t.shape[t.h->ndim - 1], rows = size / inner;
+  const T *g = static_cast<const T *>(og.dptr);
+  int64_t idx[2 * MX_MAX_DIM];
+  row_index(t, 0, idx);
+  for (int64_t row = 0; row < rows; ++row, g += inner) {
+    const int64_t off = row_offset(t, idx);
+    next_row(t, idx);
+    if (off == kFill) continue;
+    const T *o = g;
+    for (int64_t k = 0; k < t.h->nruns; ++k) {
+      const TableRun &r = t.runs[k];
+      if (!r.fill) {
+        T *s = dst + off + r.src;
+        if (r.step == 0) {
+          T acc = *s;
+          for (int64_t i = 0; i < r.len; ++i) acc = wrap_add(acc, o[i]);
+          *s = acc;
+        } else {
+          for (int64_t i = 0; i < r.len; ++i) s[i * r.step] = wrap_add(s[i * r.step], o[i]);
+        }
+      }
+      o += r.len;
+    }
+  }
+}
+
+static int layout_gather(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const Tables t = read_tables(c->params);
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T, table_gather<T>(c, t))
+  return 0;
+}
+
+static int layout_scatter(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  const Tables t = read_tables(c->params);
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T, table_scatter<T>(c, t))
+  return 0;
+}
+
+}  // namespace mxop
+#endif  // MX_OPS_LAYOUT_CPU_H_
