@@ -4,6 +4,10 @@ Append-only: asv keys its stored results by benchmark name, so changing what
 an existing helper does would silently change the meaning of old results.
 Add a new helper instead.
 """
+import json
+import os
+import subprocess
+
 import numpy as np
 
 from mx_engine import _testing, engine
@@ -143,3 +147,18 @@ def summary(per):
     ms = [1e3 * float(np.median(ts)) for ts in per]
     ratios = [float(np.median(np.array(ts) / np.array(per[0]))) for ts in per]
     return ms, ratios
+
+
+def run_json_script(python, script, args, env=None, timeout=900):
+    """Runs ``script`` (``python -c``) with ``args`` under interpreter
+    ``python`` and returns the JSON its last stdout line holds; None (with
+    a line saying why) when that interpreter is missing or the script
+    fails, so a side-by-side benchmark skips a reference not installed."""
+    if not python or not os.path.exists(python):
+        return None
+    proc = subprocess.run([python, "-c", script, *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+    if proc.returncode != 0:
+        print(f"({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -94,14 +94,16 @@ def our_state(trainer, steps):
     return state
 
 
-def run_net(net, refs, repeat, tmp):
+def run_net(net, refs, repeat, tmp, trainer=graph_nets.SymbolicTrainer, inputs_of=None,
+            titles=TITLES, bursts=BURSTS):
     """Sets every side up on the same inputs, checks them against ours,
-    times interleaved bursts; returns (row, mismatch)."""
-    inputs = graph_nets.make_inputs(net)
+    times interleaved bursts; returns (row, mismatch).  ``trainer`` makes
+    ours; the inputs are make_inputs(``inputs_of``, default ``net``)."""
+    inputs = graph_nets.make_inputs(inputs_of or net)
     path = Path(tmp) / f"inputs-{net}.npz"
     np.savez(path, **inputs)
-    ours = graph_nets.SymbolicTrainer(mx, net, inputs)
-    print(f"{TITLES[net]}: ours bound by {ours.how}", flush=True)
+    ours = trainer(mx, net, inputs)
+    print(f"{titles[net]}: ours bound by {ours.how}", flush=True)
     mine = our_state(ours, CHECK_STEPS)
     batches = itertools.count(CHECK_STEPS)
     sides = {"ours": lambda c: burst(lambda: ours.step(next(batches)), c)}
@@ -131,7 +133,7 @@ def run_net(net, refs, repeat, tmp):
             warm[key].extend(times[1:])
             return times
         return run
-    per = interleaved([recorded(k) for k in keys], repeat, count=BURSTS[net])
+    per = interleaved([recorded(k) for k in keys], repeat, count=bursts[net])
     median = {k: 1e3 * float(np.median(ts)) for k, ts in zip(keys, per)}
     median_ratio = {k: float(np.median(np.array(per[0]) / np.array(ts)))
                     for k, ts in zip(keys, per)}
@@ -140,18 +142,37 @@ def run_net(net, refs, repeat, tmp):
     return (net, (median, median_ratio), (best, best_ratio)), mismatch
 
 
-def print_table(title, rows):
+def print_table(title, rows, titles=TITLES, targets=TARGETS):
     print(f"{title:28s} {'ours':>8s} {'MXNet':>8s} {'ours/MXNet':>10s}"
           f" {'PyTorch':>8s} {'ours/PyTorch':>12s}")
     for net, (ms, ratio) in rows:
-        cols = [f"{TITLES[net]:28s} {ms['ours']:8.2f}"]
+        cols = [f"{titles[net]:28s} {ms['ours']:8.2f}"]
         for key, width in (("mxnet", 10), ("torch", 12)):
             if key in ms:
-                hit = "" if ratio[key] <= TARGETS[key] else "!"
+                hit = "" if ratio[key] <= targets[key] else "!"
                 cols.append(f"{ms[key]:8.2f} {ratio[key]:{width - 1}.2f}{hit or ' '}")
             else:
                 cols.append(f"{'-':>8s} {'-':>{width}s}")
         print(" ".join(cols))
+
+
+def start_references(threads, mxnet_python, torch_python):
+    """{'mxnet': worker, 'torch': worker} for the references that start."""
+    refs = {}
+    for name, worker in (("mxnet", MXNetWorker.start(threads, mxnet_python)),
+                         ("torch", start_trainer(threads, torch_python))):
+        if worker is not None:
+            refs[name] = worker
+    return refs
+
+
+def machine_note(refs, threads):
+    """The table footnote's start: the machine, its load, the versions."""
+    versions = ", ".join(f"{'MXNet' if k == 'mxnet' else 'PyTorch'} {w.version}"
+                         for k, w in refs.items())
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"float32; {os.cpu_count()} cpu cores, load average {load}; every side on "
+            f"{threads} threads{'; ' + versions if versions else '; no reference found'}")
 
 
 def main(argv=None):
@@ -170,11 +191,7 @@ def main(argv=None):
     if unknown:
         parser.error(f"--nets: unknown {sorted(unknown)}; choose from {list(graph_nets.NETS)}")
     threads = max_threads()
-    refs = {}
-    for name, worker in (("mxnet", MXNetWorker.start(threads, args.mxnet_python)),
-                         ("torch", start_trainer(threads, args.torch_python))):
-        if worker is not None:
-            refs[name] = worker
+    refs = start_references(threads, args.mxnet_python, args.torch_python)
     rows, mismatch = [], False
     with tempfile.TemporaryDirectory() as tmp:
         for net in nets:
@@ -185,11 +202,7 @@ def main(argv=None):
     print_table("ms/iteration, median", [(net, med) for net, med, _ in rows])
     print()
     print_table("ms/iteration, best", [(net, best) for net, _, best in rows])
-    versions = ", ".join(f"{'MXNet' if k == 'mxnet' else 'PyTorch'} {w.version}"
-                         for k, w in refs.items())
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"(float32; {os.cpu_count()} cpu cores, load average {load}; every side on "
-          f"{threads} threads{'; ' + versions if versions else '; no reference found'}; "
+    print(f"({machine_note(refs, threads)}; "
           f"{repeat} interleaved bursts of {BURSTS['mlp'] - 1} (MLP) / "
           f"{BURSTS['lenet'] - 1} (LeNet) warm iterations: the medians of the bursts' "
           f"medians and of ours/other within each repeat, and the fastest iteration "

@@ -13,9 +13,7 @@ Best of R runs.  MXNet runs with OPENBLAS_CORETYPE=Haswell (its wheel's
 OpenBLAS misdetects this machine otherwise).
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -23,7 +21,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table
+from benchmarks.common import format_table, run_json_script as run
 
 BIG = 1_000_000
 
@@ -89,16 +87,6 @@ CASES = [("normal", f"normal, {BIG:.0e} float32"),
          ("sample_gamma", "gamma, 1000 NDArray params x 1000 samples"),
          ("multinomial", "multinomial, 1000 rows x 10 categories x 100 samples")]
 
-
-def run(python, script, args, env=None):
-    if not python or not os.path.exists(python):
-        return None
-    proc = subprocess.run([python, "-c", script, *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=900)
-    if proc.returncode != 0:
-        print(f"({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):

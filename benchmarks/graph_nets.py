@@ -243,7 +243,79 @@ class TorchTrainer:
                 for name, p in zip(param_names(self.net), self.weights)}
 
 
+# ---------------------------------------------------------------------------
+# The MLP trained imperatively with autograd (compare_autograd_mlp.py)
+# ---------------------------------------------------------------------------
+AUTOGRAD_NET = "mlp_autograd"       # the net name the workers know it by
+
+
+class AutogradTrainer:
+    """The MLP trained imperatively, as an MXNet 1.x autograd user writes
+    it: parameters with attach_grad, the forward under autograd.record()
+    (FullyConnected, relu, FullyConnected, then the summed cross entropy as
+    Gluon's loss builds it: -log_softmax picked at the label, here through
+    a one-hot mask), loss.backward(), and sgd_update per parameter with
+    rescale_grad 1/batch; ``mx`` is ours or MXNet's module."""
+
+    def __init__(self, mx, net, inputs):
+        cfg = NETS["mlp"]
+        self.mx, self.lr, self.batch = mx, cfg["lr"], cfg["batch"]
+        self.weights = {name: mx.nd.array(inputs[name]) for name in param_names("mlp")}
+        for w in self.weights.values():
+            w.attach_grad()
+        self.data = [mx.nd.array(d) for d in inputs["data"]]
+        self.labels = [mx.nd.array(lb) for lb in inputs["label"]]
+        self.how = "autograd.record() (no executor)"
+        mx.nd.waitall()
+
+    def forward(self, x):
+        nd, w = self.mx.nd, self.weights
+        h = nd.relu(nd.FullyConnected(x, w["fc1_weight"], w["fc1_bias"], num_hidden=128))
+        return nd.FullyConnected(h, w["fc2_weight"], w["fc2_bias"], num_hidden=10)
+
+    def step(self, i):
+        mx = self.mx
+        x, label = self.data[i % len(self.data)], self.labels[i % len(self.labels)]
+        with mx.autograd.record():
+            out = self.forward(x)
+            loss = -mx.nd.sum(mx.nd.log_softmax(out) * mx.nd.one_hot(label, 10))
+        loss.backward()
+        for w in self.weights.values():
+            mx.nd.sgd_update(w, w.grad, lr=self.lr, wd=0.0, rescale_grad=1.0 / self.batch,
+                             out=w)
+        mx.nd.waitall()
+
+    def outputs(self, i=0):
+        out = self.forward(self.data[i])
+        return self.mx.nd.softmax(out).asnumpy()
+
+    def params(self):
+        return {name: w.asnumpy() for name, w in self.weights.items()}
+
+
+class TorchEagerTrainer(TorchTrainer):
+    """PyTorch eager's equivalent of AutogradTrainer: the data is no leaf
+    that requires grad (no data gradient), summed cross entropy, backward,
+    torch.optim.SGD's update with the loss scaled as rescale_grad scales."""
+
+    def __init__(self, torch, net, inputs):
+        super().__init__(torch, "mlp", inputs)
+        self.x = torch.zeros((self.batch,) + NETS["mlp"]["data"])
+        self.opt = torch.optim.SGD(self.weights, lr=self.lr)
+
+    def step(self, i):
+        torch, F = self.torch, self.torch.nn.functional
+        self.opt.zero_grad(set_to_none=True)
+        x, y = self.data[i % len(self.data)], self.labels[i % len(self.labels)]
+        loss = F.cross_entropy(self.model(x), y, reduction="sum") / self.batch
+        loss.backward()
+        self.opt.step()
+
+
 def trainer(framework, module, net, inputs):
     """The trainer of ``framework`` ('ours', 'mxnet' or 'torch')."""
-    cls = TorchTrainer if framework == "torch" else SymbolicTrainer
+    if net == AUTOGRAD_NET:
+        cls = TorchEagerTrainer if framework == "torch" else AutogradTrainer
+    else:
+        cls = TorchTrainer if framework == "torch" else SymbolicTrainer
     return cls(module, net, inputs)

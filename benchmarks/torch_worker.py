@@ -60,7 +60,13 @@ def bn(shape, **_):
     f = lambda: F.batch_norm(x, rm, rv, g, b, training=True, momentum=0.1, eps=1e-3)
     return f, (x, g, b)
 
-KINDS = {"conv": conv, "fc": fc, "pool": pool, "softmax": softmax, "bn": bn}
+def cross_entropy(shape, **_):
+    x = torch.randn(*shape, requires_grad=True)
+    label = torch.randint(0, shape[1], (shape[0],))
+    return (lambda: F.cross_entropy(x, label, reduction="sum")), (x,)
+
+KINDS = {"conv": conv, "fc": fc, "pool": pool, "softmax": softmax, "bn": bn,
+         "cross_entropy": cross_entropy}
 
 graphs = {}
 

@@ -13,9 +13,7 @@ from mx import (attribute, base, context, engine, executor, library, name, ndarr
 from mx.attribute import AttrScope
 from mx.executor import Executor
 from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
-
-# Imported here when it lands:
-#   from mx import autograd       (MXNet's mxnet.autograd)
+from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 
 
 def _alias(alias, module):

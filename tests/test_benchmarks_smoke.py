@@ -153,6 +153,14 @@ def test_compare_graph_quick(tmp_path):
         assert case in out
 
 
+def test_compare_autograd_mlp_quick(tmp_path):
+    out = _run_script("benchmarks/compare_autograd_mlp.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "mxnet: no interpreter" in out and "torch: no interpreter" in out
+    for case in ("relu(100 floats)", "MLP 100-128-10, batch 100", "median"):
+        assert case in out
+
+
 def test_reference_worker_without_its_framework(monkeypatch, capsys):
     # An interpreter without MXNet: the worker reports it and is left out.
     monkeypatch.syspath_prepend(str(ROOT))

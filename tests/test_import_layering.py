@@ -44,7 +44,8 @@ PUBLIC_MODULES = [
     "mx.operator", "mx.viz", "mx.ndarray", "mx.ndarray.op", "mx.ndarray.random",
     "mx.ndarray.linalg", "mx.ndarray.contrib", "mx.ndarray.sparse", "mx.symbol", "mx.symbol.op",
     "mx.symbol.random", "mx.symbol.linalg", "mx.symbol.contrib", "mx.executor", "mx.name",
-    "mx.attribute", "mx.util", "mx.runtime", "mx.test_utils",
+    "mx.attribute", "mx.util", "mx.runtime", "mx.test_utils", "mx.autograd",
+    "mx_ndarray.autograd", "mx_graph.autograd",
 ]
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi"}
 

@@ -35,20 +35,22 @@ def test_shuffle_through_mx_random():
 
 
 def test_rrelu_slopes_follow_mx_random_seed():
-    """mx.nd.LeakyReLU(act_type='rrelu') in training returns the output only
-    (its mask is hidden), with slopes that mx.random.seed repeats."""
+    """mx.nd.LeakyReLU(act_type='rrelu') in training returns the output and
+    its mask (MXNet's two visible outputs), with slopes that mx.random.seed
+    repeats."""
     from mx_ops.core import training
     x = mx.nd.array(-np.ones((50, 40), np.float32))
     outs = []
     for _ in range(2):
         mx.random.seed(31)
         with training.train_mode():
-            y = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
+            y, mask = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
         assert isinstance(y, mx.nd.NDArray) and y.shape == x.shape
+        np.testing.assert_array_equal(mask.asnumpy(), -y.asnumpy())      # x is -1
         outs.append(y.asnumpy())
     np.testing.assert_array_equal(outs[0], outs[1])
     slopes = -outs[0]
     assert slopes.min() >= np.float32(0.1) and slopes.max() < np.float32(0.3)
     assert len(np.unique(slopes)) > 1900                     # one slope per element
-    mean = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
+    mean, _ = mx.nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
     np.testing.assert_allclose(mean.asnumpy(), -0.2)          # inference: the mean slope

@@ -3,8 +3,8 @@ from mx_graph.sym import *  # noqa: F401,F403
 from mx_graph.sym import __all__ as _base_all
 from mx_graph.sym import __dir__ as _graph_dir
 from mx_graph.sym import __getattr__, _internal  # noqa: F401
-from mx_graph.sym import (AttrScope, Group, Symbol, Variable, load, load_json,  # noqa: F401
-                          maximum, minimum, ones, pow, var, zeros)
+from mx_graph.sym import (AttrScope, Group, Symbol, Variable, hypot, load,  # noqa: F401
+                          load_json, maximum, minimum, ones, pow, power, var, zeros)
 
 # The sub-modules of MXNet's mx.sym.  The star import bound mx_graph's own
 # ``op``, which would stop mx.symbol.op from loading.

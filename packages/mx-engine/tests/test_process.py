@@ -100,11 +100,17 @@ def test_ctrl_c_interrupts_a_wait_and_the_engine_goes_on(wait):
     proc = run(f"""
         import os, signal, threading
         from mx_engine import cpu, engine
+        # A parent started in the background (`cmd &` without job control)
+        # passes SIGINT down ignored, and Python then installs no handler.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         gate = threading.Event()
         v = engine.new_variable()
         engine.push_sync(lambda rc: gate.wait(60), cpu(), mutate_vars=[v])
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
         try:
+            # Started inside the try: on a loaded machine the signal may come
+            # before the wait begins, and must not escape (the process would
+            # then exit waiting on the gated function).
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
             {wait}
         except KeyboardInterrupt:
             print("interrupted")

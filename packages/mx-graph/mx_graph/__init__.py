@@ -9,6 +9,7 @@ from mx_graph.attribute import AttrScope
 from mx_graph.graph import Graph, IndexedGraph
 from mx_graph.name import NameManager, Prefix
 from mx_graph.symbol import Group, Symbol, Variable, load, load_json, var
+from mx_graph import autograd  # noqa: F401  (registers the autograd backward with mx-ndarray)
 
 __version__ = "0.1.0"
 

@@ -6,41 +6,48 @@ from mx_graph.op_functions import NULL as _NULL, alias as _alias, compose as _co
 from mx_graph import op as _op
 from mx_graph._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar',
- '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum',
- '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod',
- '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power',
- '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add',
- '_arange', '_backward_Activation', '_backward_BatchNorm', '_backward_Cast',
- '_backward_Concat', '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected',
- '_backward_L2Normalization', '_backward_LRN', '_backward_LeakyReLU',
- '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
- '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pad', '_backward_Pooling',
- '_backward_SequenceLast', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_repeat',
+__all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualScalar',
+ '_GreaterEqualScalar', '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar',
+ '_LesserScalar', '_Maximum', '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus',
+ '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
+ '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
+ '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
+ '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
+ '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_pick', '_backward_repeat',
  '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
- '_backward_tile', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
+ '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
  '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal',
  '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar',
  '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal',
- '_lesser_equal_scalar', '_lesser_scalar', '_logical_and', '_logical_and_scalar',
- '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
- '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
- '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
- '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
- '_random_generalized_negative_binomial_like', '_random_negative_binomial',
- '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
- '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
- '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
- '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
- '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub',
- '_zeros']
+ '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det', '_linalg_extractdiag',
+ '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse',
+ '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
+ '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
+ '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
+ '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
+ '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
+ '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
+ '_random_uniform', '_random_uniform_like', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar',
+ '_rpower_scalar', '_sample_exponential', '_sample_gamma',
+ '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
+ '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
+ '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
@@ -65,6 +72,31 @@ def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('_CrossDeviceCopy', (data,), name, attr, kwargs)
+
+
+def _CustomFunction(*data, name=None, attr=None, **kwargs):
+    """
+    A node recorded by mx.autograd.Function: the user's forward already ran.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Input data.  Given positionally (_CustomFunction(a, b, c), or as one
+        list).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_CustomFunction', data, name, attr, kwargs)
 
 
 def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
@@ -341,6 +373,31 @@ def _backward_Custom(*data, op_type=_NULL, name=None, attr=None, **kwargs):
     return _compose('_backward_Custom', data, name, attr, kwargs, op_type=op_type)
 
 
+def _backward_CustomFunction(*data, name=None, attr=None, **kwargs):
+    """
+    Backward of _CustomFunction: calls the Function's backward on the output gradients; the outputs are the input gradients.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Input data.  Given positionally (_backward_CustomFunction(a, b, c), or
+        as one list).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_CustomFunction', data, name, attr, kwargs)
+
+
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
     Gradients of Deconvolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
@@ -589,7 +646,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
     """
-    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad (gelu: (out_grad, data)); selu's below 0 is MXNet's lambda*(alpha + out_data); for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
 
     Parameters
     ----------
@@ -609,7 +666,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
         LeakyReLU's input 'gamma': The learned slope per channel (axis 1),
         (channels,) or (1,); an input only with act_type='prelu'.  Left out, it
         is a new variable named '<name>_gamma'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -885,6 +942,36 @@ def _backward_SequenceLast(ograd=None, data=None, sequence_length=None, use_sequ
     return _compose('_backward_SequenceLast', (ograd, data, sequence_length), name, attr, kwargs, use_sequence_length=use_sequence_length, axis=axis)
 
 
+def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of SoftmaxActivation from (out_grad, out_data): data_grad.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    out_data : Symbol, optional
+        The forward pass's output.  Left out, it is a new variable named
+        '<name>_out_data'.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_SoftmaxActivation', (out_grad, out_data), name, attr, kwargs, mode=mode)
+
+
 def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, name=None, attr=None, **kwargs):
     """
     Gradient of SoftmaxOutput's cross-entropy loss from ([ograd, the output's gradient, if out_grad=True,] label, out_data): (data_grad, label_grad = 0).
@@ -1092,6 +1179,220 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, name=None, attr=Non
     return _compose('_backward_gather_nd', (ograd, indices, data), name, attr, kwargs)
 
 
+def _backward_linalg_det(ograd=None, A=None, det=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_det.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    det : Symbol, optional
+        The forward's determinant.  Left out, it is a new variable named
+        '<name>_det'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_det', (ograd, A, det), name, attr, kwargs)
+
+
+def _backward_linalg_gelqf(ograd_Q=None, ograd_L=None, Q=None, L=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_gelqf.
+
+    Parameters
+    ----------
+    ograd_Q : Symbol, optional
+        Gradient of Q.  Left out, it is a new variable named '<name>_ograd_Q'.
+    ograd_L : Symbol, optional
+        Gradient of L.  Left out, it is a new variable named '<name>_ograd_L'.
+    Q : Symbol, optional
+        The forward's factor Q.  Left out, it is a new variable named
+        '<name>_Q'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_gelqf', (ograd_Q, ograd_L, Q, L), name, attr, kwargs)
+
+
+def _backward_linalg_potrf(ograd=None, L=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_potrf.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_potrf', (ograd, L), name, attr, kwargs, lower=lower)
+
+
+def _backward_linalg_potri(*ograd, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_potri.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    out : Symbol, optional
+        The forward's output.  Left out, it is a new variable named
+        '<name>_out'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_potri', ograd, name, attr, kwargs, lower=lower)
+
+
+def _backward_linalg_slogdet(ograd_logabsdet=None, A=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_slogdet.
+
+    Parameters
+    ----------
+    ograd_logabsdet : Symbol, optional
+        Gradient of logabsdet.  Left out, it is a new variable named
+        '<name>_ograd_logabsdet'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_slogdet', (ograd_logabsdet, A), name, attr, kwargs)
+
+
+def _backward_linalg_sumlogdiag(ograd=None, A=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_sumlogdiag.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    A : Symbol, optional
+        The forward's input A.  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_sumlogdiag', (ograd, A), name, attr, kwargs)
+
+
+def _backward_linalg_syevd(ograd_U=None, ograd_L=None, U=None, L=None, name=None, attr=None, **kwargs):
+    """
+    Backward of _linalg_syevd.
+
+    Parameters
+    ----------
+    ograd_U : Symbol, optional
+        Gradient of U.  Left out, it is a new variable named '<name>_ograd_U'.
+    ograd_L : Symbol, optional
+        Gradient of L.  Left out, it is a new variable named '<name>_ograd_L'.
+    U : Symbol, optional
+        The forward's eigenvectors U.  Left out, it is a new variable named
+        '<name>_U'.
+    L : Symbol, optional
+        The forward's factor L.  Left out, it is a new variable named
+        '<name>_L'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_linalg_syevd', (ograd_U, ograd_L, U, L), name, attr, kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1122,6 +1423,44 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
         The node's outputs.
     """
     return _compose('_backward_log_softmax', (out_grad, out_data), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
+def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    pick's gradient with respect to 'data' (read for its shape only): zeros with each 'ograd' element at the position it was picked from.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    index : Symbol, optional
+        pick's input 'index': The index along 'axis' of each element to pick:
+        the data's shape without the axis (any dtype, cast to int).  Left out,
+        it is a new variable named '<name>_index'.
+    data : Symbol, optional
+        pick's input 'data': The input array.  Left out, it is a new variable
+        named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_pick', (ograd, index, data), name, attr, kwargs, axis=axis, keepdims=keepdims, mode=mode)
 
 
 def _backward_repeat(ograd=None, data=None, repeats=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
@@ -1357,6 +1696,70 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
     return _compose('_backward_softmax', (out_grad, out_data), name, attr, kwargs, axis=axis, temperature=temperature)
 
 
+def _backward_softmax_cross_entropy(out_grad=None, data=None, label=None, name=None, attr=None, **kwargs):
+    """
+    Gradient of softmax_cross_entropy: out_grad[0] * (softmax(data) - one_hot(label)), and zeros for the label.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    data : Symbol, optional
+        softmax_cross_entropy's input 'data': Input data, (batch, classes).
+        Left out, it is a new variable named '<name>_data'.
+    label : Symbol, optional
+        softmax_cross_entropy's input 'label': Input label: class indices
+        (batch,), in data's dtype.  Left out, it is a new variable named
+        '<name>_label'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_softmax_cross_entropy', (out_grad, data, label), name, attr, kwargs)
+
+
+def _backward_softmin(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of softmin from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    out_data : Symbol, optional
+        The forward pass's output.  Left out, it is a new variable named
+        '<name>_out_data'.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_softmin', (out_grad, out_data), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
 def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, name=None, attr=None, **kwargs):
     """
     take's gradient with respect to 'a' (read for its shape only): zeros with each index's rows of 'ograd' added to the row it picked (duplicates accumulate).
@@ -1420,6 +1823,43 @@ def _backward_tile(ograd=None, data=None, reps=_NULL, name=None, attr=None, **kw
         The node's outputs.
     """
     return _compose('_backward_tile', (ograd, data), name, attr, kwargs, reps=reps)
+
+
+def _backward_topk(ograd=None, indices=None, data=None, axis=_NULL, k=_NULL, is_ascend=_NULL, name=None, attr=None, **kwargs):
+    """
+    topk's (and sort's) gradient with respect to 'data' ('data' read for its shape only): zeros with each row's 'ograd' added at the indices the forward selected.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    indices : Symbol, optional
+        topk's output 'indices', as the forward pass computed it.  Left out, it
+        is a new variable named '<name>_indices'.
+    data : Symbol, optional
+        topk's input 'data': Input data.  Left out, it is a new variable named
+        '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=0
+        The forward's k.
+    is_ascend : bool, optional, default=False
+        The forward's order (unused).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_topk', (ograd, indices, data), name, attr, kwargs, axis=axis, k=k, is_ascend=is_ascend)
 
 
 def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, normalize=_NULL, name=None, attr=None, **kwargs):
@@ -1928,6 +2368,31 @@ def _lesser_scalar(data=None, scalar=_NULL, name=None, attr=None, **kwargs):
     Aliases: _LesserScalar.
     """
     return _compose('_lesser_scalar', (data,), name, attr, kwargs, scalar=scalar)
+
+
+def _linalg_syevd(A=None, name=None, attr=None, **kwargs):
+    """
+    Eigendecomposition of symmetric matrices: U * A = diag(L) * U (outputs U, L).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be factorized  Left out, it is a new
+        variable named '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_linalg_syevd', (A,), name, attr, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, name=None, attr=None, **kwargs):
@@ -2980,6 +3445,22 @@ _copy = _alias(_op.identity, '_copy')
 _crop_assign = _alias(_slice_assign, '_crop_assign')
 _crop_assign_scalar = _alias(_slice_assign_scalar, '_crop_assign_scalar')
 _div = _alias(_op.elemwise_div, '_div')
+_linalg_det = _alias(_op.linalg_det, '_linalg_det')
+_linalg_extractdiag = _alias(_op.linalg_extractdiag, '_linalg_extractdiag')
+_linalg_extracttrian = _alias(_op.linalg_extracttrian, '_linalg_extracttrian')
+_linalg_gelqf = _alias(_op.linalg_gelqf, '_linalg_gelqf')
+_linalg_gemm = _alias(_op.linalg_gemm, '_linalg_gemm')
+_linalg_gemm2 = _alias(_op.linalg_gemm2, '_linalg_gemm2')
+_linalg_inverse = _alias(_op.linalg_inverse, '_linalg_inverse')
+_linalg_makediag = _alias(_op.linalg_makediag, '_linalg_makediag')
+_linalg_maketrian = _alias(_op.linalg_maketrian, '_linalg_maketrian')
+_linalg_potrf = _alias(_op.linalg_potrf, '_linalg_potrf')
+_linalg_potri = _alias(_op.linalg_potri, '_linalg_potri')
+_linalg_slogdet = _alias(_op.linalg_slogdet, '_linalg_slogdet')
+_linalg_sumlogdiag = _alias(_op.linalg_sumlogdiag, '_linalg_sumlogdiag')
+_linalg_syrk = _alias(_op.linalg_syrk, '_linalg_syrk')
+_linalg_trmm = _alias(_op.linalg_trmm, '_linalg_trmm')
+_linalg_trsm = _alias(_op.linalg_trsm, '_linalg_trsm')
 _minus = _alias(_op.elemwise_sub, '_minus')
 _mul = _alias(_op.elemwise_mul, '_mul')
 _plus = _alias(_op.elemwise_add, '_plus')

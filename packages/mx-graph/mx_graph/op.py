@@ -9,30 +9,36 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
- 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'SwapAxis',
- 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
- 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
- 'broadcast_axes', 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'depth_to_space',
- 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp',
- 'expand_dims', 'expm1', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max',
- 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
- 'one_hot', 'ones_like', 'pad', 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat',
- 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
+ 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm',
+ 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf',
+ 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm',
+ 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss',
+ 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
+ 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
+ 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
+ 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal',
+ 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round',
+ 'rsqrt', 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
  'sample_multinomial', 'sample_negative_binomial', 'sample_normal', 'sample_poisson',
  'sample_uniform', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle',
  'sigmoid', 'sign', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
- 'smooth_l1', 'softmax', 'softsign', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
- 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
+ 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
+ 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
+ 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -536,7 +542,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, name=None,
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
     """
-    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask), the mask (the slopes) hidden.  Backward: _backward_LeakyReLU.
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); gelu 0.5*x*(1+erf(x/sqrt(2))) (computed in float32); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask: the slopes).  Backward: _backward_LeakyReLU.
 
     Parameters
     ----------
@@ -546,7 +552,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
         The learned slope per channel (axis 1), (channels,) or (1,); an input
         only with act_type='prelu'.  Left out, it is a new variable named
         '<name>_gamma'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -930,6 +936,32 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, n
     Aliases: split.
     """
     return _compose('SliceChannel', (data,), name, attr, kwargs, num_outputs=num_outputs, axis=axis, squeeze_axis=squeeze_axis)
+
+
+def SoftmaxActivation(data=None, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    Softmax of the data (deprecated in MXNet: softmax with an axis is the same): mode 'instance' along the last axis, 'channel' along axis 1.  Backward: _backward_SoftmaxActivation(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SoftmaxActivation', (data,), name, attr, kwargs, mode=mode)
 
 
 def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, name=None, attr=None, **kwargs):
@@ -1372,6 +1404,36 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, name=None, attr=None, **kwargs
     return _compose('argmin', (data,), name, attr, kwargs, axis=axis, keepdims=keepdims)
 
 
+def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    The indices that sort the data along an axis (stable: ties keep their order).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('argsort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend, dtype=dtype)
+
+
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
     """
     Matrix products of the matrices of two batches, through BLAS.
@@ -1400,6 +1462,34 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=Non
         The node's outputs.
     """
     return _compose('batch_dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def batch_take(a=None, indices=None, name=None, attr=None, **kwargs):
+    """
+    Deprecated (use pick): out[i] = a[i, indices[i]] over the rows of 'a''s last axis, indices clipped.
+
+    Parameters
+    ----------
+    a : Symbol, optional
+        The input array; rows along its last axis.  Left out, it is a new
+        variable named '<name>_a'.
+    indices : Symbol, optional
+        One int32 index per row (clipped to the row).  Left out, it is a new
+        variable named '<name>_indices'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('batch_take', (a, indices), name, attr, kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, name=None, attr=None, **kwargs):
@@ -2300,6 +2390,30 @@ def erf(data=None, name=None, attr=None, **kwargs):
     return _compose('erf', (data,), name, attr, kwargs)
 
 
+def erfinv(data=None, name=None, attr=None, **kwargs):
+    """
+    The inverse error function (+-inf at +-1, NaN outside [-1, 1]).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('erfinv', (data,), name, attr, kwargs)
+
+
 def exp(data=None, name=None, attr=None, **kwargs):
     """
     e**x.
@@ -2372,6 +2486,37 @@ def expm1(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('expm1', (data,), name, attr, kwargs)
+
+
+def fill_element_0index(lhs=None, mhs=None, rhs=None, name=None, attr=None, **kwargs):
+    """
+    lhs with element rhs[i] of row i set to mhs[i]; an index outside the row changes nothing.
+
+    Parameters
+    ----------
+    lhs : Symbol, optional
+        Left operand: the matrix to fill (2-D).  Left out, it is a new variable
+        named '<name>_lhs'.
+    mhs : Symbol, optional
+        Middle operand: one value per row.  Left out, it is a new variable
+        named '<name>_mhs'.
+    rhs : Symbol, optional
+        Right operand: the column of each row to replace (cast to int).  Left
+        out, it is a new variable named '<name>_rhs'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('fill_element_0index', (lhs, mhs, rhs), name, attr, kwargs)
 
 
 def fix(data=None, name=None, attr=None, **kwargs):
@@ -2569,6 +2714,505 @@ def identity(data=None, name=None, attr=None, **kwargs):
     return _compose('identity', (data,), name, attr, kwargs)
 
 
+def linalg_det(A=None, name=None, attr=None, **kwargs):
+    """
+    Determinant of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_det.
+    """
+    return _compose('linalg_det', (A,), name, attr, kwargs)
+
+
+def linalg_extractdiag(A=None, offset=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts a diagonal of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_extractdiag.
+    """
+    return _compose('linalg_extractdiag', (A,), name, attr, kwargs, offset=offset)
+
+
+def linalg_extracttrian(A=None, offset=_NULL, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts a triangle of square matrices as a vector.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_extracttrian.
+    """
+    return _compose('linalg_extracttrian', (A,), name, attr, kwargs, offset=offset, lower=lower)
+
+
+def linalg_gelqf(A=None, name=None, attr=None, **kwargs):
+    """
+    LQ factorization A = L * Q (outputs Q, L).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be factorized  Left out, it is a new
+        variable named '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_gelqf.
+    """
+    return _compose('linalg_gelqf', (A,), name, attr, kwargs)
+
+
+def linalg_gemm(A=None, B=None, C=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, beta=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B) + beta * C, batched.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    B : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_B'.
+    C : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_C'.
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    beta : float, optional, default=1.0
+        Scalar factor multiplied with C.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_gemm.
+    """
+    return _compose('linalg_gemm', (A, B, C), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, alpha=alpha, axis=axis, beta=beta)
+
+
+def linalg_gemm2(A=None, B=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B), batched.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    B : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_B'.
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_gemm2.
+    """
+    return _compose('linalg_gemm2', (A, B), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, alpha=alpha, axis=axis)
+
+
+def linalg_inverse(A=None, name=None, attr=None, **kwargs):
+    """
+    Inverse of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_inverse.
+    """
+    return _compose('linalg_inverse', (A,), name, attr, kwargs)
+
+
+def linalg_makediag(A=None, offset=_NULL, name=None, attr=None, **kwargs):
+    """
+    Square matrices with the input on a diagonal.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of diagonal entries  Left out, it is a new variable named
+        '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_makediag.
+    """
+    return _compose('linalg_makediag', (A,), name, attr, kwargs, offset=offset)
+
+
+def linalg_maketrian(A=None, offset=_NULL, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Square matrices with the input vector as a triangle.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of triangular matrices stored as vectors  Left out, it is a new
+        variable named '<name>_A'.
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_maketrian.
+    """
+    return _compose('linalg_maketrian', (A,), name, attr, kwargs, offset=offset, lower=lower)
+
+
+def linalg_potrf(A=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Cholesky factor of symmetric positive-definite matrices (A = L L^T).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices to be decomposed  Left out, it is a new
+        variable named '<name>_A'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_potrf.
+    """
+    return _compose('linalg_potrf', (A,), name, attr, kwargs, lower=lower)
+
+
+def linalg_potri(A=None, lower=_NULL, name=None, attr=None, **kwargs):
+    """
+    Inverse of B = A A^T from its Cholesky factor A.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_potri.
+    """
+    return _compose('linalg_potri', (A,), name, attr, kwargs, lower=lower)
+
+
+def linalg_slogdet(A=None, name=None, attr=None, **kwargs):
+    """
+    Sign and log of the absolute determinant.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrix  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+
+    Aliases: linalg_slogdet.
+    """
+    return _compose('linalg_slogdet', (A,), name, attr, kwargs)
+
+
+def linalg_sumlogdiag(A=None, name=None, attr=None, **kwargs):
+    """
+    Sum of the logarithms of the diagonal entries of square matrices.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of square matrices  Left out, it is a new variable named
+        '<name>_A'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_sumlogdiag.
+    """
+    return _compose('linalg_sumlogdiag', (A,), name, attr, kwargs)
+
+
+def linalg_syrk(A=None, transpose=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * A * A^T (or alpha * A^T * A).
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of input matrices  Left out, it is a new variable named
+        '<name>_A'.
+    transpose : bool, optional, default=False
+        Use transpose of input matrix.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_syrk.
+    """
+    return _compose('linalg_syrk', (A,), name, attr, kwargs, transpose=transpose, alpha=alpha)
+
+
+def linalg_trmm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    out = alpha * op(A) * B (or B * op(A)), A triangular.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    B : Symbol, optional
+        Tensor of matrices  Left out, it is a new variable named '<name>_B'.
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_trmm.
+    """
+    return _compose('linalg_trmm', (A, B), name, attr, kwargs, transpose=transpose, rightside=rightside, lower=lower, alpha=alpha)
+
+
+def linalg_trsm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, name=None, attr=None, **kwargs):
+    """
+    Solves op(A) * out = alpha * B (or out * op(A) = alpha * B), A triangular.
+
+    Parameters
+    ----------
+    A : Symbol, optional
+        Tensor of lower triangular matrices  Left out, it is a new variable
+        named '<name>_A'.
+    B : Symbol, optional
+        Tensor of matrices  Left out, it is a new variable named '<name>_B'.
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: linalg_trsm.
+    """
+    return _compose('linalg_trsm', (A, B), name, attr, kwargs, transpose=transpose, rightside=rightside, lower=lower, alpha=alpha)
+
+
 def log(data=None, name=None, attr=None, **kwargs):
     """
     Natural logarithm.
@@ -2691,6 +3335,30 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, 
         The node's outputs.
     """
     return _compose('log_softmax', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
+def logical_not(data=None, name=None, attr=None, **kwargs):
+    """
+    1 where x == 0, else 0, in x's dtype.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('logical_not', (data,), name, attr, kwargs)
 
 
 def make_loss(data=None, name=None, attr=None, **kwargs):
@@ -2982,6 +3650,42 @@ def ones_like(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('ones_like', (data,), name, attr, kwargs)
+
+
+def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, name=None, attr=None, **kwargs):
+    """
+    One element of every row along 'axis': out[..., i, ...] = data[..., index[..., i, ...], ...].
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array.  Left out, it is a new variable named '<name>_data'.
+    index : Symbol, optional
+        The index along 'axis' of each element to pick: the data's shape
+        without the axis (any dtype, cast to int).  Left out, it is a new
+        variable named '<name>_index'.
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: choose_element_0index.
+    """
+    return _compose('pick', (data, index), name, attr, kwargs, axis=axis, keepdims=keepdims, mode=mode)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
@@ -4278,6 +4982,62 @@ def softmax(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kw
     return _compose('softmax', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
 
 
+def softmax_cross_entropy(data=None, label=None, name=None, attr=None, **kwargs):
+    """
+    Calculate cross entropy of softmax output and one-hot label: sum over rows of -log(softmax(data)[row, label[row]]), shape (1,).  Labels are truncated to integers and clipped to [0, classes - 1].  Backward: _backward_softmax_cross_entropy(out_grad, data, label).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data, (batch, classes).  Left out, it is a new variable named
+        '<name>_data'.
+    label : Symbol, optional
+        Input label: class indices (batch,), in data's dtype.  Left out, it is
+        a new variable named '<name>_label'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('softmax_cross_entropy', (data, label), name, attr, kwargs)
+
+
+def softmin(data=None, axis=_NULL, temperature=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies softmax(-x) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_softmin(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('softmin', (data,), name, attr, kwargs, axis=axis, temperature=temperature)
+
+
 def softsign(data=None, name=None, attr=None, **kwargs):
     """
     x / (1 + |x|).
@@ -4300,6 +5060,34 @@ def softsign(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('softsign', (data,), name, attr, kwargs)
+
+
+def sort(data=None, axis=_NULL, is_ascend=_NULL, name=None, attr=None, **kwargs):
+    """
+    The data sorted along an axis (stable; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('sort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend)
 
 
 def space_to_depth(data=None, block_size=_NULL, name=None, attr=None, **kwargs):
@@ -4570,6 +5358,40 @@ def tile(data=None, reps=_NULL, name=None, attr=None, **kwargs):
     return _compose('tile', (data,), name, attr, kwargs, reps=reps)
 
 
+def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
+    """
+    The k largest (or smallest) elements along an axis: their values, indices, a mask or both, in order (ties by index; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=1
+        How many elements to select along the axis; k < 1 selects all of them (a full sort).
+    ret_typ : {'value', 'indices', 'mask', 'both'}, optional, default='indices'
+        'value': the values; 'indices': their indices; 'mask': a 0/1 array of the data's shape marking them; 'both': the values and the indices.
+    is_ascend : bool, optional, default=False
+        Select the smallest (True) or the largest (False) elements.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('topk', (data,), name, attr, kwargs, axis=axis, k=k, ret_typ=ret_typ, is_ascend=is_ascend, dtype=dtype)
+
+
 def transpose(data=None, axes=_NULL, name=None, attr=None, **kwargs):
     """
     Permutes the axes (reverses them by default).
@@ -4682,6 +5504,7 @@ broadcast_axes = _alias(broadcast_axis, 'broadcast_axes')
 broadcast_minus = _alias(broadcast_sub, 'broadcast_minus')
 broadcast_plus = _alias(broadcast_add, 'broadcast_plus')
 cast = _alias(Cast, 'cast')
+choose_element_0index = _alias(pick, 'choose_element_0index')
 concat = _alias(Concat, 'concat')
 crop = _alias(slice, 'crop')
 flatten = _alias(Flatten, 'flatten')

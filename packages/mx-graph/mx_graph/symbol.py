@@ -5,6 +5,7 @@ their inputs, so a network is one DAG and a Symbol names some of its
 outputs.  Everything that runs or rewrites a graph lives elsewhere (passes,
 the executor); this module only builds, names, lists and queries.
 """
+import numbers
 import reprlib
 
 import numpy as np
@@ -17,8 +18,8 @@ from mx_ops.core.node import Node, NodeEntry
 from mx_graph import attribute, name as _name
 from mx_graph.graph import Graph, topological_order
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "pow", "maximum",
-           "minimum", "zeros", "ones"]
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "pow", "power", "maximum",
+           "minimum", "hypot", "zeros", "ones"]
 
 # MXNet's dtype codes, as __dtype__ stores them (mx_ops.core.dtypes).
 DTYPE_CODES = MXNET_FLAGS
@@ -518,6 +519,8 @@ def load(fname):
 
 def pow(base, exp):
     """base ** exp for symbols or scalars."""
+    if not all(isinstance(v, (Symbol, numbers.Number)) for v in (base, exp)):
+        raise TypeError(f"types ({type(base)}, {type(exp)}) not supported")
     if isinstance(base, Symbol):
         return base ** exp
     if isinstance(exp, Symbol):
@@ -525,24 +528,43 @@ def pow(base, exp):
     return base ** exp
 
 
+def power(base, exp):
+    """base ** exp for symbols or scalars (MXNet's mx.sym.power, which is pow)."""
+    return pow(base, exp)
+
+
 def maximum(left, right):
-    """The elementwise maximum of symbols and/or scalars."""
-    return _minmax(left, right, "_Maximum", "_MaximumScalar")
+    """The elementwise maximum of symbols and/or scalars (of two numbers:
+    the larger)."""
+    return _symmetric(left, right, "_Maximum", "_MaximumScalar",
+                      lambda a, b: a if a > b else b)
 
 
 def minimum(left, right):
-    """The elementwise minimum of symbols and/or scalars."""
-    return _minmax(left, right, "_Minimum", "_MinimumScalar")
+    """The elementwise minimum of symbols and/or scalars (of two numbers:
+    the smaller)."""
+    return _symmetric(left, right, "_Minimum", "_MinimumScalar",
+                      lambda a, b: a if a < b else b)
 
 
-def _minmax(left, right, array_op, scalar_op):
+def hypot(left, right):
+    """sqrt(left**2 + right**2) elementwise for symbols and/or scalars (of
+    two numbers: NumPy's hypot)."""
+    return _symmetric(left, right, "_Hypot", "_HypotScalar", np.hypot)
+
+
+def _symmetric(left, right, array_op, scalar_op, of_numbers):
+    """MXNet's dispatch for a symmetric binary function: two symbols, a
+    symbol and a number on either side (the scalar op), or two numbers."""
     if isinstance(left, Symbol) and isinstance(right, Symbol):
         return _apply(array_op, [left, right])
-    if isinstance(left, Symbol):
+    if isinstance(left, Symbol) and isinstance(right, numbers.Number):
         return _apply(scalar_op, [left], scalar=_scalar(right))
-    if isinstance(right, Symbol):
+    if isinstance(right, Symbol) and isinstance(left, numbers.Number):
         return _apply(scalar_op, [right], scalar=_scalar(left))
-    raise TypeError(f"{array_op}: at least one argument must be a Symbol")
+    if isinstance(left, numbers.Number) and isinstance(right, numbers.Number):
+        return of_numbers(left, right)
+    raise TypeError(f"types ({type(left)}, {type(right)}) not supported")
 
 
 # zeros and ones live in creation.py with MXNet's other creation functions.

@@ -50,6 +50,8 @@ KNOWN = {
     ("_backward_log_softmax", "scoped"): "MXNet names the second input output",
     ("_backward_softmax", "auto"): "MXNet names the second input output",
     ("_backward_softmax", "scoped"): "MXNet names the second input output",
+    ("_backward_softmin", "auto"): "MXNet names the inputs ograd and output",
+    ("_backward_softmin", "scoped"): "MXNet names the inputs ograd and output",
 }
 
 

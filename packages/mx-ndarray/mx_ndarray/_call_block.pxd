@@ -31,4 +31,4 @@ cdef CallBlock* _new_call(MXFCompute fn, const char* name, list inputs, list out
 cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
                       list outputs, const char* params, size_t params_size,
                       Context ctx, tuple mutated=*, tuple temp=*,
-                      bint train=*) except -1
+                      bint train=*, const int32_t* reqs=*) except -1

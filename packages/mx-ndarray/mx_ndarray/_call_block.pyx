@@ -149,16 +149,17 @@ cdef CallBlock* _new_call(MXFCompute fn, const char* name, list inputs, list out
 cdef int _push_kernel(MXFCompute fn, object pyfn, int prop, const char* name, list inputs,
                       list outputs, const char* params, size_t params_size,
                       Context ctx, tuple mutated=(), tuple temp=None,
-                      bint train=False) except -1:
+                      bint train=False, const int32_t* reqs=NULL) except -1:
     """Pushes kernel `fn` (or Python function `pyfn`) on the arrays' memory
     with FnProperty `prop`: the arrays are already checked.  The inputs at
     indices `mutated` are written too; `temp` is (temp-space block, its
-    engine Var, bytes the call uses) for an operator with a workspace."""
+    engine Var, bytes the call uses) for an operator with a workspace;
+    `reqs` the req flag of each output (NULL: kWriteTo for all)."""
     cdef int nin = len(inputs), n = nin + len(outputs), i
     cdef int nvars = n + len(mutated) + (0 if temp is None else 1)
     cdef EngineVar* few_vars[32]
     cdef EngineVar** vars_ = few_vars
-    cdef CallBlock* b = _new_call(fn, name, inputs, outputs, params, params_size, NULL, NULL)
+    cdef CallBlock* b = _new_call(fn, name, inputs, outputs, params, params_size, reqs, NULL)
     if nvars > 32:       # a long Concat or split: the engine copies the list
         vars_ = <EngineVar**>malloc(nvars * sizeof(EngineVar*))
         if vars_ == NULL:

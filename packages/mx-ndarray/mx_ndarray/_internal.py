@@ -7,41 +7,48 @@ from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray import op as _op
 from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['_CrossDeviceCopy', '_Div', '_DivScalar', '_EqualScalar', '_GreaterEqualScalar',
- '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar', '_LesserScalar', '_Maximum',
- '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus', '_MinusScalar', '_Mod',
- '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus', '_PlusScalar', '_Power',
- '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar', '_RPowerScalar', '_add',
- '_arange', '_backward_Activation', '_backward_BatchNorm', '_backward_Cast',
- '_backward_Concat', '_backward_Convolution', '_backward_Custom', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected',
- '_backward_L2Normalization', '_backward_LRN', '_backward_LeakyReLU',
- '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
- '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pad', '_backward_Pooling',
- '_backward_SequenceLast', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_repeat',
+__all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualScalar',
+ '_GreaterEqualScalar', '_GreaterScalar', '_Hypot', '_HypotScalar', '_LesserEqualScalar',
+ '_LesserScalar', '_Maximum', '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus',
+ '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
+ '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
+ '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
+ '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
+ '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
+ '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_pick', '_backward_repeat',
  '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax', '_backward_take',
- '_backward_tile', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
+ '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
  '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal',
  '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar',
  '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal',
- '_lesser_equal_scalar', '_lesser_scalar', '_logical_and', '_logical_and_scalar',
- '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
- '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
- '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
- '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
- '_random_generalized_negative_binomial_like', '_random_negative_binomial',
- '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
- '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
- '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
- '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
- '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub',
- '_zeros']
+ '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det', '_linalg_extractdiag',
+ '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse',
+ '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
+ '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
+ '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar', '_logical_xor',
+ '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus',
+ '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
+ '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
+ '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
+ '_random_uniform', '_random_uniform_like', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar',
+ '_rpower_scalar', '_sample_exponential', '_sample_gamma',
+ '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
+ '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
+ '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -62,6 +69,26 @@ def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_CrossDeviceCopy', [data], out, kwargs)
+
+
+def _CustomFunction(*data, out=None, name=None, **kwargs):
+    """
+    A node recorded by mx.autograd.Function: the user's forward already ran.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Input data.  Given positionally (_CustomFunction(a, b, c)).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_CustomFunction', data, out, kwargs)
 
 
 def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -359,6 +386,26 @@ def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
     return _call_op('_backward_Custom', data, out, kwargs)
 
 
+def _backward_CustomFunction(*data, out=None, name=None, **kwargs):
+    """
+    Backward of _CustomFunction: calls the Function's backward on the output gradients; the outputs are the input gradients.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Input data.  Given positionally (_backward_CustomFunction(a, b, c)).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_backward_CustomFunction', data, out, kwargs)
+
+
 def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Gradients of Deconvolution: inputs (out_grad, data, weight), outputs (data_grad, weight_grad[, bias_grad]).
@@ -634,7 +681,7 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
+    Gradient of LeakyReLU: (out_grad, out_data) -> data_grad (gelu: (out_grad, data)); selu's below 0 is MXNet's lambda*(alpha + out_data); for rrelu (out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad).
 
     Parameters
     ----------
@@ -650,7 +697,7 @@ def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamm
     gamma : NDArray
         LeakyReLU's input 'gamma': The learned slope per channel (axis 1),
         (channels,) or (1,); an input only with act_type='prelu'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -932,6 +979,33 @@ def _backward_SequenceLast(ograd=None, data=None, sequence_length=None, use_sequ
     return _call_op('_backward_SequenceLast', [ograd, data, sequence_length], out, kwargs, True)
 
 
+def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SoftmaxActivation from (out_grad, out_data): data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    out_data : NDArray
+        The forward pass's output.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('_backward_SoftmaxActivation', [out_grad, out_data], out, kwargs)
+
+
 def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of SoftmaxOutput's cross-entropy loss from ([ograd, the output's gradient, if out_grad=True,] label, out_data): (data_grad, label_grad = 0).
@@ -1140,6 +1214,180 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
 
 
+def _backward_linalg_det(ograd=None, A=None, det=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_det.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    det : NDArray
+        The forward's determinant.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_det', [ograd, A, det], out, kwargs)
+
+
+def _backward_linalg_gelqf(ograd_Q=None, ograd_L=None, Q=None, L=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_gelqf.
+
+    Parameters
+    ----------
+    ograd_Q : NDArray
+        Gradient of Q.
+    ograd_L : NDArray
+        Gradient of L.
+    Q : NDArray
+        The forward's factor Q.
+    L : NDArray
+        The forward's factor L.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_gelqf', [ograd_Q, ograd_L, Q, L], out, kwargs)
+
+
+def _backward_linalg_potrf(ograd=None, L=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_potrf.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    L : NDArray
+        The forward's factor L.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_backward_linalg_potrf', [ograd, L], out, kwargs)
+
+
+def _backward_linalg_potri(*ograd, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_potri.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    out : NDArray
+        The forward's output.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_backward_linalg_potri', ograd, out, kwargs)
+
+
+def _backward_linalg_slogdet(ograd_logabsdet=None, A=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_slogdet.
+
+    Parameters
+    ----------
+    ograd_logabsdet : NDArray
+        Gradient of logabsdet.
+    A : NDArray
+        The forward's input A.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_slogdet', [ograd_logabsdet, A], out, kwargs)
+
+
+def _backward_linalg_sumlogdiag(ograd=None, A=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_sumlogdiag.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the output.
+    A : NDArray
+        The forward's input A.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_sumlogdiag', [ograd, A], out, kwargs)
+
+
+def _backward_linalg_syevd(ograd_U=None, ograd_L=None, U=None, L=None, out=None, name=None, **kwargs):
+    """
+    Backward of _linalg_syevd.
+
+    Parameters
+    ----------
+    ograd_U : NDArray
+        Gradient of U.
+    ograd_L : NDArray
+        Gradient of L.
+    U : NDArray
+        The forward's eigenvectors U.
+    L : NDArray
+        The forward's factor L.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_backward_linalg_syevd', [ograd_U, ograd_L, U, L], out, kwargs)
+
+
 def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of log_softmax from (out_grad, out_data), with the forward's axis and temperature: data_grad.
@@ -1169,6 +1417,44 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
+
+
+def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    pick's gradient with respect to 'data' (read for its shape only): zeros with each 'ograd' element at the position it was picked from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    index : NDArray
+        pick's input 'index': The index along 'axis' of each element to pick:
+        the data's shape without the axis (any dtype, cast to int).
+    data : NDArray
+        pick's input 'data': The input array.
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('_backward_pick', [ograd, index, data], out, kwargs)
 
 
 def _backward_repeat(ograd=None, data=None, repeats=_NULL, axis=_NULL, out=None, name=None, **kwargs):
@@ -1397,6 +1683,63 @@ def _backward_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=_NUL
     return _call_op('_backward_softmax', [out_grad, out_data], out, kwargs)
 
 
+def _backward_softmax_cross_entropy(out_grad=None, data=None, label=None, out=None, name=None, **kwargs):
+    """
+    Gradient of softmax_cross_entropy: out_grad[0] * (softmax(data) - one_hot(label)), and zeros for the label.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        softmax_cross_entropy's input 'data': Input data, (batch, classes).
+    label : NDArray
+        softmax_cross_entropy's input 'label': Input label: class indices
+        (batch,), in data's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_backward_softmax_cross_entropy', [out_grad, data, label], out, kwargs)
+
+
+def _backward_softmin(out_grad=None, out_data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of softmin from (out_grad, out_data), with the forward's axis and temperature: data_grad.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    out_data : NDArray
+        The forward pass's output.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _call_op('_backward_softmin', [out_grad, out_data], out, kwargs)
+
+
 def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out=None, name=None, **kwargs):
     """
     take's gradient with respect to 'a' (read for its shape only): zeros with each index's rows of 'ograd' added to the row it picked (duplicates accumulate).
@@ -1454,6 +1797,43 @@ def _backward_tile(ograd=None, data=None, reps=_NULL, out=None, name=None, **kwa
     if reps is not _NULL:
         kwargs['reps'] = reps
     return _call_op('_backward_tile', [ograd, data], out, kwargs)
+
+
+def _backward_topk(ograd=None, indices=None, data=None, axis=_NULL, k=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
+    """
+    topk's (and sort's) gradient with respect to 'data' ('data' read for its shape only): zeros with each row's 'ograd' added at the indices the forward selected.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    indices : NDArray
+        topk's output 'indices', as the forward pass computed it.
+    data : NDArray
+        topk's input 'data': Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=0
+        The forward's k.
+    is_ascend : bool, optional, default=False
+        The forward's order (unused).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if k is not _NULL:
+        kwargs['k'] = k
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    return _call_op('_backward_topk', [ograd, indices, data], out, kwargs)
 
 
 def _broadcast_reduce_like(data=None, like=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, normalize=_NULL, out=None, name=None, **kwargs):
@@ -1926,6 +2306,26 @@ def _lesser_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_lesser_scalar', [data], out, kwargs)
+
+
+def _linalg_syevd(A=None, out=None, name=None, **kwargs):
+    """
+    Eigendecomposition of symmetric matrices: U * A = diag(L) * U (outputs U, L).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be factorized
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_linalg_syevd', [A], out, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2921,6 +3321,22 @@ _copy = _op.identity
 _crop_assign = _slice_assign
 _crop_assign_scalar = _slice_assign_scalar
 _div = _op.elemwise_div
+_linalg_det = _op.linalg_det
+_linalg_extractdiag = _op.linalg_extractdiag
+_linalg_extracttrian = _op.linalg_extracttrian
+_linalg_gelqf = _op.linalg_gelqf
+_linalg_gemm = _op.linalg_gemm
+_linalg_gemm2 = _op.linalg_gemm2
+_linalg_inverse = _op.linalg_inverse
+_linalg_makediag = _op.linalg_makediag
+_linalg_maketrian = _op.linalg_maketrian
+_linalg_potrf = _op.linalg_potrf
+_linalg_potri = _op.linalg_potri
+_linalg_slogdet = _op.linalg_slogdet
+_linalg_sumlogdiag = _op.linalg_sumlogdiag
+_linalg_syrk = _op.linalg_syrk
+_linalg_trmm = _op.linalg_trmm
+_linalg_trsm = _op.linalg_trsm
 _minus = _op.elemwise_sub
 _mul = _op.elemwise_mul
 _plus = _op.elemwise_add

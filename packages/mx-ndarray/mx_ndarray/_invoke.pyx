@@ -11,7 +11,7 @@ import functools
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from mx_engine._context cimport DEV_GPU
@@ -23,6 +23,7 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _empty_flag
 from mx_ndarray._custom_compute cimport _ex_compute, _push_ex_call
+from mx_ndarray cimport _tape
 from mx_storage._resource_c cimport TempSlot, next_copy, next_temp
 
 import numpy as np
@@ -108,14 +109,17 @@ cdef dict _DTYPE_NAME = {key: np.dtype(name).name for name in DTYPE_NAMES
 
 
 cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
-                  const char* params=NULL, size_t params_size=0):
+                  const char* params=NULL, size_t params_size=0, const int32_t* reqs=NULL):
     """The imperative call path: invoke, the generated mx.nd functions and
     NDArray's operators all come here with the plan of their call
     (mx_ops.core._call: parsed once per signature, inference kept per input
     shapes and dtypes).  Checks the arrays, allocates the outputs and
     pushes.  ``params`` replaces a CPU kernel's packed parameters where
-    given (a scalar op's double, packed per call).  An autograd tape
-    records calls here (issue 14)."""
+    given (a scalar op's double, packed per call); ``reqs`` the req flag
+    of each output of a native kernel (NULL: write all; the autograd
+    backward skips gradients no one reads).  The autograd tape
+    records calls here (mx_ndarray._tape) while some thread records: one
+    C int read otherwise."""
     cdef Py_ssize_t i, n = len(inputs)
     cdef list names = plan.names
     cdef NDArray a
@@ -123,6 +127,7 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
     cdef Inferred r
     cdef int kind
     cdef bytes packed
+    cdef const char* scalar = params
     op = plan.op
     for i in range(n):
         if not isinstance(inputs[i], NDArray):
@@ -173,12 +178,14 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
         _push_kernel(<MXFCompute>plan.cpu_kernel, None, PROP_NORMAL, plan.cname, inputs,
                      outputs, params, params_size, ctx, plan.mutated,
                      _temp_space(op, plan.params, inputs, ctx, r) if plan.has_workspace else None,
-                     _training.train)
+                     _training.train, reqs)
     elif kind == COMPUTE_PYTHON:
         _push_python_call(op, fn, plan.params, inputs, outputs, ctx)
     else:
         _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
                       is_training())
+    if _tape.recording_threads and _training.record:
+        _tape.record_call(plan, r, inputs, outputs, out is not None, scalar)
     return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
 
 
@@ -291,8 +298,9 @@ cdef object _gpu_compute(op, Context ctx):
 
 
 cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
-    """The call's outputs: ``out`` (the visible ones) or new arrays, then
-    new arrays for the hidden outputs."""
+    """The call's outputs: ``out`` (the visible ones; a None in a list is a
+    new array: the autograd backward writes some gradients in place) or
+    new arrays, then new arrays for the hidden outputs."""
     cdef str name = plan.op.name
     cdef int nvisible = plan.nvisible, nout = len(r.shapes), i
     cdef tuple shapes = r.shapes, dtypes = r.dtypes
@@ -306,6 +314,9 @@ cdef list _outputs(CallPlan plan, Inferred r, out, Context ctx):
     if len(outs) != nvisible:
         raise ValueError(f"{name}: 'out' must hold {nvisible} NDArray(s), got {len(outs)}")
     for i in range(min(nvisible, nout)):
+        if outs[i] is None and len(outs) > 1:
+            outs[i] = _empty(shapes[i], dtypes[i], ctx, name, i)
+            continue
         if not isinstance(outs[i], NDArray):
             raise TypeError(f"{name}: 'out' must be an NDArray, got {type(outs[i]).__name__}")
         o = <NDArray>outs[i]

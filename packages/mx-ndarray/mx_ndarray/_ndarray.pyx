@@ -28,6 +28,7 @@ from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty, _copy_device
 from mx_ndarray._custom_compute cimport _wait
 from mx_ndarray._invoke cimport _call, _scalar_call
+from mx_ndarray._tape cimport on_tape
 
 import warnings
 
@@ -50,6 +51,9 @@ from mx_ndarray._alloc import (_capsule_device, _from_numpy, _share_device_memor
                                _share_host_memory, empty)
 from mx_ndarray._invoke import call_op, invoke
 from mx_ndarray._prepared import PreparedCall, push_all
+from mx_ndarray import _autograd
+# The autograd recording flag, read where a view of a recorded array is made.
+from mx_ops.core.training import _state as _training
 
 cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
 _NUMBERS = (int, float, np.generic)     # MXNet's numeric_types
@@ -657,6 +661,37 @@ cdef class NDArray:
         shape = "x".join(str(s) for s in self.shape) if self.shape else ""
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
 
+    # --- autograd (mx.autograd; mx_ndarray._tape and _autograd) -------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Makes this array a variable of the autograd tape with a zero
+        gradient array (``grad``) that backward writes ('write'), adds to
+        ('add') or leaves alone ('null')."""
+        if stype not in (None, "default"):
+            raise NotImplementedError(f"attach_grad: stype {stype!r} (sparse gradients) is "
+                                      f"not supported; use the default storage")
+        _autograd.mark(self, _call(plan_for("zeros_like", 1, _NO_PARAMS), [self], None, None),
+                       grad_req)
+
+    @property
+    def grad(self):
+        """The gradient array attach_grad made (None without one, or with
+        grad_req 'null')."""
+        info = _autograd.variable_info(self)
+        if info is None or info.grad_req == "null":
+            return None
+        return info.grad
+
+    def detach(self):
+        """This array's data outside the recorded graph: no gradient flows
+        back through it."""
+        return _autograd.detach(self)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Computes the gradients of this array with respect to the marked
+        variables (``mx.autograd.backward([self], [out_grad])``)."""
+        _autograd.backward([self], [out_grad], None, bool(retain_graph), bool(train_mode),
+                           False)
+
 
 def _part_shape(part):
     """The shape of an index array of a key."""
@@ -690,7 +725,10 @@ cdef NDArray _index_nd(Context ctx, plan):
 
 
 cdef NDArray _view_of(NDArray a, tuple shape, size_t offset):
-    """A view of ``shape`` at byte ``offset`` of ``a``'s chunk, same dtype."""
+    """A view of ``shape`` at byte ``offset`` of ``a``'s chunk, same dtype
+    (recorded as operators where autograd records ``a``)."""
+    if a._ag_node is not None and _training.record and on_tape(a):
+        return _recorded_view(a, shape, offset)
     cdef NDArray v = NDArray.__new__(NDArray)
     _chunk_incref(a.chunk)
     v.chunk = a.chunk
@@ -740,6 +778,22 @@ cdef object _row_slice(NDArray a, slice key):
         start = 0           # an empty selection starts at the view's start
     return _view_of(a, (rows,) + shape[1:],
                     a.offset + start * row * _NP_DTYPES[a.dtype_flag].itemsize)
+
+
+cdef NDArray _recorded_view(NDArray a, tuple shape, size_t offset):
+    """A view (reshape, a block of rows) of an array on the autograd tape,
+    as MXNet's SliceWithRecord/ReshapeWithRecord: through the operators, so
+    the tape records it (a new array, not memory shared with ``a``)."""
+    cdef Py_ssize_t itemsize = _NP_DTYPES[a.dtype_flag].itemsize
+    cdef Py_ssize_t begin = (<Py_ssize_t>offset - <Py_ssize_t>a.offset) // itemsize
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    if begin == 0 and n == a.size:
+        return invoke("Reshape", [a], shape=shape)
+    flat = invoke("Reshape", [a], shape=(-1,))
+    return invoke("Reshape", [invoke("slice", [flat], begin=(begin,), end=(begin + n,))],
+                  shape=shape)
 
 
 cdef NDArray _copy_across(NDArray src, NDArray dst):

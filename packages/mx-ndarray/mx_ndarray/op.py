@@ -10,30 +10,36 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
- 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxOutput', 'SwapAxis',
- 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
- 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'batch_dot', 'broadcast_add',
- 'broadcast_axes', 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'clip', 'concat', 'cos', 'cosh', 'crop', 'degrees', 'depth_to_space',
- 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'exp',
- 'expand_dims', 'expm1', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'make_loss', 'max',
- 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
- 'one_hot', 'ones_like', 'pad', 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat',
- 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt',
- 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
+ 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm',
+ 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf',
+ 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm',
+ 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss',
+ 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
+ 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
+ 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
+ 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal',
+ 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round',
+ 'rsqrt', 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
  'sample_multinomial', 'sample_negative_binomial', 'sample_normal', 'sample_poisson',
  'sample_uniform', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle',
  'sigmoid', 'sign', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
- 'smooth_l1', 'softmax', 'softsign', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
- 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
+ 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
+ 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
+ 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -572,7 +578,7 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
     """
-    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask), the mask (the slopes) hidden.  Backward: _backward_LeakyReLU.
+    Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); gelu 0.5*x*(1+erf(x/sqrt(2))) (computed in float32); prelu with a learned slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in inference, outputs (output, mask: the slopes).  Backward: _backward_LeakyReLU.
 
     Parameters
     ----------
@@ -581,7 +587,7 @@ def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_N
     gamma : NDArray
         The learned slope per channel (axis 1), (channels,) or (1,); an input
         only with act_type='prelu'.
-    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'prelu'}, optional, default='leaky'
+    act_type : {'leaky', 'elu', 'selu', 'rrelu', 'gelu', 'prelu'}, optional, default='leaky'
         Activation function to be applied.
     slope : float, optional, default=0.25
         Init slope for the activation (leaky and elu).
@@ -978,6 +984,30 @@ def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, o
     if squeeze_axis is not _NULL:
         kwargs['squeeze_axis'] = squeeze_axis
     return _call_op('SliceChannel', [data], out, kwargs)
+
+
+def SoftmaxActivation(data=None, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    Softmax of the data (deprecated in MXNet: softmax with an axis is the same): mode 'instance' along the last axis, 'channel' along axis 1.  Backward: _backward_SoftmaxActivation(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    mode : {'channel', 'instance'}, optional, default='instance'
+        instance: softmax along the last axis; channel: along axis 1 (data of rank 3 or more).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('SoftmaxActivation', [data], out, kwargs)
 
 
 def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, multi_output=_NULL, use_ignore=_NULL, preserve_shape=_NULL, normalization=_NULL, out_grad=_NULL, smooth_alpha=_NULL, out=None, name=None, **kwargs):
@@ -1410,6 +1440,38 @@ def argmin(data=None, axis=_NULL, keepdims=_NULL, out=None, name=None, **kwargs)
     return _call_op('argmin', [data], out, kwargs)
 
 
+def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    The indices that sort the data along an axis (stable: ties keep their order).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('argsort', [data], out, kwargs)
+
+
 def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
     """
     Matrix products of the matrices of two batches, through BLAS.
@@ -1438,6 +1500,28 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
     return _call_op('batch_dot', [lhs, rhs], out, kwargs)
+
+
+def batch_take(a=None, indices=None, out=None, name=None, **kwargs):
+    """
+    Deprecated (use pick): out[i] = a[i, indices[i]] over the rows of 'a''s last axis, indices clipped.
+
+    Parameters
+    ----------
+    a : NDArray
+        The input array; rows along its last axis.
+    indices : NDArray
+        One int32 index per row (clipped to the row).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('batch_take', [a, indices], out, kwargs)
 
 
 def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2222,6 +2306,26 @@ def erf(data=None, out=None, name=None, **kwargs):
     return _call_op('erf', [data], out, kwargs)
 
 
+def erfinv(data=None, out=None, name=None, **kwargs):
+    """
+    The inverse error function (+-inf at +-1, NaN outside [-1, 1]).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('erfinv', [data], out, kwargs)
+
+
 def exp(data=None, out=None, name=None, **kwargs):
     """
     e**x.
@@ -2284,6 +2388,30 @@ def expm1(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('expm1', [data], out, kwargs)
+
+
+def fill_element_0index(lhs=None, mhs=None, rhs=None, out=None, name=None, **kwargs):
+    """
+    lhs with element rhs[i] of row i set to mhs[i]; an index outside the row changes nothing.
+
+    Parameters
+    ----------
+    lhs : NDArray
+        Left operand: the matrix to fill (2-D).
+    mhs : NDArray
+        Middle operand: one value per row.
+    rhs : NDArray
+        Right operand: the column of each row to replace (cast to int).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('fill_element_0index', [lhs, mhs, rhs], out, kwargs)
 
 
 def fix(data=None, out=None, name=None, **kwargs):
@@ -2462,6 +2590,476 @@ def identity(data=None, out=None, name=None, **kwargs):
     return _call_op('_copy', [data], out, kwargs)
 
 
+def linalg_det(A=None, out=None, name=None, **kwargs):
+    """
+    Determinant of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_det.
+    """
+    return _call_op('_linalg_det', [A], out, kwargs)
+
+
+def linalg_extractdiag(A=None, offset=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts a diagonal of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_extractdiag.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    return _call_op('_linalg_extractdiag', [A], out, kwargs)
+
+
+def linalg_extracttrian(A=None, offset=_NULL, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts a triangle of square matrices as a vector.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_extracttrian.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_extracttrian', [A], out, kwargs)
+
+
+def linalg_gelqf(A=None, out=None, name=None, **kwargs):
+    """
+    LQ factorization A = L * Q (outputs Q, L).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be factorized
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_gelqf.
+    """
+    return _call_op('_linalg_gelqf', [A], out, kwargs)
+
+
+def linalg_gemm(A=None, B=None, C=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B) + beta * C, batched.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    B : NDArray
+        Tensor of input matrices
+    C : NDArray
+        Tensor of input matrices
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    beta : float, optional, default=1.0
+        Scalar factor multiplied with C.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_gemm.
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('_linalg_gemm', [A, B, C], out, kwargs)
+
+
+def linalg_gemm2(A=None, B=None, transpose_a=_NULL, transpose_b=_NULL, alpha=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * op(B), batched.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    B : NDArray
+        Tensor of input matrices
+    transpose_a : bool, optional, default=False
+        Multiply with transposed of first input (A).
+    transpose_b : bool, optional, default=False
+        Multiply with transposed of second input (B).
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    axis : int, optional, default=-2
+        Axis corresponding to the matrix rows.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_gemm2.
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('_linalg_gemm2', [A, B], out, kwargs)
+
+
+def linalg_inverse(A=None, out=None, name=None, **kwargs):
+    """
+    Inverse of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_inverse.
+    """
+    return _call_op('_linalg_inverse', [A], out, kwargs)
+
+
+def linalg_makediag(A=None, offset=_NULL, out=None, name=None, **kwargs):
+    """
+    Square matrices with the input on a diagonal.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of diagonal entries
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_makediag.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    return _call_op('_linalg_makediag', [A], out, kwargs)
+
+
+def linalg_maketrian(A=None, offset=_NULL, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Square matrices with the input vector as a triangle.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of triangular matrices stored as vectors
+    offset : int, optional, default=0
+        Offset of the diagonal versus the main diagonal. 0 corresponds to the main diagonal, a negative/positive value to diagonals below/above the main diagonal.
+    lower : bool, optional, default=True
+        Refer to the lower triangular matrix if lower=true, refer to the upper otherwise. Only relevant when offset=0
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_maketrian.
+    """
+    if offset is not _NULL:
+        kwargs['offset'] = offset
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_maketrian', [A], out, kwargs)
+
+
+def linalg_potrf(A=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Cholesky factor of symmetric positive-definite matrices (A = L L^T).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices to be decomposed
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_potrf.
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_potrf', [A], out, kwargs)
+
+
+def linalg_potri(A=None, lower=_NULL, out=None, name=None, **kwargs):
+    """
+    Inverse of B = A A^T from its Cholesky factor A.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_potri.
+    """
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    return _call_op('_linalg_potri', [A], out, kwargs)
+
+
+def linalg_slogdet(A=None, out=None, name=None, **kwargs):
+    """
+    Sign and log of the absolute determinant.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrix
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: linalg_slogdet.
+    """
+    return _call_op('_linalg_slogdet', [A], out, kwargs)
+
+
+def linalg_sumlogdiag(A=None, out=None, name=None, **kwargs):
+    """
+    Sum of the logarithms of the diagonal entries of square matrices.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of square matrices
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_sumlogdiag.
+    """
+    return _call_op('_linalg_sumlogdiag', [A], out, kwargs)
+
+
+def linalg_syrk(A=None, transpose=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * A * A^T (or alpha * A^T * A).
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of input matrices
+    transpose : bool, optional, default=False
+        Use transpose of input matrix.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_syrk.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_syrk', [A], out, kwargs)
+
+
+def linalg_trmm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    out = alpha * op(A) * B (or B * op(A)), A triangular.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    B : NDArray
+        Tensor of matrices
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_trmm.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if rightside is not _NULL:
+        kwargs['rightside'] = rightside
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_trmm', [A, B], out, kwargs)
+
+
+def linalg_trsm(A=None, B=None, transpose=_NULL, rightside=_NULL, lower=_NULL, alpha=_NULL, out=None, name=None, **kwargs):
+    """
+    Solves op(A) * out = alpha * B (or out * op(A) = alpha * B), A triangular.
+
+    Parameters
+    ----------
+    A : NDArray
+        Tensor of lower triangular matrices
+    B : NDArray
+        Tensor of matrices
+    transpose : bool, optional, default=False
+        Use transposed of the triangular matrix
+    rightside : bool, optional, default=False
+        Multiply triangular matrix from the right to non-triangular one.
+    lower : bool, optional, default=True
+        True if the triangular matrix is lower triangular, false if it is upper triangular.
+    alpha : float, optional, default=1.0
+        Scalar factor multiplied with A*B.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: linalg_trsm.
+    """
+    if transpose is not _NULL:
+        kwargs['transpose'] = transpose
+    if rightside is not _NULL:
+        kwargs['rightside'] = rightside
+    if lower is not _NULL:
+        kwargs['lower'] = lower
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    return _call_op('_linalg_trsm', [A, B], out, kwargs)
+
+
 def log(data=None, out=None, name=None, **kwargs):
     """
     Natural logarithm.
@@ -2568,6 +3166,26 @@ def log_softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, *
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('log_softmax', [data], out, kwargs)
+
+
+def logical_not(data=None, out=None, name=None, **kwargs):
+    """
+    1 where x == 0, else 0, in x's dtype.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('logical_not', [data], out, kwargs)
 
 
 def make_loss(data=None, out=None, name=None, **kwargs):
@@ -2864,6 +3482,43 @@ def ones_like(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('ones_like', [data], out, kwargs)
+
+
+def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):
+    """
+    One element of every row along 'axis': out[..., i, ...] = data[..., index[..., i, ...], ...].
+
+    Parameters
+    ----------
+    data : NDArray
+        The input array.
+    index : NDArray
+        The index along 'axis' of each element to pick: the data's shape
+        without the axis (any dtype, cast to int).
+    axis : int, optional, default=-1
+        The axis to pick along; negative values count from the end (None is not supported, as in MXNet).
+    keepdims : bool, optional, default=False
+        Keep the axis, as size 1.
+    mode : {'clip', 'wrap'}, optional, default='clip'
+        Out-of-range indices: 'clip' to the ends or 'wrap' around.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: choose_element_0index.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    return _call_op('pick', [data, index], out, kwargs)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -4154,6 +4809,56 @@ def softmax(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwa
     return _call_op('softmax', [data], out, kwargs)
 
 
+def softmax_cross_entropy(data=None, label=None, out=None, name=None, **kwargs):
+    """
+    Calculate cross entropy of softmax output and one-hot label: sum over rows of -log(softmax(data)[row, label[row]]), shape (1,).  Labels are truncated to integers and clipped to [0, classes - 1].  Backward: _backward_softmax_cross_entropy(out_grad, data, label).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data, (batch, classes).
+    label : NDArray
+        Input label: class indices (batch,), in data's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('softmax_cross_entropy', [data, label], out, kwargs)
+
+
+def softmin(data=None, axis=_NULL, temperature=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies softmax(-x) along an axis, stable for large inputs (the row's maximum is subtracted first).  Backward: _backward_softmin(out_grad, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis along which to compute softmax.
+    temperature : float, optional, default=None
+        Temperature parameter in softmax (None: 1).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if temperature is not _NULL:
+        kwargs['temperature'] = temperature
+    return _call_op('softmin', [data], out, kwargs)
+
+
 def softsign(data=None, out=None, name=None, **kwargs):
     """
     x / (1 + |x|).
@@ -4172,6 +4877,34 @@ def softsign(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('softsign', [data], out, kwargs)
+
+
+def sort(data=None, axis=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
+    """
+    The data sorted along an axis (stable; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    is_ascend : bool, optional, default=True
+        Ascending (True) or descending order.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    return _call_op('sort', [data], out, kwargs)
 
 
 def space_to_depth(data=None, block_size=_NULL, out=None, name=None, **kwargs):
@@ -4417,6 +5150,46 @@ def tile(data=None, reps=_NULL, out=None, name=None, **kwargs):
     return _call_op('tile', [data], out, kwargs)
 
 
+def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    The k largest (or smallest) elements along an axis: their values, indices, a mask or both, in order (ties by index; NaN counts as the largest).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : int, optional, default=-1
+        The axis to sort along; None works on the flattened array. Negative values count from the end.
+    k : int, optional, default=1
+        How many elements to select along the axis; k < 1 selects all of them (a full sort).
+    ret_typ : {'value', 'indices', 'mask', 'both'}, optional, default='indices'
+        'value': the values; 'indices': their indices; 'mask': a 0/1 array of the data's shape marking them; 'both': the values and the indices.
+    is_ascend : bool, optional, default=False
+        Select the smallest (True) or the largest (False) elements.
+    dtype : {'float16', 'float32', 'float64', 'int32', 'int64', 'uint8'}, optional, default='float32'
+        The dtype of the indices it returns.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if k is not _NULL:
+        kwargs['k'] = k
+    if ret_typ is not _NULL:
+        kwargs['ret_typ'] = ret_typ
+    if is_ascend is not _NULL:
+        kwargs['is_ascend'] = is_ascend
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('topk', [data], out, kwargs)
+
+
 def transpose(data=None, axes=_NULL, out=None, name=None, **kwargs):
     """
     Permutes the axes (reverses them by default).
@@ -4513,6 +5286,7 @@ broadcast_axes = broadcast_axis
 broadcast_minus = broadcast_sub
 broadcast_plus = broadcast_add
 cast = Cast
+choose_element_0index = pick
 concat = Concat
 crop = slice
 flatten = Flatten

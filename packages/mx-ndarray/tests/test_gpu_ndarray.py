@@ -227,14 +227,14 @@ def test_chunks_return_to_the_gpu_pool():
 def test_rrelu_draws_the_gpu_contexts_stream():
     """LeakyReLU(act_type='rrelu') on a GPU context reserves from that
     context's RANDOM resource at push time and draws the CPU's Philox
-    formula from it; the call returns the visible output only."""
+    formula from it; the call returns the output and the mask."""
     x = np.random.default_rng(2).standard_normal((64, 33)).astype(np.float32)
     a = nd.array(x, ctx=gpu(0), dtype=x.dtype)
     r = resource.request(gpu(0), ResourceRequest.RANDOM)
     seed, offset = r.seed, r.offset
     with training.train_mode():
-        y = nd.LeakyReLU(a, act_type="rrelu")
-    assert isinstance(y, nd.NDArray) and y.context == gpu(0)
+        y, mask = nd.LeakyReLU(a, act_type="rrelu")
+    assert isinstance(y, nd.NDArray) and y.context == gpu(0) and mask.context == gpu(0)
     assert r.offset == offset + x.size
     slopes = _philox.uniform(seed, offset, x.size, 0.125, 0.334).reshape(x.shape)
     np.testing.assert_array_equal(y.asnumpy(), np.where(x > 0, x, slopes * x))

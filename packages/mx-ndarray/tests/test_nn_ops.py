@@ -53,21 +53,22 @@ def test_no_bias_and_prelu_inputs():
         nd.FullyConnected(x, nd.array(w.T.copy()), num_hidden=2, no_bias=True)
 
 
-def test_rrelu_returns_the_output_only_and_draws_in_training():
-    """LeakyReLU(act_type='rrelu') lists (output, mask) with one visible
-    output: the call returns the output; in training its negatives carry
-    slopes drawn from the CPU's RANDOM stream at push time."""
+def test_rrelu_returns_output_and_mask_and_draws_in_training():
+    """LeakyReLU(act_type='rrelu') returns (output, mask), both visible as
+    in MXNet; in training its negatives carry slopes drawn from the CPU's
+    RANDOM stream at push time, which the mask holds."""
     x = rng.standard_normal((4, 5)).astype(np.float32)
     a = nd.array(x)
     r = resource.request(cpu(0), ResourceRequest.RANDOM)
     seed, offset = r.seed, r.offset
     with training.train_mode():
-        y = nd.LeakyReLU(a, act_type="rrelu")
+        y, mask = nd.LeakyReLU(a, act_type="rrelu")
     assert isinstance(y, nd.NDArray) and y.shape == x.shape
     assert r.offset == offset + x.size
     slopes = _philox.uniform(seed, offset, x.size, 0.125, 0.334).reshape(x.shape)
     np.testing.assert_array_equal(y.asnumpy(), np.where(x > 0, x, slopes * x))
-    y = nd.LeakyReLU(a, act_type="rrelu")                   # inference: the mean slope
+    np.testing.assert_array_equal(mask.asnumpy(), slopes)
+    y, mask = nd.LeakyReLU(a, act_type="rrelu")             # inference: the mean slope
     assert isinstance(y, nd.NDArray) and r.offset == offset + x.size
     np.testing.assert_array_equal(y.asnumpy(), invoke("LeakyReLU", [x], act_type="rrelu")[0])
     # the backward reads the mask the invoker keeps

@@ -20,7 +20,8 @@ from mx_ops.core.registry import OpDef, get, list_ops, register
 
 ops.load_all()
 # The registration APIs and the operators written with them (Custom).
-from mx_ops.ext import custom, custom_ops, library, operator, simple_op  # noqa: F401
+from mx_ops.ext import (custom, custom_function, custom_ops, library, operator,  # noqa: F401
+                        simple_op)
 
 __version__ = "0.1.0"
 

@@ -245,6 +245,7 @@ _BINARY = {
 _UNARY = {
     "negative": lambda x: -x, "abs": abs, "sign": lambda x: (x > 0) - (x < 0),
     "square": lambda x: x * x, "relu": lambda x: max(x, 0), "copy": lambda x: x,
+    "logical_not": lambda x: int(x == 0),
 }
 
 

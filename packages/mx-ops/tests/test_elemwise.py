@@ -19,6 +19,15 @@ def _vec(f):
     return lambda x: np.vectorize(f, otypes=[np.float64])(x) if x.size else x.astype(np.float64)
 
 
+def _erfinv(y):
+    """erfinv by bisection on math.erf (an independent reference)."""
+    lo, hi = -6.0, 6.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
 def _round_half_away(x):
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
@@ -41,13 +50,15 @@ UNARY_REF = {
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-5, 5)),
     "softsign": (lambda x: x / (1 + np.abs(x)), (-5, 5)),
     "degrees": (np.degrees, (-3, 3)), "radians": (np.radians, (-180, 180)),
-    "erf": (_vec(math.erf), (-2, 2)), "gamma": (_vec(math.gamma), (0.5, 4)),
+    "erf": (_vec(math.erf), (-2, 2)), "erfinv": (_vec(_erfinv), (-0.99, 0.99)),
+    "logical_not": (lambda x: (x == 0).astype(np.float64), (-2, 2)),
+    "gamma": (_vec(math.gamma), (0.5, 4)),
     "gammaln": (_vec(math.lgamma), (0.5, 4)),
     "round": (_round_half_away, (-5, 5)), "rint": (np.rint, (-5, 5)),
     "floor": (np.floor, (-5, 5)), "ceil": (np.ceil, (-5, 5)), "trunc": (np.trunc, (-5, 5)),
     "fix": (np.fix, (-5, 5)),
 }
-INT_UNARY = {"negative", "abs", "sign", "square", "relu", "_copy"}
+INT_UNARY = {"negative", "abs", "sign", "square", "relu", "logical_not", "_copy"}
 
 
 def data(shape, dtype, low=-5, high=5):

@@ -40,12 +40,14 @@ def _backward_inputs(op, make, kw, dtype):
     og = rand(y.shape, dtype, 7)
     if op == "Pooling":
         return [og, x[0], y]
-    if op in ("Activation", "softmax", "log_softmax"):
+    if op in ("Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation"):
         return [og, y]
+    if op == "softmax_cross_entropy":
+        return [og] + x                  # (out_grad, data, label)
     if op == "LeakyReLU" and kw.get("act_type") == "rrelu":
         return [og, _out(op, x, kw)[1], y]       # (out_grad, mask, out_data)
     if op == "LeakyReLU":
-        return [og] + (x if kw.get("act_type") == "prelu" else [y])
+        return [og] + (x if kw.get("act_type") in ("prelu", "gelu") else [y])
     return [og] + x[:2]               # FullyConnected, Convolution, Deconvolution
 
 
@@ -89,7 +91,7 @@ CASES = [
     ("Activation", lambda t: [rand((2, 3), t, 0, 15, 25)], {"act_type": "softrelu"}, FLOATS),
     ("Activation", lambda t: [rand((0, 3), t)], {"act_type": "relu"}, ["float32"]),
     *[("LeakyReLU", lambda t: [rand((4, 3, 5), t, 0, -2, 2)], {"act_type": a, "slope": 0.3},
-       FLOATS) for a in ("leaky", "elu", "selu", "rrelu")],
+       FLOATS) for a in ("leaky", "elu", "selu", "rrelu", "gelu")],
     ("LeakyReLU", _prelu((4, 3, 5), (3,)), {"act_type": "prelu"}, FLOATS),
     ("LeakyReLU", _prelu((4, 3, 2, 2), (1,)), {"act_type": "prelu"}, FLOATS),
     ("LeakyReLU", _prelu((7,), (1,)), {"act_type": "prelu"}, FLOATS),
@@ -103,6 +105,13 @@ CASES = [
     ("log_softmax", lambda t: [rand((2, 5, 3), t, 0, -5, 5)], {"axis": 0,
                                                               "temperature": 0.5}, FLOATS),
     ("log_softmax", lambda t: [rand((2, 2000), t, 0, -5, 5)], {}, FLOATS),
+    ("softmin", lambda t: [rand((4, 10), t, 0, -5, 5)], {}, FLOATS),
+    ("softmin", lambda t: [rand((2, 700, 3), t, 0, -5, 5)], {"axis": 1, "temperature": 2.0},
+     FLOATS),
+    *[("SoftmaxActivation", lambda t: [rand((2, 5, 3, 4), t, 0, -5, 5)], {"mode": m}, FLOATS)
+      for m in ("instance", "channel")],
+    ("softmax_cross_entropy", lambda t: [rand((6, 300), t, 0, -5, 5),
+                                         np.array([0, 299, 5, 17.5, -1, 400], t)], {}, FLOATS),
     *[("Pooling", lambda t: [ties((2, 3, 7, 6), t)],
        {"kernel": (3, 2), "stride": (2, 2), "pad": (1, 0), "pool_type": p}, FLOATS)
       for p in ("max", "avg", "sum")],

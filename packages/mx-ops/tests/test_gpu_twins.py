@@ -171,6 +171,27 @@ CASES += [
     ("SequenceLast", lambda t: [data((3, 4, 2), t), np.array([1, 4, 2], "int32")],
      {"use_sequence_length": True, "axis": 1}, ALL),
 ]
+# topk (sort, argsort): ties (small integers) keep index order on both devices.
+CASES += [
+    ("topk", lambda t: [data((3, 7, 4), t)], {"k": 3, "axis": 1, "ret_typ": "both"}, ALL),
+    ("topk", lambda t: [data((3, 7), t)], {"k": 2, "ret_typ": "mask", "is_ascend": True}, ALL),
+    ("topk", lambda t: [data((3, 300), t)], {"k": 0, "axis": None, "dtype": "int64"}, ALL),
+    ("sort", lambda t: [data((4, 300), t)], {"is_ascend": False}, ALL),
+    ("argsort", lambda t: [data((5, 6), t)], {"axis": 0, "dtype": "int32"}, ALL),
+    ("_backward_topk", lambda t: [data((3, 2), t), np.array([[0, 3], [2, 1], [3, 0]]),
+                                  data((3, 4), t)], {"k": 2}, ALL),
+]
+# pick (batch_take), its backward, fill_element_0index: clipped and wrapped indices.
+CASES += [
+    ("pick", lambda t: [data((3, 4, 5), t), data((3, 5), "int32", 1)], {"axis": 1}, ALL),
+    ("pick", lambda t: [data((3, 4), t), fdata((3, 1), "float32", 1) * 6],
+     {"keepdims": True, "mode": "wrap"}, ALL),
+    ("batch_take", lambda t: [data((2, 3, 4), t), data((2, 3), "int32", 1)], {}, ALL),
+    ("_backward_pick", lambda t: [data((3, 5), t), data((3, 5), "int64", 1),
+                                  data((3, 4, 5), t)], {"axis": 1, "mode": "wrap"}, ALL),
+    ("fill_element_0index", lambda t: [data((4, 3), t), data((4,), t, 1),
+                                       data((4,), "float16", 2)], {}, ALL),
+]
 
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]

@@ -114,7 +114,9 @@ def test_activation_gradient(act):
     check_numeric_gradient("Activation", [MIXED], act_type=act)
 
 
-@pytest.mark.parametrize("act", ["leaky", "elu", "selu", "prelu"])
+# selu's is MXNet's lambda * (alpha + y) below 0, not the derivative, and
+# gelu's runs in float32: test_math_ops.py checks both against MXNet's outputs.
+@pytest.mark.parametrize("act", ["leaky", "elu", "prelu"])
 def test_leaky_relu_gradient(act):
     inputs = [MIXED, RNG.uniform(0.1, 0.5, (4,))] if act == "prelu" else [MIXED]
     check_numeric_gradient("LeakyReLU", inputs, act_type=act, slope=0.3)

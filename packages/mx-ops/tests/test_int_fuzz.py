@@ -158,6 +158,26 @@ def take_grad_inputs(draw, dtype, params):
     return [ints(draw, dtype, (k, 2)), any_values(draw, (k,)), ints(draw, dtype, (size(draw), 2))]
 
 
+def topk_grad_inputs(draw, dtype, params):
+    k = params["k"]
+    return [ints(draw, dtype, (k,)), any_values(draw, (k,)), ints(draw, dtype, (k + size(draw),))]
+
+
+def pick_inputs(draw, dtype, params):
+    n = size(draw)
+    return [ints(draw, dtype, (n, size(draw))), any_values(draw, (n,))]
+
+
+def pick_grad_inputs(draw, dtype, params):
+    n = size(draw)
+    return [ints(draw, dtype, (n,)), any_values(draw, (n,)), ints(draw, dtype, (n, size(draw)))]
+
+
+def fill_element_inputs(draw, dtype, params):
+    n = size(draw)
+    return [ints(draw, dtype, (n, size(draw))), ints(draw, dtype, (n,)), any_values(draw, (n,))]
+
+
 def one_hot_params(draw, dtype):
     return {"depth": size(draw), "dtype": dtype, "on_value": float_param(draw, dtype),
             "off_value": float_param(draw, dtype)}
@@ -230,6 +250,14 @@ SPECS = {
         "mode": draw(st.sampled_from(["clip", "wrap", "raise"]))}, errors="out of range"),
     "_backward_take": Spec(take_grad_inputs, lambda draw, dtype: {
         "mode": draw(st.sampled_from(["clip", "wrap"]))}),
+    "_backward_topk": Spec(topk_grad_inputs, lambda draw, dtype: {"k": size(draw)}),
+    "pick": Spec(pick_inputs, lambda draw, dtype: {
+        "mode": draw(st.sampled_from(["clip", "wrap"]))}),
+    "_backward_pick": Spec(pick_grad_inputs, lambda draw, dtype: {
+        "mode": draw(st.sampled_from(["clip", "wrap"]))}),
+    "batch_take": Spec(lambda draw, dtype, params: [
+        ints(draw, dtype, (3, size(draw))), ints(draw, "int32", (3,))]),
+    "fill_element_0index": Spec(fill_element_inputs),
     "one_hot": Spec(lambda draw, dtype, params: [any_values(draw, (size(draw),))],
                     one_hot_params),
     "gather_nd": Spec(nd_index_inputs("gather"), errors="out of range"),
@@ -433,6 +461,32 @@ def ref_gather_nd(r, name, inputs, params, dtype):
     return None if any(not 0 <= j < data.shape[0] for j in rows) else data[rows]
 
 
+def ref_sort(r, name, inputs, params, dtype):
+    """sort, argsort (ascending) and topk (its defaults: the index of the
+    largest, the first of ties): stable orders of 1-d integers."""
+    x = inputs[0]
+    if name == "topk":
+        return np.array([int(np.argmax(x))], np.float32)
+    order = np.argsort(x, kind="stable")
+    return x[order] if name == "sort" else order.astype(np.float32)
+
+
+def ref_pick(r, name, inputs, params, dtype):
+    """pick along the last axis, batch_take (clip) and fill_element_0index."""
+    a = inputs[0]
+    n = a.shape[1]
+    cols = [index_of(r, v) for v in inputs[-1].tolist()]
+    if name == "fill_element_0index":
+        out = a.copy()
+        for i, j in enumerate(cols):
+            if 0 <= j < n:
+                out[i, j] = inputs[1][i]
+        return out
+    wrap = params.get("mode") == "wrap"
+    cols = [j % n if wrap else min(max(j, 0), n - 1) for j in cols]
+    return a[np.arange(a.shape[0]), cols]
+
+
 def ref_shape_array(r, name, inputs, params, dtype):
     x = inputs[0]
     return np.array(x.shape if name == "shape_array" else [x.size], np.int64)
@@ -450,6 +504,8 @@ REFERENCES = {
     "take": ref_take, "one_hot": ref_one_hot, "where": ref_where,
     "_slice_assign_scalar": ref_slice_assign_scalar, "gather_nd": ref_gather_nd,
     "shape_array": ref_shape_array, "size_array": ref_shape_array,
+    "sort": ref_sort, "argsort": ref_sort, "topk": ref_sort,
+    "pick": ref_pick, "batch_take": ref_pick, "fill_element_0index": ref_pick,
 }
 # Operators that only move, copy, fill or sum elements of their integer inputs
 # (no conversion, no arithmetic beyond req 'add' and wrapping sums): held to
@@ -460,7 +516,7 @@ MOVES = {
     "_collapse_sum_like", "_scatter_set_nd", "_shuffle", "broadcast_like", "ones_like",
     "reshape_like", "transpose", "zeros_like", "scatter_nd", "Embedding", "_slice_assign",
     "_backward_slice", "_backward_slice_axis", "slice", "slice_axis", "broadcast_to",
-    "expand_dims", "SliceChannel", "_random_randint",
+    "expand_dims", "SliceChannel", "_random_randint", "_backward_topk", "_backward_pick",
     "SwapAxis", "broadcast_axis", "_backward_broadcast_axis", "depth_to_space",
     "space_to_depth", "repeat", "_backward_repeat", "tile", "_backward_tile", "reverse",
     "slice_like", "_backward_slice_like", "squeeze", "stack", "_split_v2", "SequenceMask",

@@ -52,6 +52,28 @@ def test_gamma_is_element_i_of_the_philox_stream():
     np.testing.assert_allclose(got[known], np.array(ref)[known], rtol=1e-12)
 
 
+def test_small_poisson_is_the_inverse_cdf_of_the_first_word():
+    # lam < 10: the first k whose CDF (summed term by term, p_k = p_k-1 lam / k)
+    # passes the 32-bit uniform of word 0 of block 0; the same from the CPU's
+    # table (_random_poisson) and from the search (_sample_poisson).
+    lam = 4.0
+    p, cdf = np.exp(-lam), [np.exp(-lam)]
+    for k in range(1, 40):
+        p = p * lam / k
+        cdf.append(cdf[-1] + p)
+    resource.seed(78)
+    for op, inputs, params in [("_random_poisson", [], {"lam": lam, "shape": (3000,)}),
+                               ("_sample_poisson", [np.full(2, lam)], {"shape": (1500,)})]:
+        seed, offset = _state()
+        got = invoke(op, inputs, dtype="float64", **params).ravel()
+        words = np.array([_philox.philox_block(((offset + i) & 0xffffffff, (offset + i) >> 32,
+                                                RNG_SAMPLE, 0),
+                                               (seed & 0xffffffff, seed >> 32))[0]
+                          for i in range(3000)], np.float64)
+        ref = np.searchsorted(np.array(cdf), (words + 0.5) * 2.0 ** -32, side="right")
+        assert np.array_equal(got, ref), op
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("dist, op, params, value", [
     ("uniform", "_random_uniform", {"low": -2.0, "high": 5.0}, lambda z: -2.0 + 7.0 * z),
@@ -146,6 +168,22 @@ def test_like_ops_take_the_data_shape_and_dtype():
     assert u.dtype == np.float16 and u.min() >= -1 and u.max() <= 2
     with pytest.raises(TypeInferenceError, match="_random_gamma_like: argument 'data'"):
         invoke("_random_gamma_like", [np.zeros(3, np.int32)])
+
+
+@pytest.mark.parametrize("k", [3, 50])      # counted branch-free / binary search
+def test_multinomial_is_the_inverse_cdf_of_the_float64_uniforms(direct_variates, k):
+    # sample i of row i // per: the first running sum of the row that passes
+    # uniform i of the float64 direct layout
+    p = np.random.default_rng(k).dirichlet(np.ones(k), size=3)
+    p[1, ::2] = 0.0
+    p[1] /= p[1].sum()
+    resource.seed(12)
+    seed, offset = _state()
+    got = invoke("_sample_multinomial", [p], shape=(700,))       # > one 1024-element chunk
+    u = direct_variates(seed, offset, 2100, "uniform", "float64").reshape(3, 700)
+    ref = [np.searchsorted(np.cumsum(p[r]), u[r], side="right") for r in range(3)]
+    assert np.array_equal(got, np.minimum(ref, k - 1))
+    assert not (got[1] % 2 == 0).any()
 
 
 def test_multinomial_samples_log_probabilities_and_gradient():

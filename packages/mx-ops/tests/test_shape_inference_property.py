@@ -63,17 +63,20 @@ _NO_PARAMS = (list(elemwise.UNARY) + list(elemwise.SCALAR)
 
 @st.composite
 def unary(draw):
-    name = draw(st.sampled_from(_NO_PARAMS + ["Activation", "softmax", "log_softmax", "Cast",
-                                              "smooth_l1"]))
-    s = draw(shape(1 if name in ("softmax", "log_softmax") else 0))
+    name = draw(st.sampled_from(_NO_PARAMS + ["Activation", "softmax", "log_softmax", "softmin",
+                                              "SoftmaxActivation", "Cast", "smooth_l1"]))
+    s = draw(shape(3 if name == "SoftmaxActivation" else
+                   1 if name in ("softmax", "log_softmax", "softmin") else 0))
     params = {}
     if name == "Activation":
         params["act_type"] = draw(st.sampled_from(["relu", "sigmoid", "tanh", "softrelu",
                                                    "softsign"]))
     elif name == "Cast":
         params["dtype"] = draw(st.sampled_from(["float32", "int32", "float16", "uint8"]))
-    elif name in ("softmax", "log_softmax"):
+    elif name in ("softmax", "log_softmax", "softmin"):
         params["axis"] = draw(st.integers(-len(s), len(s) - 1))
+    elif name == "SoftmaxActivation":
+        params["mode"] = draw(st.sampled_from(["instance", "channel"]))
     elif name in elemwise.SCALAR or name == "smooth_l1":
         params["scalar"] = 0.5
     return Case(name, params, [s], [draw(st.sampled_from(FLOATS))], from_outputs=True)
@@ -371,7 +374,8 @@ def test_mxnet_fills_the_derivable_inputs(case):
 
 def test_every_operator_with_a_rule_is_generated():
     generated = set(_NO_PARAMS) | {
-        "Activation", "softmax", "log_softmax", "Cast", "smooth_l1", "FullyConnected",
+        "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
+        "smooth_l1", "FullyConnected",
         "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",

@@ -37,6 +37,9 @@ class Param:
     default : optional
         Omitted means the parameter is required.  None is allowed as a
         default and then also as a value ("None" in JSON).
+    optional : bool
+        Also accepts None with another default (dmlc::optional<int> fields
+        such as topk's axis, default -1).
     choices : sequence of str, optional
         For 'str': the accepted values.
     low, high : number, optional
@@ -49,11 +52,13 @@ class Param:
 
     KINDS = ("int", "float", "bool", "str", "shape", "opt_shape", "dtype")
 
-    def __init__(self, kind, default=REQUIRED, *, choices=None, low=None, high=None, doc=""):
+    def __init__(self, kind, default=REQUIRED, *, choices=None, low=None, high=None,
+                 optional=False, doc=""):
         if kind not in self.KINDS:
             raise ValueError(f"Param: kind must be one of {self.KINDS}, got {kind!r}")
         self.kind = kind
         self.default = default
+        self.optional = optional or default is None
         self.choices = tuple(choices) if choices is not None else None
         self.low = low
         self.high = high
@@ -82,7 +87,7 @@ class Param:
     def parse(self, op, name, value):
         """The value as this parameter's Python type, or ParamError."""
         if value is None or (isinstance(value, str) and value.strip() == "None"):
-            if self.default is None:
+            if self.optional:
                 return None
             self._fail(op, name, value, "may not be None")
         try:

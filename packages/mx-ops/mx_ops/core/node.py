@@ -34,8 +34,11 @@ class Node:
 
     ``attrs`` is nnvm's ``attrs.dict``: the string attributes a Symbol
     carries and -symbol.json stores (the call's arguments as given, and
-    user attributes such as ``__lr_mult__`` or ``__ctx_group__``)."""
-    __slots__ = ("op", "name", "params", "inputs", "control_deps", "attrs", "_id")
+    user attributes such as ``__lr_mult__`` or ``__ctx_group__``).
+
+    ``info`` is nnvm's ``Node::info``: what the autograd tape keeps on a
+    node it recorded (mx-ndarray's AGInfo), else None."""
+    __slots__ = ("op", "name", "params", "inputs", "control_deps", "attrs", "info", "_id")
 
     def __init__(self, op, name, params, inputs, attrs=None):
         self.op = op
@@ -44,6 +47,7 @@ class Node:
         self.inputs = list(inputs)
         self.control_deps = []
         self.attrs = {} if attrs is None else attrs
+        self.info = None
         self._id = next(_ids)
 
     @property

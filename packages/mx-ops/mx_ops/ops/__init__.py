@@ -38,6 +38,8 @@ FAMILIES = {
     "optimizer": (),
     "layout": ("elemwise", "join", "shape"),
     "sequence": (),
+    "sort": (),
+    "linalg": ("elemwise",),
 }
 
 # family: the names of the operators it registered (filled by load).

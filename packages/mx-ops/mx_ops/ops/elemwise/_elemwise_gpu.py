@@ -67,7 +67,8 @@ UNARY = {
     "tanh": "tanh(x)", "arcsinh": "asinh(x)", "arccosh": "acosh(x)", "arctanh": "atanh(x)",
     "sigmoid": "A(1) / (A(1) + exp(-x))", "softsign": "x / (A(1) + fabs(x))",
     "degrees": "A(x * A(57.29577951308232))", "radians": "A(x * A(0.017453292519943295))",
-    "erf": "erf(x)", "gamma": "tgamma(x)", "gammaln": "lgamma(x)", "round": "round(x)",
+    "erf": "erf(x)", "erfinv": "A(erfinv((double)x))", "logical_not": "A(x == A(0))",
+    "gamma": "tgamma(x)", "gammaln": "lgamma(x)", "round": "round(x)",
     "rint": "rint(x)", "floor": "floor(x)", "ceil": "ceil(x)", "trunc": "trunc(x)",
     "fix": "trunc(x)",
 }

@@ -72,6 +72,43 @@ static inline double digamma(double x) {
   return result + std::log(x) - 0.5 / x - tail;
 }
 
+// The inverse error function: Giles' single-precision approximation
+// ("Approximating the erfinv function", GPU Computing Gems, 2011), then two
+// Newton steps on erf(x) - y in double, which bring it to double precision;
+// for |y| > 0.5 the residual is (1 - |y|) - erfc(|x|) with y's sign, which
+// does not cancel near +-1.  erfinv(+-1) = +-inf, NaN outside [-1, 1].
+static inline double erfinv(double y) {
+  if (!(y >= -1.0 && y <= 1.0)) return NAN;
+  if (y == 1.0 || y == -1.0) return y * INFINITY;
+  double w = -std::log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w; p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w; p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w; p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w; p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+  }
+  double x = p * y;
+  const double ay = std::fabs(y);
+  for (int k = 0; k < 2; ++k) {            // d erf / dx = 2/sqrt(pi) exp(-x^2)
+    double r = std::erf(x) - y;
+    if (ay > 0.5) {
+      r = (1.0 - ay) - std::erfc(std::fabs(x));
+      if (y < 0.0) r = -r;
+    }
+    x -= r / (1.1283791670955126 * std::exp(-x * x));
+  }
+  return x;
+}
+
 // --- unary ------------------------------------------------------------------
 // X(name, expression in x of the compute type A)
 #define MX_UNARY_ANY(X)                                              \
@@ -80,6 +117,7 @@ static inline double digamma(double x) {
   X(sign, A((x > A(0)) - (x < A(0))))                                \
   X(square, wrap_mul(x, x))                                          \
   X(relu, (x > A(0) ? x : A(0)))                                     \
+  X(logical_not, A(x == A(0)))                                       \
   X(copy, x)
 
 #define MX_UNARY_FLOAT(X)                                            \
@@ -98,7 +136,8 @@ static inline double digamma(double x) {
   X(softsign, x / (A(1) + std::fabs(x)))                             \
   X(degrees, A(x * A(57.29577951308232)))                            \
   X(radians, A(x * A(0.017453292519943295)))                         \
-  X(erf, std::erf(x)) X(gamma, std::tgamma(x))                       \
+  X(erf, std::erf(x)) X(erfinv, A(erfinv(double(x))))               \
+  X(gamma, std::tgamma(x))                                           \
   X(gammaln, std::lgamma(x))                                         \
   X(round, std::round(x)) X(rint, std::rint(x))                      \
   X(floor, std::floor(x)) X(ceil, std::ceil(x))                      \

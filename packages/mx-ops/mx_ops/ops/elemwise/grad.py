@@ -85,6 +85,9 @@ UNARY = {
     # d erf = 2 / sqrt(pi) * exp(-x^2)
     "erf": lambda g, x, y: _mul(g, _scale(apply("exp", apply("negative", apply("square", x))),
                                           1.1283791670955126)),
+    # d erfinv = sqrt(pi) / 2 * exp(erfinv(x)^2)
+    "erfinv": lambda g, x, y: _mul(g, _scale(apply("exp", apply("square", y)),
+                                             0.886226925452758)),
     # y = x^(-1/3): dy/dx = -y / (3x)
     "rcbrt": lambda g, x, y: _mul(g, _scale(_div(y, x), -1.0 / 3.0)),
     # MXNet's dedicated backward ops: they need digamma.
@@ -92,7 +95,7 @@ UNARY = {
     "gammaln": lambda g, x, y: apply("_backward_gammaln", g, x),
 }
 # Piecewise-constant functions: gradient 0 (MXNet's zero gradients).
-for _name in ("sign", "round", "rint", "floor", "ceil", "trunc", "fix"):
+for _name in ("sign", "round", "rint", "floor", "ceil", "trunc", "fix", "logical_not"):
     UNARY[_name] = _zero
 
 # y = x op s (or s op x): gradient g * d/dx.

@@ -19,6 +19,8 @@ set_gradient("SoftmaxOutput", backward_op(
     + [n.inputs[1], _out(n)]))
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     set_gradient(_name, backward_op(_name, lambda n, g: [n.inputs[1], _out(n)]))
+set_gradient("softmax_cross_entropy", backward_op(
+    "softmax_cross_entropy", lambda n, g: [g[0], n.inputs[0], n.inputs[1]]))
 set_gradient("MakeLoss", backward_op("MakeLoss", lambda n, g: [n.inputs[0]]))
 set_gradient("make_loss", lambda node, ograds: [apply("ones_like", node.inputs[0])])
 set_gradient("BlockGrad", lambda node, ograds: [apply("zeros_like", node.inputs[0])])

@@ -16,9 +16,15 @@ from mx_ops.core._device_code import PHILOX_UNIFORM, PHILOX_UNIFORM_RANGE
 _SOURCE = NN_HEAD + PHILOX_UNIFORM + PHILOX_UNIFORM_RANGE + r"""
 // Codes of activation_cpu.h (mx_ops.ops.nn.activation ACT_TYPES / LEAKY_TYPES).
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
-       kLeaky = 5, kElu = 6, kSelu = 7 };
+       kLeaky = 5, kElu = 6, kSelu = 7, kGelu = 9 };
 #define MX_SELU_ALPHA 1.6732632423543772848170429916717
 #define MX_SELU_LAMBDA 1.0507009873554804934193349852946
+// gelu in float, as gelu_f / gelu_grad_f of activation_cpu.h.
+__device__ inline float mx_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+__device__ inline float mx_gelu_grad(float x) {
+  return 0.5f * (1.0f + erff(x * 0.70710678118654752440f))
+         + x * 0.39894228040143267794f * expf(-0.5f * x * x);
+}
 
 // act_fwd of activation_cpu.h, with the code as a (block-uniform) value.
 template <typename A>
@@ -32,11 +38,13 @@ __device__ inline A act_fwd(int act, A x, A s) {
     case kSoftSign: return x / (A(1) + fabs(x));
     case kLeaky: return x > A(0) ? x : A(s * x);
     case kElu: return x > A(0) ? x : A(s * expm1(x));
+    case kGelu: return A(mx_gelu(float(x)));
     default: return A(MX_SELU_LAMBDA) * (x > A(0) ? x : A(A(MX_SELU_ALPHA) * expm1(x)));
   }
 }
 
-// d act / dx from the output y (act_grad of activation_cpu.h).
+// d act / dx from the output y (act_grad of activation_cpu.h; gelu: from
+// the input x, passed as y).
 template <typename A>
 __device__ inline A act_grad(int act, A y, A s) {
   switch (act) {
@@ -47,7 +55,9 @@ __device__ inline A act_grad(int act, A y, A s) {
     case kSoftSign: { A t = A(1) - fabs(y); return t * t; }
     case kLeaky: return y > A(0) ? A(1) : s;
     case kElu: return y > A(0) ? A(1) : A(y + s);
-    default: return y > A(0) ? A(MX_SELU_LAMBDA) : A(y + A(MX_SELU_LAMBDA * MX_SELU_ALPHA));
+    case kGelu: return A(mx_gelu_grad(float(y)));
+    // MXNet's selu_grad: lambda * (alpha + y) below 0
+    default: return y > A(0) ? A(MX_SELU_LAMBDA) : A(A(MX_SELU_LAMBDA) * (A(MX_SELU_ALPHA) + y));
   }
 }
 

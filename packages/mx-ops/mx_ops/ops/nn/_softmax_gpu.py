@@ -21,12 +21,15 @@ __global__ void mx_softmax_fwd(const T *x, T *y, long long rows, long long n, lo
   const A inv_t = A(1.0 / temperature);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const long long base = (r / inner) * n * inner + r % inner;
+    // the shift: the maximum, or with a negative temperature (softmin) the
+    // minimum, found as minus the maximum of -x
+    const A sg = inv_t < A(0) ? A(-1) : A(1);
     A mx = -mx_inf<A>();
     for (long long j = threadIdx.x; j < n; j += blockDim.x) {
-      const A v = A(x[base + j * inner]);
+      const A v = sg * A(x[base + j * inner]);
       if (v > mx) mx = v;
     }
-    mx = block_reduce(mx, MaxOp(), -mx_inf<A>());
+    mx = sg * block_reduce(mx, MaxOp(), -mx_inf<A>());
     A sum = A(0);
     for (long long j = threadIdx.x; j < n; j += blockDim.x)
       sum += exp((A(x[base + j * inner]) - mx) * inv_t);

@@ -5,15 +5,16 @@ Backward conventions (inputs; outputs), each output honouring its req:
 - ``_backward_Activation(out_grad, out_data; data_grad)``: every act_type's
   derivative is computed from the output, so the forward may run in place.
 - ``_backward_LeakyReLU``: (out_grad, out_data; data_grad) for leaky, elu
-  and selu; (out_grad, mask, out_data; data_grad) for rrelu (MXNet's
+  and selu; (out_grad, data; data_grad) for gelu, whose derivative needs the
+  input; (out_grad, mask, out_data; data_grad) for rrelu (MXNet's
   DeclareBackwardDependency: the slopes and the output's sign); (out_grad,
   data, gamma; data_grad, gamma_grad) for prelu, whose gradient needs the
   input and the slopes.
 - ``_backward_softmax`` / ``_backward_log_softmax(out_grad, out_data;
   data_grad)`` with the forward's axis and temperature.
 
-LeakyReLU with act_type='rrelu' has outputs (output, mask), the mask hidden
-(MXNet's ListOutputs and NumVisibleOutputs).  In training
+LeakyReLU with act_type='rrelu' has outputs (output, mask), both visible
+(MXNet's ListOutputs and NumVisibleOutputs: an mx.nd call returns the two).  In training
 (``mx_ops.core.training``) each element's slope is drawn uniformly on
 [lower_bound, upper_bound) from the context's RANDOM resource: the call
 reserves one counter value per element when it is pushed and draws element
@@ -42,7 +43,7 @@ _KERNELS = _nn_cpu.kernels()
 # Codes of activation_cpu.h (rrelu's: leaky_relu_cpu.h).  prelu has
 # none: its kernels are told apart by the gamma input.
 ACT_TYPES = {"relu": 0, "sigmoid": 1, "tanh": 2, "softrelu": 3, "softsign": 4}
-LEAKY_TYPES = {"leaky": 5, "elu": 6, "selu": 7, "rrelu": 8, "prelu": -1}
+LEAKY_TYPES = {"leaky": 5, "elu": 6, "selu": 7, "rrelu": 8, "gelu": 9, "prelu": -1}
 
 
 def _same_shape(op, names):
@@ -110,6 +111,8 @@ def _leaky_bwd_names(params):
         return ["out_grad", "data", "gamma"]
     if params["act_type"] == "rrelu":
         return ["out_grad", "mask", "out_data"]
+    if params["act_type"] == "gelu":
+        return ["out_grad", "data"]
     return ["out_grad", "out_data"]
 
 
@@ -180,7 +183,7 @@ register(OpDef(
     "LeakyReLU", arguments=("data", "gamma"), list_input_names=_leaky_names,
     input_docs={"gamma": "The learned slope per channel (axis 1), (channels,) or (1,); an "
                          "input only with act_type='prelu'."},
-    outputs=_leaky_outputs, num_visible_outputs=1,
+    outputs=_leaky_outputs,
     params=_LEAKY_PARAMS, infer_shape=_leaky_shape,
     infer_type=same_float_types("LeakyReLU", _leaky_names,
                                 nout=lambda p: len(_leaky_outputs(p))),
@@ -189,10 +192,11 @@ register(OpDef(
     # MXNet's kRandom, which only rrelu draws from (random_draws is 0 else).
     resources=(ResourceRequest.RANDOM,), random_draws=rrelu_draws,
     doc="Leaky rectified linear units: leaky x>0 ? x : slope*x; elu x>0 ? x : "
-        "slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); prelu with a learned "
+        "slope*(exp(x)-1); selu lambda*(x>0 ? x : alpha*(exp(x)-1)); gelu "
+        "0.5*x*(1+erf(x/sqrt(2))) (computed in float32); prelu with a learned "
         "slope per channel (input gamma); rrelu x>0 ? x : s*x with s drawn per element "
         "uniformly on [lower_bound, upper_bound) in training and the mean of the bounds in "
-        "inference, outputs (output, mask), the mask (the slopes) hidden.  "
+        "inference, outputs (output, mask: the slopes).  "
         "Backward: _backward_LeakyReLU."))
 
 register(OpDef(
@@ -207,7 +211,8 @@ register(OpDef(
                      gpu_compute(_ACT_GPU, "leaky_backward", _leaky_pack)),
     pack_params=_leaky_pack,
     differentiable=False,
-    doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad; for rrelu "
+    doc="Gradient of LeakyReLU: (out_grad, out_data) -> data_grad (gelu: (out_grad, "
+        "data)); selu's below 0 is MXNet's lambda*(alpha + out_data); for rrelu "
         "(out_grad, mask, out_data) -> data_grad = out_grad * (out_data > 0 ? 1 : mask); "
         "for prelu (out_grad, data, gamma) -> (data_grad, gamma_grad)."))
 
@@ -219,7 +224,9 @@ _SOFTMAX_PARAMS = {
 }
 
 
-def _softmax_pack(op, log):
+def _softmax_pack(op, log, negate=False):
+    """SoftmaxParam; softmin (``negate``) is softmax with the temperature
+    negated, softmax(-x / T), for which the kernels shift by the minimum."""
     def pack(params, shapes):
         shape = tuple(shapes[0])
         axis = params["axis"]
@@ -229,6 +236,7 @@ def _softmax_pack(op, log):
                              f"{shape}")
         axis %= len(shape)
         temp = 1.0 if params["temperature"] is None else params["temperature"]
+        temp = -temp if negate else temp
         return struct.pack("=qqqdii", math.prod(shape[:axis]), shape[axis],
                            math.prod(shape[axis + 1:]), temp, log, 0)    # SoftmaxParam
     return pack
@@ -247,15 +255,16 @@ def _softmax_shape(op, names):
     return infer
 
 
-for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
-                           ("log_softmax", True, "log(softmax(x))")):
+for _name, _log, _neg, _what in (("softmax", False, False, "exp(x/T) / sum(exp(x/T))"),
+                                 ("log_softmax", True, False, "log(softmax(x))"),
+                                 ("softmin", False, True, "softmax(-x)")):
     register(OpDef(
         _name, arguments=("data",), params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_shape(_name, lambda p: ["data"]),
         infer_type=same_float_types(_name, lambda p: ["data"]),
         compute=computes(_KERNELS["softmax"], gpu_compute(_SOFTMAX_GPU, "softmax",
-                                                          _softmax_pack(_name, _log))),
-        pack_params=_softmax_pack(_name, _log),
+                                                          _softmax_pack(_name, _log, _neg))),
+        pack_params=_softmax_pack(_name, _log, _neg),
         inplace=((0, 0),),
         doc=f"Applies {_what} along an axis, stable for large inputs (the row's maximum is "
             f"subtracted first).  Backward: _backward_{_name}(out_grad, out_data)."))
@@ -266,8 +275,8 @@ for _name, _log, _what in (("softmax", False, "exp(x/T) / sum(exp(x/T))"),
         infer_type=same_float_types(f"_backward_{_name}", lambda p: ["out_grad", "out_data"]),
         compute=computes(_KERNELS["softmax_backward"],
                          gpu_compute(_SOFTMAX_GPU, "softmax_backward",
-                                     _softmax_pack(f"_backward_{_name}", _log))),
-        pack_params=_softmax_pack(f"_backward_{_name}", _log), inplace=((0, 0),),
+                                     _softmax_pack(f"_backward_{_name}", _log, _neg))),
+        pack_params=_softmax_pack(f"_backward_{_name}", _log, _neg), inplace=((0, 0),),
         differentiable=False,
         doc=f"Gradient of {_name} from (out_grad, out_data), with the forward's axis and "
             f"temperature: data_grad."))

@@ -4,8 +4,12 @@
 // (MXNet's convention: _backward_Activation takes (out_grad, out_data)),
 // which is why each functor's grad() takes y: relu' = [y > 0],
 // sigmoid' = y(1-y), tanh' = 1-y^2, softrelu' = 1-e^{-y},
-// softsign' = (1-|y|)^2, elu' = y + slope below 0, selu' = y + lambda*alpha.
-// PReLU needs the input and gamma, so its backward takes (out_grad, data,
+// softsign' = (1-|y|)^2, elu' = y + slope below 0, selu' = lambda*(alpha + y)
+// below 0 (MXNet's selu_grad, which is not d selu/dx: that would be
+// y + lambda*alpha; MXNet's backward is matched, not the calculus).
+// gelu's derivative is not a function of y: its backward reads the input x
+// in y's place (LeakyReLU's DeclareBackwardDependency for gelu, in
+// mx_ops.ops.nn.activation).  PReLU needs the input and gamma, so its backward takes (out_grad, data,
 // gamma) and also returns gamma's gradient.  LeakyReLU's entries, and
 // rrelu's random slopes, are in leaky_relu_cpu.h.
 #ifndef MX_OPS_ACTIVATION_CPU_H_
@@ -28,10 +32,20 @@ namespace mxop {
 struct ActParam { int32_t act; int32_t pad_; double slope; };
 
 enum { kRelu = 0, kSigmoid = 1, kTanh = 2, kSoftRelu = 3, kSoftSign = 4,
-       kLeaky = 5, kElu = 6, kSelu = 7 };
+       kLeaky = 5, kElu = 6, kSelu = 7, kGelu = 9 };
 
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluLambda = 1.0507009873554804934193349852946;
+constexpr float kSqrtHalf = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+
+// gelu in MXNet's erf form, computed in float whatever the dtype, as
+// MXNet's mshadow_op::gelu / gelu_grad cast to float (float64 inputs get
+// float32-accurate results there too).
+static inline float gelu_f(float x) { return 0.5f * x * (1.0f + std::erf(x * kSqrtHalf)); }
+static inline float gelu_grad_f(float x) {
+  return 0.5f * (1.0f + std::erf(x * kSqrtHalf)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+}
 
 template <int ACT, typename A>
 static inline A act_fwd(A x, A s) {
@@ -45,9 +59,10 @@ static inline A act_fwd(A x, A s) {
   if constexpr (ACT == kElu) return x > A(0) ? x : A(s * std::expm1(x));
   if constexpr (ACT == kSelu)
     return A(kSeluLambda) * (x > A(0) ? x : A(A(kSeluAlpha) * std::expm1(x)));
+  if constexpr (ACT == kGelu) return A(gelu_f(float(x)));
 }
 
-// d act / dx, from the output y.
+// d act / dx, from the output y (gelu: from the input x, passed as y).
 template <int ACT, typename A>
 static inline A act_grad(A y, A s) {
   if constexpr (ACT == kRelu) return y > A(0) ? A(1) : A(0);
@@ -58,7 +73,8 @@ static inline A act_grad(A y, A s) {
   if constexpr (ACT == kLeaky) return y > A(0) ? A(1) : s;
   if constexpr (ACT == kElu) return y > A(0) ? A(1) : A(y + s);
   if constexpr (ACT == kSelu)
-    return y > A(0) ? A(kSeluLambda) : A(y + A(kSeluLambda * kSeluAlpha));
+    return y > A(0) ? A(kSeluLambda) : A(A(kSeluLambda) * (A(kSeluAlpha) + y));
+  if constexpr (ACT == kGelu) return A(gelu_grad_f(float(y)));
 }
 
 // sigmoid and tanh run vexp.h's vector functions (a scalar std::tanh per
@@ -98,6 +114,7 @@ static void act_bwd_loop(const T *og, const T *y, T *dx, int64_t n, double slope
     case kLeaky: { constexpr int ACT = kLeaky; CALL; break; }             \
     case kElu: { constexpr int ACT = kElu; CALL; break; }                 \
     case kSelu: { constexpr int ACT = kSelu; CALL; break; }               \
+    case kGelu: { constexpr int ACT = kGelu; CALL; break; }               \
     default: c->error = "unknown act_type code"; return -1;               \
   }
 

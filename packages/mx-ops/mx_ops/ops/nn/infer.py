@@ -140,6 +140,7 @@ def _pooling(params, ins, outs):
 for _name, _rule in (("FullyConnected", _fully_connected), ("Convolution", _convolution),
                      ("Deconvolution", _deconvolution), ("LeakyReLU", _leaky_relu),
                      ("Pooling", _pooling), ("Activation", same_shape()), ("softmax", same_shape()),
-                     ("log_softmax", same_shape())):
+                     ("log_softmax", same_shape()), ("softmin", same_shape()),
+                     ("SoftmaxActivation", same_shape())):
     set_infer_shape_partial(_name, _rule)
 

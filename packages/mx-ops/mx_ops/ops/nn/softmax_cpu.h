@@ -2,7 +2,7 @@
 //
 // The array is seen as (outer, n, inner) around the axis.  Forward
 // subtracts the maximum before exp, so no input overflows (MXNet does the
-// same); sums run in the compute type (float for float16, as MXNet's
+// same; with a negative temperature, softmin's, the minimum); sums run in the compute type (float for float16, as MXNet's
 // AType).
 //   softmax:      y = exp((x - max)/T) / sum
 //   log_softmax:  y = (x - max)/T - log(sum)
@@ -48,8 +48,13 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
   constexpr bool same = sizeof(A) == sizeof(T);
   alignas(64) A buf[kLanes];
   A mx = A(x[0]);
+  if (inv_t >= A(0)) {
 #pragma omp simd reduction(max : mx)
-  for (int64_t j = 1; j < n; ++j) mx = A(x[j]) > mx ? A(x[j]) : mx;
+    for (int64_t j = 1; j < n; ++j) mx = A(x[j]) > mx ? A(x[j]) : mx;
+  } else {                              // softmin: the minimum is the shift
+#pragma omp simd reduction(min : mx)
+    for (int64_t j = 1; j < n; ++j) mx = A(x[j]) < mx ? A(x[j]) : mx;
+  }
   A sum = A(0);
   if constexpr (same && !ADD) {
     if (!log) {
@@ -114,10 +119,16 @@ static void softmax_fwd_lanes(const T *x, T *y, int64_t n, int64_t inner, int64_
   alignas(64) A mx[kLanes], sum[kLanes], e[kLanes];
   A *const ya = same ? reinterpret_cast<A *>(y) : nullptr;   // y itself, when of type A
   for (int64_t l = 0; l < L; ++l) { mx[l] = A(x[l]); sum[l] = A(0); }
+  const bool low = inv_t < A(0);          // softmin: the minimum is the shift
   for (int64_t j = 1; j < n; ++j) {
     const T *xr = x + j * inner;
+    if (low) {
 #pragma omp simd
-    for (int64_t l = 0; l < L; ++l) mx[l] = A(xr[l]) > mx[l] ? A(xr[l]) : mx[l];
+      for (int64_t l = 0; l < L; ++l) mx[l] = A(xr[l]) < mx[l] ? A(xr[l]) : mx[l];
+    } else {
+#pragma omp simd
+      for (int64_t l = 0; l < L; ++l) mx[l] = A(xr[l]) > mx[l] ? A(xr[l]) : mx[l];
+    }
   }
   const bool keep = !log && !ADD && same;      // exponents kept in y, scaled after
   for (int64_t j = 0; j < n; ++j) {

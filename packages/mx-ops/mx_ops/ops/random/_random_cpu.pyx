@@ -19,6 +19,15 @@ cdef extern from "random_cpu.h" namespace "mxop" nogil:
     int sample_multinomial(MXOpCall* c)
     int multinomial_grad(MXOpCall* c)
 
+# samplers.h's own maths (no libm), for tests/test_random_math.py.
+cdef extern from "samplers.h" nogil:
+    double mx_rng_log(double x)
+    double mx_rng_exp(double y)
+    double mx_rng_cos2pi(double u)
+    void mx_rng_sincos2pi(double u, double* c, double* s)
+    float mx_rng_logf(float x)
+    void mx_rng_sincos2pi(float u, float* c, float* s)
+
 # The packed parameters of _random_randint (mx_ops.ops.random.random): the
 # bounds, then the random state.
 cdef struct IntPair:
@@ -95,6 +104,40 @@ cdef int shuffle(MXOpCall* c) noexcept nogil:
             memcpy(out + j * row, tmp, row)
     free(tmp)
     return 0
+
+
+def sampler_math(str name, x):
+    """samplers.h's ``name`` over the 1-d array ``x``: 'log', 'exp',
+    'cos2pi' (mx_rng_cos2pi) in double, 'logf' in float, or 'sincos2pi' /
+    'sincosf2pi', which give (cos, sin)."""
+    import numpy
+    cdef bint single = name in ("logf", "sincosf2pi")
+    cdef Py_ssize_t i, n = len(x)
+    cdef double[::1] xd, yd, zd
+    cdef float[::1] xf, yf, zf
+    if single:
+        xf = numpy.ascontiguousarray(x, numpy.float32)
+        yf = numpy.empty(n, numpy.float32)
+        zf = numpy.empty(n, numpy.float32)
+        for i in range(n):
+            if name == "logf":
+                yf[i] = mx_rng_logf(xf[i])
+            else:
+                mx_rng_sincos2pi(xf[i], &yf[i], &zf[i])
+        return numpy.asarray(yf) if name == "logf" else (numpy.asarray(yf), numpy.asarray(zf))
+    xd = numpy.ascontiguousarray(x, numpy.float64)
+    yd = numpy.empty(n, numpy.float64)
+    zd = numpy.empty(n, numpy.float64)
+    for i in range(n):
+        if name == "log":
+            yd[i] = mx_rng_log(xd[i])
+        elif name == "exp":
+            yd[i] = mx_rng_exp(xd[i])
+        elif name == "cos2pi":
+            yd[i] = mx_rng_cos2pi(xd[i])
+        else:
+            mx_rng_sincos2pi(xd[i], &yd[i], &zd[i])
+    return (numpy.asarray(yd), numpy.asarray(zd)) if name == "sincos2pi" else numpy.asarray(yd)
 
 
 def kernels():

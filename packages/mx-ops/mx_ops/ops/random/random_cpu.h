@@ -14,14 +14,20 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "dtype.h"
 #include "isa.h"
 #include "parallel.h"
 #include "samplers.h"
 
-// The direct layout's block loop, per instruction set (random_isa.h); the
-// regions set no-trapping-math so that GCC if-converts the selects.
+namespace mxop {
+// Elements per pass of the per-element layout's loops.
+constexpr int64_t kAheadChunk = 256;
+}
+
+// The vectorized loops, per instruction set (random_isa.h); the regions set
+// no-trapping-math so that GCC if-converts the selects.
 #if MX_MULTI_ISA
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
@@ -60,31 +66,40 @@ constexpr int64_t kDrawCost = 32;
 // standard variates sit in a stack buffer between the two loops.
 constexpr int64_t kDirectChunk = 1024;
 
+// rand_<isa>::fn(args...) of the best instruction set this CPU has.
+#if MX_MULTI_ISA
+#define MX_RAND_DISPATCH(fn, ...)                                       \
+  switch (cpu_isa()) {                                                  \
+    case ISA_AVX512: return rand_avx512::fn(__VA_ARGS__);               \
+    case ISA_AVX2: return rand_avx2::fn(__VA_ARGS__);                   \
+    default: return rand_generic::fn(__VA_ARGS__);                      \
+  }
+#else
+#define MX_RAND_DISPATCH(fn, ...) return rand_generic::fn(__VA_ARGS__);
+#endif
+
 template <typename C>
 static inline void direct_blocks(int dist, uint64_t seed, uint64_t c, int64_t nb, C *z) {
-#if MX_MULTI_ISA
-  switch (cpu_isa()) {
-    case ISA_AVX512: return rand_avx512::direct_blocks(dist, seed, c, nb, z);
-    case ISA_AVX2: return rand_avx2::direct_blocks(dist, seed, c, nb, z);
-    default: break;
-  }
-#endif
-  rand_generic::direct_blocks(dist, seed, c, nb, z);
+  MX_RAND_DISPATCH(direct_blocks, dist, seed, c, nb, z)
 }
 
 static inline void stream_ahead(uint64_t seed, uint64_t c, int64_t m, unsigned int *w) {
-#if MX_MULTI_ISA
-  switch (cpu_isa()) {
-    case ISA_AVX512: return rand_avx512::stream_ahead(seed, c, m, w);
-    case ISA_AVX2: return rand_avx2::stream_ahead(seed, c, m, w);
-    default: break;
-  }
-#endif
-  rand_generic::stream_ahead(seed, c, m, w);
+  MX_RAND_DISPATCH(stream_ahead, seed, c, m, w)
 }
 
-// Elements per pass of the per-element layout's loops.
-constexpr int64_t kAheadChunk = 256;
+static inline void gamma_chunk(uint64_t seed, uint64_t c, int64_t m, const double *alpha,
+                               const unsigned int *w, double *g) {
+  MX_RAND_DISPATCH(gamma_chunk, seed, c, m, alpha, w, g)
+}
+
+static inline void count_reached(const double *u, int64_t m, const double *t, int64_t K,
+                                 int *count) {
+  MX_RAND_DISPATCH(count_reached, u, m, t, K, count)
+}
+
+static inline void first_uniforms(uint64_t seed, uint64_t c, int64_t m, double *u) {
+  MX_RAND_DISPATCH(first_uniforms, seed, c, m, u)
+}
 
 // out[i] = T(draw(i, r)), i in [0, n), r the stream of element i (its first
 // blocks computed ahead for a chunk at once).
@@ -97,8 +112,66 @@ static void per_element_loop(const MXRandomState &s, T *out, int64_t n, F draw) 
       const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
       stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
       for (int64_t e = 0; e < m; ++e) {
-        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e * MX_RNG_PREFETCH * 4);
+        MXRng r = mx_rng_ahead(s.seed, s.offset + uint64_t(i0 + e), w + e, kAheadChunk);
         out[i0 + e] = T(draw(i0 + e, &r));
+      }
+    }
+  });
+}
+
+// out[i] = T(beta_i * Gamma(alpha_i)), i in [0, n), with param(i, &alpha_i,
+// &beta_i): mx_sample's gamma, its first attempts vectorized (gamma_chunk).
+template <typename T, typename F>
+static void gamma_loop(const MXRandomState &s, T *out, int64_t n, F param) {
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * kDrawCost,
+                    [&](int64_t begin, int64_t end) {
+    unsigned int w[kAheadChunk * MX_RNG_PREFETCH * 4];
+    double alpha[kAheadChunk], beta[kAheadChunk], g[kAheadChunk];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      for (int64_t e = 0; e < m; ++e) {
+        param(i0 + e, &alpha[e], &beta[e]);
+        if (!(alpha[e] > 0.0 && beta[e] > 0.0)) {     // NaN out; any valid alpha meanwhile
+          alpha[e] = 1.0;
+          beta[e] = mx_rng_nan();
+        }
+      }
+      stream_ahead(s.seed, s.offset + uint64_t(i0), m, w);
+      gamma_chunk(s.seed, s.offset + uint64_t(i0), m, alpha, w, g);
+      for (int64_t e = 0; e < m; ++e) out[i0 + e] = T(beta[e] * g[e]);
+    }
+  });
+}
+
+// out[i] = T(Poisson(lam)), i in [0, n), 0 <= lam < MX_POISSON_SEARCH_BELOW: mx_sample's
+// inverse CDF, its sums computed once into a table and counted.
+template <typename T>
+static void poisson_loop(const MXRandomState &s, double lam, T *out, int64_t n) {
+  constexpr int kMax = 64;
+  double cdf[kMax], p = exp(-lam), k = 0.0;
+  cdf[0] = p;
+  int K = 1;
+  // Up to an entry past every uniform (1 - 2^-33 at most), as the search's.
+  while (K < kMax && cdf[K - 1] <= 1.0 - 0x1p-34 && p > 0.0) {
+    cdf[K] = cdf[K - 1];
+    mx_poisson_step(lam, k += 1.0, &p, &cdf[K]);
+    ++K;
+  }
+  parallel_for_cost((n + kAheadChunk - 1) / kAheadChunk, kAheadChunk * 8,
+                    [&](int64_t begin, int64_t end) {
+    double u[kAheadChunk];
+    int count[kAheadChunk];
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      const int64_t i0 = chunk * kAheadChunk, m = std::min(kAheadChunk, n - i0);
+      first_uniforms(s.seed, s.offset + uint64_t(i0), m, u);
+      count_reached(u, m, cdf, K, count);
+      for (int64_t e = 0; e < m; ++e) {
+        if (count[e] < K) {
+          out[i0 + e] = T(count[e]);
+        } else {      // past the table: the search itself
+          MXRng r = mx_rng(s.seed, s.offset + uint64_t(i0 + e));
+          out[i0 + e] = T(mx_rng_poisson(&r, lam));
+        }
       }
     }
   });
@@ -168,6 +241,13 @@ static inline int random_dist(MXOpCall *c) {
     T *out = static_cast<T *>(c->outputs[0].dptr);
     if (mx_direct_dist(dist)) {
       direct_loop<double, T>(dist, s, nullptr, nullptr, p.a, p.b, 1, out, n);
+    } else if (dist == MX_DIST_GAMMA) {
+      gamma_loop(s, out, n, [&](int64_t, double *a, double *b) {
+        *a = p.a;
+        *b = p.b;
+      });
+    } else if (dist == MX_DIST_POISSON && p.a >= 0.0 && p.a < MX_POISSON_SEARCH_BELOW) {
+      poisson_loop(s, p.a, out, n);
     } else {
       per_element_loop(s, out, n, [&](int64_t, MXRng *r) {
         return mx_sample(dist, p.a, p.b, r);
@@ -183,6 +263,12 @@ static inline void sample_loop(const SampleParam &p, const MXRandomState &s, con
                                const A *b, T *out, int64_t n) {
   const int dist = int(p.dist);
   if (mx_direct_dist(dist)) return direct_loop(dist, s, a, b, 0.0, 0.0, p.per, out, n);
+  if (dist == MX_DIST_GAMMA)
+    return gamma_loop(s, out, n, [&](int64_t i, double *alpha, double *beta) {
+      const int64_t j = i / p.per;
+      *alpha = double(a[j]);
+      *beta = b ? double(b[j]) : 0.0;
+    });
   per_element_loop(s, out, n, [&](int64_t i, MXRng *r) {
     const int64_t j = i / p.per;
     return mx_sample(dist, double(a[j]), b ? double(b[j]) : 0.0, r);
@@ -204,6 +290,42 @@ static inline int sample_dist(MXOpCall *c) {
     });
   });
   return 0;
+}
+
+// out[e] = mx_multinomial(row, k, u[e]), e in [0, m) (and log p of it in
+// logp unless null): the row's running sums computed once into cdf (k
+// entries) and searched; the first sum passing u is the count of sums it
+// reaches where the probabilities are non-negative (the sums then never
+// fall), branch-free over e for a few categories, binary otherwise.
+template <typename P, typename T>
+static void multinomial_row(const P *row, int64_t k, const double *u, int64_t m, T *out,
+                            P *logp, double *cdf) {
+  double acc = 0.0;
+  int64_t last = 0;
+  bool monotone = true;
+  for (int64_t j = 0; j < k; ++j) {
+    const double pj = mx_rng_double(row[j]);
+    if (pj > 0.0) last = j;
+    monotone = monotone && pj >= 0.0;
+    cdf[j] = acc += pj;
+  }
+  const auto emit = [&](int64_t e, int64_t j) {
+    out[e] = T(j);
+    if (logp) logp[e] = P(log(double(row[j])));
+  };
+  constexpr int64_t kScan = 32;       // categories counted branch-free
+  if (monotone && k <= kScan) {
+    int count[kDirectChunk];
+    count_reached(u, m, cdf, k, count);
+    for (int64_t e = 0; e < m; ++e) emit(e, count[e] == k ? last : count[e]);
+  } else if (monotone) {
+    for (int64_t e = 0; e < m; ++e) {
+      const int64_t j = std::upper_bound(cdf, cdf + k, u[e]) - cdf;
+      emit(e, j == k ? last : j);       // past every sum: rounding
+    }
+  } else {
+    for (int64_t e = 0; e < m; ++e) emit(e, mx_multinomial(row, k, u[e]));
+  }
 }
 
 // Output 0: sample i from the distribution of row i / per (the data's last
@@ -231,19 +353,16 @@ static inline int sample_multinomial(MXOpCall *c) {
       parallel_for_cost((n + kDirectChunk - 1) / kDirectChunk, kDirectChunk * (4 + k),
                         [&](int64_t begin, int64_t end) {
         double u[kDirectChunk];
+        std::vector<double> cdf(k);
         for (int64_t chunk = begin; chunk < end; ++chunk) {
           const int64_t i0 = chunk * kDirectChunk, m = std::min(kDirectChunk, n - i0);
           direct_blocks(MX_DIST_UNIFORM, s.seed, s.offset + uint64_t(i0 / 2), (m + 1) / 2, u);
-          int64_t r = i0 / p.per, q = i0 - r * p.per;      // row r, its sample q
-          for (int64_t e = 0; e < m; ++e) {
-            const P *row = d + r * k;
-            const long long j = mx_multinomial(row, k, u[e]);
-            out[i0 + e] = T(j);
-            if (logp) logp[i0 + e] = P(log(double(row[j])));
-            if (++q == p.per) {
-              q = 0;
-              ++r;
-            }
+          // The chunk's runs of samples of one row.
+          for (int64_t e = 0; e < m;) {
+            const int64_t r = (i0 + e) / p.per, len = std::min(m - e, (r + 1) * p.per - i0 - e);
+            multinomial_row(d + r * k, k, u + e, len, out + i0 + e, logp ? logp + i0 + e : nullptr,
+                            cdf.data());
+            e += len;
           }
         }
       });

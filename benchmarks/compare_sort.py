@@ -1,0 +1,128 @@
+"""Ordering and picking operators side by side: ours (``import mx``),
+PyTorch CPU and NumPy, each in its own interpreter (PyTorch from its own
+virtual environment, when present), run as subprocesses one after another.
+
+    python benchmarks/compare_sort.py [--quick] [--torch-python PATH]
+
+Cases (float32): sort, argsort and topk (k=10, values and indices) along
+the last axis of 1000 x 1000; sort of 1e6 flattened elements; take of
+100000 rows of 64 (int64 indices); pick of one element in each of 100000
+rows of 100.  The NumPy column is the composition computing the same thing
+(topk: argpartition, then argsort of the k selected); ratios are ours over
+theirs (below 1: ours is faster).  Best of R runs.
+"""
+import argparse
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import format_table, run_json_script as run
+
+# What every worker script starts with: arguments, data and a best-of-R timer.
+_PRELUDE = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    rows, cols, repeat = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((rows, cols), dtype=np.float32)
+    FLAT = rng.standard_normal(rows * cols, dtype=np.float32)
+    TAB = rng.standard_normal((100 * rows, 64), dtype=np.float32)
+    TIDX = rng.integers(0, 100 * rows, 100 * rows)
+    P = rng.standard_normal((100 * rows, 100), dtype=np.float32)
+    PIDX = rng.integers(0, 100, 100 * rows)
+    K = 10
+    def best(fn):
+        fn()
+        out = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t)
+        return out
+""")
+
+_MX_SCRIPT = _PRELUDE + textwrap.dedent("""
+    import mx
+    nd = mx.nd
+    x, flat, tab, p = nd.array(X), nd.array(FLAT), nd.array(TAB), nd.array(P)
+    tidx = nd.array(TIDX, dtype="int64")
+    pidx = nd.array(PIDX, dtype="int64")
+    def topk():
+        v, i = nd.topk(x, k=K, ret_typ="both", dtype="int64")
+        i.wait_to_read()
+    print(json.dumps({
+        "sort": best(lambda: nd.sort(x).wait_to_read()),
+        "argsort": best(lambda: nd.argsort(x, dtype="int64").wait_to_read()),
+        "topk": best(topk),
+        "sort_flat": best(lambda: nd.sort(flat, axis=None).wait_to_read()),
+        "take": best(lambda: nd.take(tab, tidx).wait_to_read()),
+        "pick": best(lambda: nd.pick(p, pidx).wait_to_read()),
+    }))
+""")
+
+_TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
+    import torch
+    x, flat, tab, p = (torch.from_numpy(a) for a in (X, FLAT, TAB, P))
+    tidx, pidx = torch.from_numpy(TIDX), torch.from_numpy(PIDX)[:, None]
+    print(json.dumps({
+        "sort": best(lambda: torch.sort(x, dim=-1, stable=True)),
+        "argsort": best(lambda: torch.argsort(x, dim=-1, stable=True)),
+        "topk": best(lambda: torch.topk(x, K, dim=-1)),
+        "sort_flat": best(lambda: torch.sort(flat, stable=True)),
+        "take": best(lambda: torch.index_select(tab, 0, tidx)),
+        "pick": best(lambda: torch.gather(p, 1, pidx)),
+    }))
+""")
+
+_NUMPY_SCRIPT = _PRELUDE + textwrap.dedent("""
+    def topk():
+        part = np.argpartition(-X, K - 1, axis=-1)[:, :K]
+        vals = np.take_along_axis(X, part, -1)
+        o = np.argsort(-vals, axis=-1, kind="stable")
+        return np.take_along_axis(vals, o, -1), np.take_along_axis(part, o, -1)
+    print(json.dumps({
+        "sort": best(lambda: np.sort(X, axis=-1)),
+        "argsort": best(lambda: np.argsort(X, axis=-1)),
+        "topk": best(topk),
+        "sort_flat": best(lambda: np.sort(FLAT)),
+        "take": best(lambda: np.take(TAB, TIDX, axis=0)),
+        "pick": best(lambda: np.take_along_axis(P, PIDX[:, None], -1)[:, 0]),
+    }))
+""")
+
+CASES = [("sort", "sort, 1000 x 1000, last axis"),
+         ("argsort", "argsort, 1000 x 1000, last axis"),
+         ("topk", "topk k=10 (values, indices), 1000 x 1000"),
+         ("sort_flat", "sort, 1e6 flattened"),
+         ("take", "take 100000 of 100000 x 64 rows"),
+         ("pick", "pick, 100000 x 100, last axis")]
+
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--torch-python",
+                        default=os.environ.get("MX_TORCH_PYTHON", "/tmp/torch-venv/bin/python"))
+    args = parser.parse_args(argv)
+    sizes = (100, 100, 1) if args.quick else (1000, 1000, 7)
+    ours = run(sys.executable, _MX_SCRIPT, sizes)
+    torch = run(args.torch_python, _TORCH_SCRIPT, sizes)
+    numpy = run(sys.executable, _NUMPY_SCRIPT, sizes)
+    fmt = lambda r, k: "-" if r is None else f"{r[k] * 1e3:.2f} ms"        # noqa: E731
+    ratio = lambda r, k: "-" if r is None else f"{ours[k] / r[k]:.2f}"      # noqa: E731
+    rows = [("case", "ours", "PyTorch", "NumPy", "ours/PyTorch", "ours/NumPy")]
+    for key, label in CASES:
+        rows.append((label, fmt(ours, key), fmt(torch, key), fmt(numpy, key),
+                     ratio(torch, key), ratio(numpy, key)))
+    print(f"best of {sizes[2]} runs, CPU\n")
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
