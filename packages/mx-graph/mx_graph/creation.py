@@ -37,6 +37,8 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
     """Evenly spaced values within [start, stop) (stop None: [0, start)),
     each repeated ``repeat`` times; infer_range takes the length from the
     graph."""
+    # MXNet stores stop=None as "None" (a None parameter is otherwise left out)
+    stop = "None" if stop is None else stop
     return _create("_arange", {"start": start, "stop": stop, "step": step, "repeat": repeat,
                                "infer_range": infer_range, "dtype": _dtype(dtype)},
                    {"name": name})

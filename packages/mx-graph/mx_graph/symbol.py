@@ -92,8 +92,11 @@ class Symbol:
 
     @property
     def name(self):
-        """The name of the node of a single-output symbol, else None."""
-        if len(self._outputs) != 1:
+        """The name of the node whose outputs this symbol is (one node,
+        several outputs too: MXNet's ``split_v2(...).name``); None for a
+        group of several nodes."""
+        nodes = {id(e.node) for e in self._outputs}
+        if len(nodes) != 1:
             return None
         return self._outputs[0].node.name
 
