@@ -20,12 +20,12 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
  '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
  '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_im2col', '_backward_linalg_det', '_backward_linalg_gelqf',
+ '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
+ '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_pick', '_backward_repeat', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
  '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal',
@@ -1177,6 +1177,42 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, name=None, attr=Non
         The node's outputs.
     """
     return _compose('_backward_gather_nd', (ograd, indices, data), name, attr, kwargs)
+
+
+def _backward_im2col(ograd=None, data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    im2col's gradient: col2im of the output gradient into the data's shape.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of im2col's output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    data : Symbol, optional
+        im2col's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_im2col', (ograd, data), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
 
 
 def _backward_linalg_det(ograd=None, A=None, det=None, name=None, attr=None, **kwargs):

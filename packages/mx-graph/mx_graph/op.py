@@ -18,27 +18,27 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
  'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
- 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
+ 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
  'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
  'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
- 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm',
- 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf',
- 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm',
- 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss',
- 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
- 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
- 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
- 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal',
- 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round',
- 'rsqrt', 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
- 'sample_multinomial', 'sample_negative_binomial', 'sample_normal', 'sample_poisson',
- 'sample_uniform', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle',
- 'sigmoid', 'sign', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
- 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
- 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
- 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
- 'uniform', 'where', 'zeros_like']
+ 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
+ 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
+ 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
+ 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
+ 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
+ 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
+ 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -2126,6 +2126,41 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, name=None, attr=None, **kwargs):
     return _compose('clip', (data,), name, attr, kwargs, a_min=a_min, a_max=a_max)
 
 
+def col2im(data=None, output_size=_NULL, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    Sums the columns (N, C * prod(kernel), L) of im2col back into an image (N, C, *output_size): overlapping blocks add up, so col2im is im2col's gradient and vice versa.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input array to combine sliding blocks.  Left out, it is a new variable
+        named '<name>_data'.
+    output_size : Shape(tuple)
+        The spatial dimension of image array: (w,), (h, w) or (d, h, w).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('col2im', (data,), name, attr, kwargs, output_size=output_size, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
+
+
 def cos(data=None, name=None, attr=None, **kwargs):
     """
     Cosine.
@@ -2712,6 +2747,39 @@ def identity(data=None, name=None, attr=None, **kwargs):
     Aliases: identity.
     """
     return _compose('identity', (data,), name, attr, kwargs)
+
+
+def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts sliding blocks from an (N, C, *) array into columns (N, C * prod(kernel), L), L the number of blocks (the spatial size of the convolution output with the same parameters); 1-D, 2-D and 3-D spatial axes.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input array to extract sliding blocks.  Left out, it is a new variable
+        named '<name>_data'.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('im2col', (data,), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
 
 
 def linalg_det(A=None, name=None, attr=None, **kwargs):

@@ -57,6 +57,7 @@ KNOWN = {
     ("_backward_repeat", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_slice_like", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_tile", "auto"): "MXNet lists one input, data (the output gradient)",
+    ("_backward_im2col", "auto"): "MXNet lists one input, data (the output gradient)",
 }
 
 

@@ -21,12 +21,12 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
  '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
  '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_im2col', '_backward_linalg_det', '_backward_linalg_gelqf',
+ '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
+ '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
+ '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
+ '_backward_pick', '_backward_repeat', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_arange_like',
  '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar', '_equal',
@@ -1212,6 +1212,44 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     out : NDArray
     """
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
+
+
+def _backward_im2col(ograd=None, data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    im2col's gradient: col2im of the output gradient into the data's shape.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of im2col's output.
+    data : NDArray
+        im2col's data (read for its shape only).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('_backward_im2col', [ograd, data], out, kwargs)
 
 
 def _backward_linalg_det(ograd=None, A=None, det=None, out=None, name=None, **kwargs):

@@ -19,27 +19,27 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
  'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
- 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
+ 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
  'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
  'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
- 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm',
- 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf',
- 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm',
- 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss',
- 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative', 'norm',
- 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
- 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
- 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal',
- 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round',
- 'rsqrt', 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
- 'sample_multinomial', 'sample_negative_binomial', 'sample_normal', 'sample_poisson',
- 'sample_uniform', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle',
- 'sigmoid', 'sign', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
- 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
- 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
- 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
- 'uniform', 'where', 'zeros_like']
+ 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
+ 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
+ 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
+ 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
+ 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
+ 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
+ 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -2076,6 +2076,46 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
     return _call_op('clip', [data], out, kwargs)
 
 
+def col2im(data=None, output_size=_NULL, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    Sums the columns (N, C * prod(kernel), L) of im2col back into an image (N, C, *output_size): overlapping blocks add up, so col2im is im2col's gradient and vice versa.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input array to combine sliding blocks.
+    output_size : Shape(tuple)
+        The spatial dimension of image array: (w,), (h, w) or (d, h, w).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('col2im', [data], out, kwargs)
+
+
 def cos(data=None, out=None, name=None, **kwargs):
     """
     Cosine.
@@ -2588,6 +2628,42 @@ def identity(data=None, out=None, name=None, **kwargs):
     Aliases: identity.
     """
     return _call_op('_copy', [data], out, kwargs)
+
+
+def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts sliding blocks from an (N, C, *) array into columns (N, C * prod(kernel), L), L the number of blocks (the spatial size of the convolution output with the same parameters); 1-D, 2-D and 3-D spatial axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input array to extract sliding blocks.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('im2col', [data], out, kwargs)
 
 
 def linalg_det(A=None, out=None, name=None, **kwargs):

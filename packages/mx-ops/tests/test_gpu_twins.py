@@ -171,6 +171,15 @@ CASES += [
     ("SequenceLast", lambda t: [data((3, 4, 2), t), np.array([1, 4, 2], "int32")],
      {"use_sequence_length": True, "axis": 1}, ALL),
 ]
+_IM2COL = {"kernel": (2, 3), "stride": (2, 1), "dilate": (1, 2), "pad": (1, 1)}
+CASES += [
+    ("im2col", lambda t: [fdata((2, 3, 5, 6), t)], _IM2COL, FLOATS),
+    ("im2col", lambda t: [fdata((1, 2, 4, 5, 3), t)],
+     {"kernel": (2, 2, 3), "stride": (1, 2, 1), "pad": (1, 0, 1)}, FLOATS),
+    ("col2im", lambda t: [fdata((2, 18, 12), t)], dict(_IM2COL, output_size=(5, 6)), FLOATS),
+    ("_backward_im2col", lambda t: [fdata((2, 18, 12), t), fdata((2, 3, 5, 6), t)], _IM2COL,
+     FLOATS),
+]
 # topk (sort, argsort): ties (small integers) keep index order on both devices.
 CASES += [
     ("topk", lambda t: [data((3, 7, 4), t)], {"k": 3, "axis": 1, "ret_typ": "both"}, ALL),

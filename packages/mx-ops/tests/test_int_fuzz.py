@@ -316,6 +316,8 @@ FLOAT_ONLY = {
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
+    "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},
+    "col2im": {"output_size": (1,), "kernel": (1,)},
 }
 
 

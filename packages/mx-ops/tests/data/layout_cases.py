@@ -27,6 +27,8 @@ def inputs():
         "seqlen_j": np.array([3, 1, 4], np.int32),
         "x34": r.randn(3, 4).astype(np.float32),
         "seq_b": r.randn(3, 4, 2).astype(np.float32),
+        "col8": r.randn(2, 8, 12).astype(np.float32),
+        "col6": r.randn(1, 6, 9).astype(np.float64),
     }
 
 
@@ -74,11 +76,18 @@ CASES = {
     "seqrev_off": ("SequenceReverse", ["seq"], dict()),
     "arange_like": ("_contrib_arange_like", ["x234"], dict(start=1.5, step=0.5, repeat=2)),
     "arange_like_axis": ("_contrib_arange_like", ["i234"], dict(start=2, step=3, axis=-1)),
+    "im2col_2d": ("im2col", ["x4"], dict(kernel=(2, 3), stride=(2, 1), dilate=(1, 2),
+                                         pad=(1, 1))),
+    "im2col_half": ("im2col", ["x4h"], dict(kernel=(3, 2), pad=(0, 1))),
+    "col2im_2d": ("col2im", ["col8"], dict(output_size=(4, 5), kernel=(2, 2))),
+    "col2im_strided": ("col2im", ["col6"], dict(output_size=(5, 6), kernel=(3, 2),
+                                                stride=(2, 2), dilate=(1, 2), pad=(1, 1))),
 }
 
 GRAD_CASES = ["pad_const4", "pad_edge4", "pad_reflect4", "pad_reflect5", "swapaxis",
               "bcast_axis", "d2s", "s2d", "repeat_none", "repeat_neg", "tile_2d", "reverse",
-              "slice_like_axes", "stack_mid", "seqmask", "seqlast", "seqlast_ax1", "seqrev"]
+              "slice_like_axes", "stack_mid", "seqmask", "seqlast", "seqlast_ax1", "seqrev",
+              "im2col_2d", "col2im_2d", "col2im_strided"]
 
 
 def grad_head(shape):
