@@ -1,4 +1,4 @@
-"""Layout operators side by side: repeat, tile, Pad, stack and SequenceMask
+"""Layout operators side by side: repeat, tile, Pad, stack, im2col, col2im and SequenceMask
 (ours through ``mx.nd``, then ``wait_to_read``) against NumPy's and
 PyTorch's CPU equivalents on the same float32 arrays.
 
@@ -55,6 +55,16 @@ CASES = {
     "stack 8 x (256,1024) axis 1": (
         [(256, 1024)] * 8, lambda nd, xs: nd.stack(*xs, axis=1),
         lambda xs: np.stack(xs, 1), "torch.stack(xs, 1)"),
+    "im2col (8,32,28,28) k3 p1": (
+        [(8, 32, 28, 28)], lambda nd, xs: nd.im2col(xs[0], kernel=(3, 3), pad=(1, 1)),
+        lambda xs: np.lib.stride_tricks.sliding_window_view(
+            np.pad(xs[0], ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3))
+        .transpose(0, 1, 4, 5, 2, 3).reshape(8, 288, 784),
+        "F.unfold(xs[0], 3, padding=1)"),
+    "col2im (8,288,784) k3 p1": (
+        [(8, 288, 784)],
+        lambda nd, xs: nd.col2im(xs[0], output_size=(28, 28), kernel=(3, 3), pad=(1, 1)),
+        lambda xs: _np_col2im(xs[0]), "F.fold(xs[0], (28, 28), 3, padding=1)"),
     "SequenceMask (100,64,512)": (
         [(100, 64, 512), "lengths"],
         lambda nd, xs: nd.SequenceMask(xs[0], xs[1], use_sequence_length=True, value=-1.0),
@@ -63,6 +73,17 @@ CASES = {
         "torch.where(torch.arange(100)[:, None, None] < xs[1][None, :, None], xs[0], "
         "torch.tensor(-1.0))"),
 }
+
+
+def _np_col2im(col):
+    """col2im (8, 288, 784) -> (8, 32, 28, 28), kernel 3, pad 1: one strided
+    add per tap into the padded image."""
+    parts = col.reshape(8, 32, 3, 3, 28, 28)
+    img = np.zeros((8, 32, 30, 30), col.dtype)
+    for i in range(3):
+        for j in range(3):
+            img[:, :, i:i + 28, j:j + 28] += parts[:, :, i, j]
+    return img[:, :, 1:29, 1:29]
 
 
 def make_inputs(shapes):

@@ -106,6 +106,14 @@ def test_large_rows_split_across_workers():
     got = invoke("Pad", [x], mode="reflect", pad_width=(0, 0, 0, 0, 5, 6, 7, 8))
     np.testing.assert_array_equal(got, np.pad(x, ((0, 0), (0, 0), (5, 6), (7, 8)), "reflect"))
     np.testing.assert_array_equal(invoke("tile", [x], reps=(2, 1, 1, 1)), np.tile(x, (2, 1, 1, 1)))
+    # short rows (the second-innermost axis looped inside a worker's range)
+    y = np.random.RandomState(1).randn(64, 3, 41, 9).astype(np.float32)
+    got = invoke("Pad", [y], mode="constant", pad_width=(0, 0, 0, 0, 3, 2, 1, 4),
+                 constant_value=-2)
+    np.testing.assert_array_equal(got, np.pad(y, ((0, 0), (0, 0), (3, 2), (1, 4)),
+                                              constant_values=-2))
+    np.testing.assert_array_equal(invoke("repeat", [y], repeats=3, axis=3), np.repeat(y, 3, 3))
+    np.testing.assert_array_equal(invoke("repeat", [y], repeats=5), np.repeat(y.ravel(), 5))
 
 
 @pytest.mark.parametrize("name,shape,params", [

@@ -55,10 +55,10 @@ static inline Tables read_tables(const void *params) {
   return t;
 }
 
-// The source offset of outer row index idx (axes 0..ndim-2), or kFill.
-static inline int64_t row_offset(const Tables &t, const int64_t *idx) {
+// The source offset of outer index idx over axes 0..nouter-1, or kFill.
+static inline int64_t row_offset(const Tables &t, const int64_t *idx, int64_t nouter) {
   int64_t off = t.h->base;
-  for (int64_t d = 0; d + 1 < t.h->ndim; ++d) {
+  for (int64_t d = 0; d < nouter; ++d) {
     const int64_t v = t.table[d][idx[d]];
     if (v == kFill) return kFill;
     off += v;
@@ -66,16 +66,16 @@ static inline int64_t row_offset(const Tables &t, const int64_t *idx) {
   return off;
 }
 
-// Outer row index of row r (row-major over axes 0..ndim-2).
-static inline void row_index(const Tables &t, int64_t r, int64_t *idx) {
-  for (int64_t d = t.h->ndim - 2; d >= 0; --d) {
+// Outer index of item r (row-major over axes 0..nouter-1).
+static inline void row_index(const Tables &t, int64_t r, int64_t *idx, int64_t nouter) {
+  for (int64_t d = nouter - 1; d >= 0; --d) {
     idx[d] = r % t.shape[d];
     r /= t.shape[d];
   }
 }
 
-static inline void next_row(const Tables &t, int64_t *idx) {
-  for (int64_t d = t.h->ndim - 2; d >= 0; --d) {
+static inline void next_row(const Tables &t, int64_t *idx, int64_t nouter) {
+  for (int64_t d = nouter - 1; d >= 0; --d) {
     if (++idx[d] < t.shape[d]) return;
     idx[d] = 0;
   }
@@ -109,22 +109,76 @@ static inline void gather_row(const Tables &t, const T *in, int64_t off, T *o, b
   }
 }
 
+// Rows shorter than this (repeat's (n, r) view, tile's narrow arrays) cost
+// more in the outer index upkeep than in their copy: the second-innermost
+// axis then runs as a plain loop over its table.
+constexpr int64_t kShortRow = 32;
+
+// Short rows that each repeat one value (repeat's view): rows j0..j1 of the
+// second-innermost axis, R copies of in[off + tm[j] + src] each; R known at
+// compile time for the common repeat counts so that the copies unroll.
+template <typename T, int R>
+static inline void broadcast_rows(const T *in, const int64_t *tm, int64_t off, int64_t j0,
+                                  int64_t j1, int64_t r, T *o, T fill) {
+  const int64_t n = R ? R : r;
+  for (int64_t j = j0; j < j1; ++j, o += n) {
+    const T v = tm[j] == kFill ? fill : in[off + tm[j]];
+    for (int64_t k = 0; k < n; ++k) o[k] = v;
+  }
+}
+
+template <typename T>
+static inline void broadcast_rows(const T *in, const int64_t *tm, int64_t off, int64_t j0,
+                                  int64_t j1, int64_t r, T *o, T fill) {
+  switch (r) {
+    case 2: broadcast_rows<T, 2>(in, tm, off, j0, j1, r, o, fill); break;
+    case 3: broadcast_rows<T, 3>(in, tm, off, j0, j1, r, o, fill); break;
+    case 4: broadcast_rows<T, 4>(in, tm, off, j0, j1, r, o, fill); break;
+    case 8: broadcast_rows<T, 8>(in, tm, off, j0, j1, r, o, fill); break;
+    default: broadcast_rows<T, 0>(in, tm, off, j0, j1, r, o, fill);
+  }
+}
+
 template <typename T>
 static void table_gather(MXOpCall *c, const Tables &t) {
   const MXTBlob &out = c->outputs[0];
   const int64_t size = mx_tblob_size(&out);
   if (size == 0) return;
-  const int64_t inner = t.shape[t.h->ndim - 1], rows = size / inner;
+  const int64_t nd = t.h->ndim, inner = t.shape[nd - 1], rows = size / inner;
   const T *in = static_cast<const T *>(c->inputs[0].dptr);
   T *dst = static_cast<T *>(out.dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   const T fill = convert<T>(t.h->value);
+  if (nd >= 2 && inner < kShortRow) {
+    const int64_t mid = t.shape[nd - 2], *tm = t.table[nd - 2];
+    const bool broadcast = !add && t.h->nruns == 1 && t.runs[0].step == 0 && !t.runs[0].fill;
+    parallel_for_cost(rows, inner, [&](int64_t begin, int64_t end) {
+      int64_t idx[2 * MX_MAX_DIM];
+      row_index(t, begin, idx, nd - 1);
+      for (int64_t r = begin; r < end;) {
+        const int64_t off = row_offset(t, idx, nd - 2);
+        const int64_t j0 = idx[nd - 2], j1 = std::min(mid, j0 + (end - r));
+        T *o = dst + r * inner;
+        if (broadcast && off != kFill) {
+          broadcast_rows(in, tm, off + t.runs[0].src, j0, j1, inner, o, fill);
+        } else {
+          for (int64_t j = j0; j < j1; ++j, o += inner)
+            gather_row(t, in, off == kFill || tm[j] == kFill ? kFill : off + tm[j], o, add,
+                       fill);
+        }
+        r += j1 - j0;
+        idx[nd - 2] = mid - 1;                // carry into the outer axes
+        next_row(t, idx, nd - 1);
+      }
+    });
+    return;
+  }
   parallel_for_cost(rows, inner, [&](int64_t begin, int64_t end) {
     int64_t idx[2 * MX_MAX_DIM];
-    row_index(t, begin, idx);
+    row_index(t, begin, idx, nd - 1);
     for (int64_t r = begin; r < end; ++r) {
-      gather_row(t, in, row_offset(t, idx), dst + r * inner, add, fill);
-      next_row(t, idx);
+      gather_row(t, in, row_offset(t, idx, nd - 1), dst + r * inner, add, fill);
+      next_row(t, idx, nd - 1);
     }
   });
 }
@@ -142,11 +196,12 @@ static void table_scatter(MXOpCall *c, const Tables &t) {
   if (size == 0) return;
   const int64_t inner = t.shape[t.h->ndim - 1], rows = size / inner;
   const T *g = static_cast<const T *>(og.dptr);
+  const int64_t nouter = t.h->ndim - 1;
   int64_t idx[2 * MX_MAX_DIM];
-  row_index(t, 0, idx);
+  row_index(t, 0, idx, nouter);
   for (int64_t row = 0; row < rows; ++row, g += inner) {
-    const int64_t off = row_offset(t, idx);
-    next_row(t, idx);
+    const int64_t off = row_offset(t, idx, nouter);
+    next_row(t, idx, nouter);
     if (off == kFill) continue;
     const T *o = g;
     for (int64_t k = 0; k < t.h->nruns; ++k) {
