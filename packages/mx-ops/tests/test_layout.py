@@ -2,7 +2,8 @@
 space_to_depth, repeat, tile, reverse, slice_like, squeeze, stack,
 _split_v2, _contrib_arange_like) and the sequence family, against NumPy,
 finite differences and outputs MXNet 1.9.1 computed
-(data/layout_mxnet191.npz, from data/make_layout_reference.py)."""
+(data/layout_mxnet191.npz, from data/make_layout_reference.py; its im2col
+and col2im cases too, whose other tests are test_im2col.py)."""
 import sys
 from pathlib import Path
 

@@ -1,9 +1,11 @@
 """The cases of the layout and sequence operators recorded from MXNet 1.9.1
-(make_layout_reference.py writes layout_mxnet191.npz; test_layout.py and
-test_sequence.py replay them).  Each case: name -> (operator, [input
-names], {parameters}).  Inputs are the arrays of ``inputs()``; the
-gradient is recorded for the cases named in GRAD_CASES (head gradient:
-GRAD_HEAD's values, the output's shape)."""
+(make_layout_reference.py writes layout_mxnet191.npz; test_layout.py
+replays them).  Each case: name -> (operator, [input names],
+{parameters}).  Inputs are the arrays of ``inputs()``; the gradient is
+recorded for the cases named in GRAD_CASES (head gradient: grad_head's
+values, the output's shape).  im2col and col2im are recorded for 2-D images
+only: MXNet 1.9.1's CPU kernels fail on 1-D and 3-D ones (and on integer
+dtypes); test_im2col.py holds those to NumPy."""
 import numpy as np
 
 

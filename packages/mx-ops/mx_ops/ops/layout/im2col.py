@@ -22,19 +22,21 @@ _PARAM = struct.Struct("=2q18q")                   # mxop::Im2colParam
 _FLOATS = ("float16", "float32", "float64")
 
 
+def _axes(what, *default):
+    """A per-spatial-axis 'shape' parameter; required without ``default``."""
+    return Param("shape", *default, doc=f"{what}: (w,), (h, w) or (d, h, w).")
+
+
 def _params(output_size=False):
-    def axes(what, default=None):
-        text = f"{what}: (w,), (h, w) or (d, h, w)."
-        return Param("shape", doc=text) if default is None else Param("shape", (), doc=text)
-    out = {"output_size": axes("The spatial dimension of image array")} if output_size else {}
+    out = {"output_size": _axes("The spatial dimension of image array")} if output_size else {}
     out.update({
-        "kernel": axes("Sliding kernel size"),
-        "stride": axes("The stride between adjacent sliding blocks in spatial dimension "
-                       "(default 1 for each dimension)", ()),
-        "dilate": axes("The spacing between adjacent kernel points (default 1 for each "
-                       "dimension)", ()),
-        "pad": axes("The zero-value padding size on both sides of spatial dimension "
-                    "(default no padding)", ())})
+        "kernel": _axes("Sliding kernel size"),
+        "stride": _axes("The stride between adjacent sliding blocks in spatial dimension "
+                        "(default 1 for each dimension)", ()),
+        "dilate": _axes("The spacing between adjacent kernel points (default 1 for each "
+                        "dimension)", ()),
+        "pad": _axes("The zero-value padding size on both sides of spatial dimension "
+                     "(default no padding)", ())})
     return out
 
 
