@@ -112,6 +112,38 @@ def test_module_level_functions():
         assert callable(getattr(mx.nd, name)), name
 
 
+def test_moveaxis_onehot_encode_split_v2_as_mxnet():
+    np = pytest.importorskip("numpy")
+    x = mx.nd.arange(60).reshape((3, 4, 5))
+    for src, dst in [((0, 1), (-1, -2)), ((0,), (2,)), ([2, 0], [0, 1])]:
+        np.testing.assert_array_equal(mx.nd.moveaxis(x, src, dst).asnumpy(),
+                                      np.moveaxis(x.asnumpy(), src, dst))
+    for src, dst, text in [((0, 0), (1, 2), "repeated"), ((0, 1), (1,), "same number"),
+                           (0, 5, "Destination should verify")]:
+        with pytest.raises(ValueError, match=text):
+            mx.nd.moveaxis(x, src, dst)
+    # MXNet's onehot_encode: float32 only, out-of-range indices give zero rows
+    out = mx.nd.zeros((4, 5))
+    mx.nd.onehot_encode(mx.nd.array([0, 2.7, 4, -1]), out)
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(5, dtype=np.float32)[[0, 2, 4, 0]]
+                                  * np.array([[1], [1], [1], [0]], np.float32))
+    with pytest.raises(mx.base.MXNetError, match="float32"):
+        mx.nd.onehot_encode(mx.nd.array([1, 2, 3]), mx.nd.zeros((3, 4), dtype="int32"))
+    with pytest.raises(mx.base.MXNetError, match="shape inconsistent"):
+        mx.nd.onehot_encode(mx.nd.array([1, 2]), mx.nd.zeros((3, 4)))
+    a = mx.nd.arange(12).reshape((3, 4))
+    for how, axis in [((1, 3), 1), (2, 1), ((4,), 1), ((0, 2), 1)]:
+        want = np.split(a.asnumpy(), how if isinstance(how, int) else list(how), axis)
+        for got in (mx.nd.split_v2(a, how, axis=axis), a.split_v2(how, axis=axis)):
+            got = got if isinstance(got, list) else [got]
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.asnumpy(), w)
+    with pytest.raises(ValueError, match="equal division"):
+        mx.nd.split_v2(a, 3, axis=1)
+
+
+
 def test_imdecode_without_opencv():
     try:
         import cv2  # noqa: F401

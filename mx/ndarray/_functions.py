@@ -9,6 +9,7 @@ import numpy as np
 from mx_engine import MXNetError
 from mx_ndarray import _internal
 from mx_ndarray import op as _op
+from mx_ndarray._ndarray import _set_methods
 from mx_ndarray.ndarray import NDArray, array
 
 # name: (array op, scalar op, reversed scalar op or None when symmetric,
@@ -45,7 +46,7 @@ _BINARY = {
                     lambda x, y: 1 if bool(x) != bool(y) else 0),
 }
 
-__all__ = ["moveaxis", "onehot_encode", "imdecode"] + list(_BINARY)
+__all__ = ["moveaxis", "onehot_encode", "imdecode", "split_v2"] + list(_BINARY)
 
 
 def _binary(name, array_op, scalar_op, rscalar_op, numbers_fn):
@@ -75,29 +76,50 @@ def _binary(name, array_op, scalar_op, rscalar_op, numbers_fn):
 globals().update({name: _binary(name, *spec) for name, spec in _BINARY.items()})
 
 
-def moveaxis(tensor, source, destination):
-    """``tensor`` with axis ``source`` moved to ``destination``, the other
-    axes in their order (a transpose).  Negative axes count from the end."""
-    ndim = tensor.ndim
+def _axes(axes, ndim, what):
+    """``axes`` (an int or a sequence of ints, negative from the end) as a
+    tuple of distinct axes in [0, ndim), as NumPy's normalize_axis_tuple."""
     try:
-        src = source + ndim if source < 0 else source
-        dst = destination + ndim if destination < 0 else destination
+        axes = tuple(axes) if not isinstance(axes, numbers.Integral) else (axes,)
+        out = tuple(int(a) + ndim if a < 0 else int(a) for a in axes)
     except TypeError:
-        raise ValueError("moveaxis: 'source' and 'destination' must be integers") from None
-    if not 0 <= src < ndim:
-        raise ValueError(f"Source should verify 0 <= source < tensor.ndim. Got {source}")
-    if not 0 <= dst < ndim:
-        raise ValueError(f"Destination should verify 0 <= destination < tensor.ndim "
-                         f"({ndim}). Got {destination}")
-    axes = [i for i in range(ndim) if i != src]
-    axes.insert(dst, src)
-    return _op.transpose(tensor, axes=tuple(axes))
+        raise ValueError(f"moveaxis: '{what}' must be an integer or a sequence of "
+                         f"integers") from None
+    for a, given in zip(out, axes):
+        if not 0 <= a < ndim:
+            raise ValueError(f"{what.capitalize()} should verify 0 <= {what} < tensor.ndim "
+                             f"({ndim}). Got {given}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"moveaxis: repeated axis in '{what}' {axes}")
+    return out
+
+
+def moveaxis(tensor, source, destination):
+    """``tensor`` with axes ``source`` moved to ``destination`` (ints or
+    sequences of ints, negative from the end), the other axes in their
+    order (a transpose), as MXNet's."""
+    src = _axes(source, tensor.ndim, "source")
+    dst = _axes(destination, tensor.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")
+    order = [n for n in range(tensor.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _op.transpose(tensor, axes=tuple(order))
 
 
 def onehot_encode(indices, out):
-    """One-hot encodes ``indices`` into ``out`` (shape ``(len(indices),
-    depth)``) and returns ``out``; as MXNet's, built on ``one_hot``."""
-    return _op.one_hot(indices, depth=out.shape[1], dtype=out.dtype.name, out=out)
+    """One-hot encodes ``indices`` (float32, shape ``(n,)``) into ``out``
+    (float32, shape ``(n, depth)``) and returns ``out``, as MXNet's
+    deprecated function: float32 only, an index outside [0, depth) gives a
+    row of zeros, a fractional one is truncated."""
+    if indices.dtype != np.float32 or out.dtype != np.float32:
+        raise MXNetError("one_hot_encode only support float32 as input/output")
+    if indices.ndim != 1 or out.ndim != 2 or indices.shape[0] != out.shape[0]:
+        raise MXNetError(f"OneHotEncode shape inconsistent: indices {indices.shape}, out "
+                         f"{out.shape}")
+    return _op.one_hot(indices, depth=out.shape[1], dtype="float32", out=out)
 
 
 def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):
@@ -135,3 +157,24 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mea
     else:
         out[index:index + 1] = chw
     return out
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ``ary`` along ``axis`` into ``indices_or_sections`` equal
+    sections (an int, which must divide the axis) or at the given indices
+    (a tuple), as MXNet's; a list of NDArrays (one NDArray for one part)."""
+    axis_size = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0 or axis_size % sections:
+            raise ValueError("array split does not result in an equal division")
+        indices = [i * (axis_size // sections) for i in range(sections)]
+    elif isinstance(indices_or_sections, tuple):
+        indices = [0] + list(indices_or_sections)
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return _internal._split_v2(ary, indices=tuple(indices), axis=axis, squeeze_axis=squeeze_axis)
+
+
+# MXNet's NDArray.split_v2 is this function (not the _split_v2 operator).
+_set_methods({"split_v2": split_v2})

@@ -17,18 +17,20 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
  '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
  '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
  '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
  '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
  '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
- '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
- '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
- '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_interleaved_matmul_encdec_qk',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_repeat', '_backward_sample_multinomial',
+ '_backward_slice', '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1',
+ '_backward_softmax', '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take',
+ '_backward_tile', '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
+ '_contrib_arange_like', '_contrib_interleaved_matmul_encdec_qk',
  '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
  '_contrib_interleaved_matmul_selfatt_valatt', '_copy', '_crop_assign', '_crop_assign_scalar',
  '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add', '_greater',
@@ -49,7 +51,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
  '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
  '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub',
+ '_zeros']
 
 
 def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
@@ -822,6 +825,40 @@ def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normaliz
     return _compose('_backward_MakeLoss', (data,), name, attr, kwargs, grad_scale=grad_scale, valid_thresh=valid_thresh, normalization=normalization)
 
 
+def _backward_Pad(ograd=None, data=None, mode=_NULL, pad_width=_NULL, constant_value=_NULL, name=None, attr=None, **kwargs):
+    """
+    Pad's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of the forward's output.  Left out, it is a new variable
+        named '<name>_ograd'.
+    data : Symbol, optional
+        The forward's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    mode : {'constant', 'edge', 'reflect'}
+        Padding type to use: a constant value, the edge values, or the values mirrored at the edge.
+    pad_width : Shape(tuple)
+        Widths of the padding regions, (before, after) per axis; the first 4 entries must be 0.
+    constant_value : float, optional, default=0.0
+        The value used for padding when mode is 'constant'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_Pad', (ograd, data), name, attr, kwargs, mode=mode, pad_width=pad_width, constant_value=constant_value)
+
+
 def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
     Gradient of Pooling from (out_grad, in_data, out_data) with the forward's parameters: data_grad.
@@ -871,6 +908,43 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
         The node's outputs.
     """
     return _compose('_backward_Pooling', (out_grad, in_data, out_data), name, attr, kwargs, kernel=kernel, pool_type=pool_type, global_pool=global_pool, cudnn_off=cudnn_off, pooling_convention=pooling_convention, stride=stride, pad=pad, p_value=p_value, count_include_pad=count_include_pad, layout=layout)
+
+
+def _backward_SequenceLast(ograd=None, data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    SequenceLast's gradient for 'data': the output gradient at each sequence's last step, zeros elsewhere.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        SequenceLast's input 'data': n-dimensional input array of the form
+        [max_sequence_length, batch_size, other_feature_dims] where n>2  Left
+        out, it is a new variable named '<name>_data'.
+    sequence_length : Symbol, optional
+        SequenceLast's input 'sequence_length': vector of sequence lengths of
+        the form [batch_size]  Left out, it is a new variable named
+        '<name>_sequence_length'.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_SequenceLast', (ograd, data, sequence_length), name, attr, kwargs, use_sequence_length=use_sequence_length, axis=axis)
 
 
 def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, name=None, attr=None, **kwargs):
@@ -991,6 +1065,38 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
     return _compose('_backward_UpSampling', args, name, attr, kwargs, scale=scale, num_filter=num_filter, sample_type=sample_type, multi_input_mode=multi_input_mode, num_args=num_args, workspace=workspace)
 
 
+def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, name=None, attr=None, **kwargs):
+    """
+    broadcast_axis's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of the forward's output.  Left out, it is a new variable
+        named '<name>_ograd'.
+    data : Symbol, optional
+        The forward's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    axis : Shape(tuple), optional, default=()
+        The axes to perform the broadcasting.
+    size : Shape(tuple), optional, default=()
+        Target sizes of the broadcasting axes.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_broadcast_axis', (ograd, data), name, attr, kwargs, axis=axis, size=size)
+
+
 def _backward_gamma(ograd=None, data=None, name=None, attr=None, **kwargs):
     """
     ograd * gamma(data) * digamma(data): gamma's gradient.
@@ -1076,6 +1182,42 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, name=None, attr=Non
         The node's outputs.
     """
     return _compose('_backward_gather_nd', (ograd, indices, data), name, attr, kwargs)
+
+
+def _backward_im2col(ograd=None, data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    im2col's gradient: col2im of the output gradient into the data's shape.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of im2col's output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    data : Symbol, optional
+        im2col's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_im2col', (ograd, data), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
 
 
 def _backward_interleaved_matmul_encdec_qk(ograd=None, queries=None, keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
@@ -1490,6 +1632,38 @@ def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL
     return _compose('_backward_pick', (ograd, index, data), name, attr, kwargs, axis=axis, keepdims=keepdims, mode=mode)
 
 
+def _backward_repeat(ograd=None, data=None, repeats=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    repeat's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of the forward's output.  Left out, it is a new variable
+        named '<name>_ograd'.
+    data : Symbol, optional
+        The forward's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    repeats : int
+        The number of repetitions for each element.
+    axis : int, optional, default=None
+        The axis along which to repeat values; None repeats the flattened input.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_repeat', (ograd, data), name, attr, kwargs, repeats=repeats, axis=axis)
+
+
 def _backward_sample_multinomial(ograd=None, data=None, sample=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
     """
     Gradient of _sample_multinomial's log probabilities: d log p[s] / d p[s] = 1 / p[s], summed over each row's samples.
@@ -1594,6 +1768,39 @@ def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NU
         The node's outputs.
     """
     return _compose('_backward_slice_axis', (ograd, data), name, attr, kwargs, axis=axis, begin=begin, end=end)
+
+
+def _backward_slice_like(ograd=None, data=None, shape_like=None, axes=_NULL, name=None, attr=None, **kwargs):
+    """
+    slice_like's gradient for 'data': the output gradient in the sliced corner, zeros elsewhere.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        slice_like's input 'data': Source input.  Left out, it is a new
+        variable named '<name>_data'.
+    shape_like : Symbol, optional
+        slice_like's input 'shape_like': Shape like input (its values are not
+        read).  Left out, it is a new variable named '<name>_shape_like'.
+    axes : Shape(tuple), optional, default=()
+        List of axes on which input data will be sliced according to the corresponding size of the second input.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_slice_like', (ograd, data, shape_like), name, attr, kwargs, axes=axes)
 
 
 def _backward_smooth_l1(out_grad=None, data=None, scalar=_NULL, name=None, attr=None, **kwargs):
@@ -1757,6 +1964,36 @@ def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, nam
     return _compose('_backward_take', (ograd, indices, a), name, attr, kwargs, axis=axis, mode=mode)
 
 
+def _backward_tile(ograd=None, data=None, reps=_NULL, name=None, attr=None, **kwargs):
+    """
+    tile's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of the forward's output.  Left out, it is a new variable
+        named '<name>_ograd'.
+    data : Symbol, optional
+        The forward's data (read for its shape only).  Left out, it is a new
+        variable named '<name>_data'.
+    reps : Shape(tuple)
+        The number of times to repeat the array along each axis (aligned from the right).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_tile', (ograd, data), name, attr, kwargs, reps=reps)
+
+
 def _backward_topk(ograd=None, indices=None, data=None, axis=_NULL, k=_NULL, is_ascend=_NULL, name=None, attr=None, **kwargs):
     """
     topk's (and sort's) gradient with respect to 'data' ('data' read for its shape only): zeros with each row's 'ograd' added at the indices the forward selected.
@@ -1855,6 +2092,41 @@ def _collapse_sum_like(data=None, like=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('_collapse_sum_like', (data, like), name, attr, kwargs)
+
+
+def _contrib_arange_like(data=None, start=_NULL, step=_NULL, repeat=_NULL, ctx=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Returns an array of evenly spaced values with the shape of the input (or of one of its axes).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input (its values are not read).  Left out, it is a new variable
+        named '<name>_data'.
+    start : float, optional, default=0.0
+        Start of interval.
+    step : float, optional, default=1.0
+        Spacing between values.
+    repeat : int, optional, default=1
+        The repeating time of all elements.
+    ctx : str, optional, default=''
+        Context of output (ignored: the data's).
+    axis : int, optional, default=None
+        Arange elements according to the size of a certain axis of input array; None: its whole shape.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_arange_like', (data,), name, attr, kwargs, start=start, step=step, repeat=repeat, ctx=ctx, axis=axis)
 
 
 def _contrib_interleaved_matmul_encdec_qk(queries=None, keys_values=None, heads=_NULL, name=None, attr=None, **kwargs):
@@ -3358,6 +3630,38 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     Aliases: _crop_assign_scalar.
     """
     return _compose('_slice_assign_scalar', (data,), name, attr, kwargs, scalar=scalar, begin=begin, end=end, step=step)
+
+
+def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections=_NULL, name=None, attr=None, **kwargs):
+    """
+    Splits an array along an axis at the given indices (or into equal sections).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    indices : Shape(tuple)
+        Indices of splits; the first is 0.
+    axis : int, optional, default=1
+        Axis along which to split.
+    squeeze_axis : bool, optional, default=False
+        Drop the split axis from parts of size 1.
+    sections : int, optional, default=0, in [0, 1048576]
+        Number of equal sections (0: use indices).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_split_v2', (data,), name, attr, kwargs, indices=indices, axis=axis, squeeze_axis=squeeze_axis, sections=sections)
 
 
 def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):

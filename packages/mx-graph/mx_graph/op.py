@@ -8,33 +8,36 @@ from mx_graph._runtime_ops import public_getattr as __getattr__  # runtime-regis
 __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
- 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
- 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
- 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
+ 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
+ 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
+ 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
+ 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
+ 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
+ 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
+ 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
  'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
  'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
+ 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
  'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
- 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
  'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
@@ -693,6 +696,38 @@ def MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NUL
     return _compose('MakeLoss', (data,), name, attr, kwargs, grad_scale=grad_scale, valid_thresh=valid_thresh, normalization=normalization)
 
 
+def Pad(data=None, mode=_NULL, pad_width=_NULL, constant_value=_NULL, name=None, attr=None, **kwargs):
+    """
+    Pads a 4-D or 5-D array along its spatial axes.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    mode : {'constant', 'edge', 'reflect'}
+        Padding type to use: a constant value, the edge values, or the values mirrored at the edge.
+    pad_width : Shape(tuple)
+        Widths of the padding regions, (before, after) per axis; the first 4 entries must be 0.
+    constant_value : float, optional, default=0.0
+        The value used for padding when mode is 'constant'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: pad.
+    """
+    return _compose('Pad', (data,), name, attr, kwargs, mode=mode, pad_width=pad_width, constant_value=constant_value)
+
+
 def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
     Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data).
@@ -768,6 +803,107 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, name=None, attr=None, **kwarg
     Aliases: reshape.
     """
     return _compose('Reshape', (data,), name, attr, kwargs, shape=shape, reverse=reverse)
+
+
+def SequenceLast(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Takes the last element of each sequence.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2  Left out, it is a new variable named
+        '<name>_data'.
+    sequence_length : Symbol, optional
+        vector of sequence lengths of the form [batch_size]  Left out, it is a
+        new variable named '<name>_sequence_length'.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SequenceLast', (data, sequence_length), name, attr, kwargs, use_sequence_length=use_sequence_length, axis=axis)
+
+
+def SequenceMask(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, value=_NULL, name=None, attr=None, **kwargs):
+    """
+    Sets all elements outside the sequence to a constant value.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2  Left out, it is a new variable named
+        '<name>_data'.
+    sequence_length : Symbol, optional
+        vector of sequence lengths of the form [batch_size]  Left out, it is a
+        new variable named '<name>_sequence_length'.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    value : float, optional, default=0.0
+        The value to be used as a mask.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SequenceMask', (data, sequence_length), name, attr, kwargs, use_sequence_length=use_sequence_length, axis=axis, value=value)
+
+
+def SequenceReverse(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Reverses the elements of each sequence (its first sequence_length steps).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2  Left out, it is a new variable named
+        '<name>_data'.
+    sequence_length : Symbol, optional
+        vector of sequence lengths of the form [batch_size]  Left out, it is a
+        new variable named '<name>_sequence_length'.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SequenceReverse', (data, sequence_length), name, attr, kwargs, use_sequence_length=use_sequence_length, axis=axis)
 
 
 def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, name=None, attr=None, **kwargs):
@@ -871,6 +1007,36 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
     Aliases: Softmax.
     """
     return _compose('SoftmaxOutput', (data, label), name, attr, kwargs, grad_scale=grad_scale, ignore_label=ignore_label, multi_output=multi_output, use_ignore=use_ignore, preserve_shape=preserve_shape, normalization=normalization, out_grad=out_grad, smooth_alpha=smooth_alpha)
+
+
+def SwapAxis(data=None, dim1=_NULL, dim2=_NULL, name=None, attr=None, **kwargs):
+    """
+    Interchanges two axes of an array.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    dim1 : int, optional, default=0
+        the first axis to be swapped.
+    dim2 : int, optional, default=0
+        the second axis to be swapped.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: swapaxes.
+    """
+    return _compose('SwapAxis', (data,), name, attr, kwargs, dim1=dim1, dim2=dim2)
 
 
 def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, workspace=_NULL, name=None, attr=None, **kwargs):
@@ -1352,6 +1518,36 @@ def broadcast_add(lhs=None, rhs=None, name=None, attr=None, **kwargs):
     Aliases: broadcast_plus.
     """
     return _compose('broadcast_add', (lhs, rhs), name, attr, kwargs)
+
+
+def broadcast_axis(data=None, axis=_NULL, size=_NULL, name=None, attr=None, **kwargs):
+    """
+    Broadcasts axes of size 1 to the given sizes.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : Shape(tuple), optional, default=()
+        The axes to perform the broadcasting.
+    size : Shape(tuple), optional, default=()
+        Target sizes of the broadcasting axes.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: broadcast_axes.
+    """
+    return _compose('broadcast_axis', (data,), name, attr, kwargs, axis=axis, size=size)
 
 
 def broadcast_div(lhs=None, rhs=None, name=None, attr=None, **kwargs):
@@ -1930,6 +2126,41 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, name=None, attr=None, **kwargs):
     return _compose('clip', (data,), name, attr, kwargs, a_min=a_min, a_max=a_max)
 
 
+def col2im(data=None, output_size=_NULL, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    Sums the columns (N, C * prod(kernel), L) of im2col back into an image (N, C, *output_size): overlapping blocks add up, so col2im is im2col's gradient and vice versa.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input array to combine sliding blocks.  Left out, it is a new variable
+        named '<name>_data'.
+    output_size : Shape(tuple)
+        The spatial dimension of image array: (w,), (h, w) or (d, h, w).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('col2im', (data,), name, attr, kwargs, output_size=output_size, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
+
+
 def cos(data=None, name=None, attr=None, **kwargs):
     """
     Cosine.
@@ -2000,6 +2231,32 @@ def degrees(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('degrees', (data,), name, attr, kwargs)
+
+
+def depth_to_space(data=None, block_size=_NULL, name=None, attr=None, **kwargs):
+    """
+    Moves blocks of channels into spatial blocks: (N, C, H, W) -> (N, C / b^2, H * b, W * b).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    block_size : int
+        Blocks of [block_size. block_size] are moved
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('depth_to_space', (data,), name, attr, kwargs, block_size=block_size)
 
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
@@ -2490,6 +2747,39 @@ def identity(data=None, name=None, attr=None, **kwargs):
     Aliases: identity.
     """
     return _compose('identity', (data,), name, attr, kwargs)
+
+
+def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=None, attr=None, **kwargs):
+    """
+    Extracts sliding blocks from an (N, C, *) array into columns (N, C * prod(kernel), L), L the number of blocks (the spatial size of the convolution output with the same parameters); 1-D, 2-D and 3-D spatial axes.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input array to extract sliding blocks.  Left out, it is a new variable
+        named '<name>_data'.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('im2col', (data,), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
 
 
 def linalg_det(A=None, name=None, attr=None, **kwargs):
@@ -3860,6 +4150,34 @@ def relu(data=None, name=None, attr=None, **kwargs):
     return _compose('relu', (data,), name, attr, kwargs)
 
 
+def repeat(data=None, repeats=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Repeats each element of an array along an axis (of the flattened array by default).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    repeats : int
+        The number of repetitions for each element.
+    axis : int, optional, default=None
+        The axis along which to repeat values; None repeats the flattened input.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('repeat', (data,), name, attr, kwargs, repeats=repeats, axis=axis)
+
+
 def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_NULL, rhs_end=_NULL, name=None, attr=None, **kwargs):
     """
     ``lhs`` reshaped: its axes lhs_begin:lhs_end replaced by the axes rhs_begin:rhs_end of the shape of ``rhs`` (all of them by default); ``rhs`` is read for its shape only.
@@ -3892,6 +4210,34 @@ def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_
         The node's outputs.
     """
     return _compose('reshape_like', (lhs, rhs), name, attr, kwargs, lhs_begin=lhs_begin, lhs_end=lhs_end, rhs_begin=rhs_begin, rhs_end=rhs_end)
+
+
+def reverse(data=None, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Reverses the order of elements along the given axes.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : Shape(tuple)
+        The axes which to reverse elements.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: flip.
+    """
+    return _compose('reverse', (data,), name, attr, kwargs, axis=axis)
 
 
 def rint(data=None, name=None, attr=None, **kwargs):
@@ -4621,6 +4967,35 @@ def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, name=None, attr=No
     return _compose('slice_axis', (data,), name, attr, kwargs, axis=axis, begin=begin, end=end)
 
 
+def slice_like(data=None, shape_like=None, axes=_NULL, name=None, attr=None, **kwargs):
+    """
+    Slices 'data' from the start of each axis to the size of 'shape_like' there.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Source input.  Left out, it is a new variable named '<name>_data'.
+    shape_like : Symbol, optional
+        Shape like input (its values are not read).  Left out, it is a new
+        variable named '<name>_shape_like'.
+    axes : Shape(tuple), optional, default=()
+        List of axes on which input data will be sliced according to the corresponding size of the second input.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('slice_like', (data, shape_like), name, attr, kwargs, axes=axes)
+
+
 def smooth_l1(data=None, scalar=_NULL, name=None, attr=None, **kwargs):
     """
     Calculate Smooth L1 Loss(lhs, scalar): f(x) = 0.5 (sigma x)^2 where |x| < 1 / sigma^2, else |x| - 0.5 / sigma^2, with sigma = scalar.  Backward: _backward_smooth_l1(out_grad, data).
@@ -4783,6 +5158,32 @@ def sort(data=None, axis=_NULL, is_ascend=_NULL, name=None, attr=None, **kwargs)
     return _compose('sort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend)
 
 
+def space_to_depth(data=None, block_size=_NULL, name=None, attr=None, **kwargs):
+    """
+    Moves spatial blocks into channels: (N, C, H, W) -> (N, C * b^2, H / b, W / b).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    block_size : int
+        Blocks of [block_size. block_size] are moved
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('space_to_depth', (data,), name, attr, kwargs, block_size=block_size)
+
+
 def sqrt(data=None, name=None, attr=None, **kwargs):
     """
     Square root.
@@ -4829,6 +5230,62 @@ def square(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('square', (data,), name, attr, kwargs)
+
+
+def squeeze(data=None, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Removes single-dimensional entries from the shape of an array.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    axis : Shape(tuple), optional, default=None
+        Selects a subset of the single-dimensional entries in the shape; None: all of them.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('squeeze', (data,), name, attr, kwargs, axis=axis)
+
+
+def stack(*data, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    Joins a sequence of arrays along a new axis.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        List of arrays to stack, all of one shape.  Given positionally
+        (stack(a, b, c), or as one list); 'num_args' is filled from their
+        number.
+    num_args : int, in [1, 1048576]
+        Number of inputs to be stacked.
+    axis : int, optional, default=0
+        The axis in the result array along which the input arrays are stacked.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('stack', data, name, attr, kwargs, axis=axis)
 
 
 def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
@@ -4941,6 +5398,32 @@ def tanh(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('tanh', (data,), name, attr, kwargs)
+
+
+def tile(data=None, reps=_NULL, name=None, attr=None, **kwargs):
+    """
+    Repeats the whole array along each axis.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data.  Left out, it is a new variable named '<name>_data'.
+    reps : Shape(tuple)
+        The number of times to repeat the array along each axis (aligned from the right).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('tile', (data,), name, attr, kwargs, reps=reps)
 
 
 def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):
@@ -5085,6 +5568,7 @@ def zeros_like(data=None, name=None, attr=None, **kwargs):
 # The operators' other names (aliases).
 ElementWiseSum = _alias(add_n, 'ElementWiseSum')
 Softmax = _alias(SoftmaxOutput, 'Softmax')
+broadcast_axes = _alias(broadcast_axis, 'broadcast_axes')
 broadcast_minus = _alias(broadcast_sub, 'broadcast_minus')
 broadcast_plus = _alias(broadcast_add, 'broadcast_plus')
 cast = _alias(Cast, 'cast')
@@ -5092,11 +5576,14 @@ choose_element_0index = _alias(pick, 'choose_element_0index')
 concat = _alias(Concat, 'concat')
 crop = _alias(slice, 'crop')
 flatten = _alias(Flatten, 'flatten')
+flip = _alias(reverse, 'flip')
 max_axis = _alias(max, 'max_axis')
 min_axis = _alias(min, 'min_axis')
 normal = _alias(random_normal, 'normal')
+pad = _alias(Pad, 'pad')
 reshape = _alias(Reshape, 'reshape')
 split = _alias(SliceChannel, 'split')
 stop_gradient = _alias(BlockGrad, 'stop_gradient')
 sum_axis = _alias(sum, 'sum_axis')
+swapaxes = _alias(SwapAxis, 'swapaxes')
 uniform = _alias(random_uniform, 'uniform')

@@ -171,11 +171,15 @@ _FLUENT_SAME = (
     "tan", "arcsin", "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log10", "log2", "log1p", "sqrt",
     "rsqrt", "cbrt", "rcbrt", "square", "reciprocal", "relu", "sigmoid", "softmax",
-    "log_softmax", "softmin", "broadcast_to", "broadcast_like", "squeeze", "diag")
+    "log_softmax", "softmin", "broadcast_to", "broadcast_like", "squeeze", "diag",
+    "shape_array", "size_array", "depth_to_space", "space_to_depth")
 
 
 def fluent(method):
     """The function behind Symbol method ``method``, or None."""
+    if method == "split_v2":            # the frontend, not the _split_v2 operator
+        from mx_graph.creation import split_v2
+        return split_v2
     op_name = _FLUENT.get(method, method if method in _FLUENT_SAME else None)
     if op_name is None:
         return None

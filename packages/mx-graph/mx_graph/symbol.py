@@ -92,8 +92,11 @@ class Symbol:
 
     @property
     def name(self):
-        """The name of the node of a single-output symbol, else None."""
-        if len(self._outputs) != 1:
+        """The name of the node whose outputs this symbol is (one node,
+        several outputs too: MXNet's ``split_v2(...).name``); None for a
+        group of several nodes."""
+        nodes = {id(e.node) for e in self._outputs}
+        if len(nodes) != 1:
             return None
         return self._outputs[0].node.name
 
@@ -567,14 +570,6 @@ def _symmetric(left, right, array_op, scalar_op, of_numbers):
     raise TypeError(f"types ({type(left)}, {type(right)}) not supported")
 
 
-def zeros(shape, dtype="float32", **kwargs):
-    """A symbol of zeros."""
-    from mx_graph import op_functions
-    return op_functions.create("_zeros", [], {}, dict(kwargs, shape=shape, dtype=dtype))
-
-
-def ones(shape, dtype="float32", **kwargs):
-    """A symbol of ones."""
-    from mx_graph import op_functions
-    return op_functions.create("_ones", [], {}, dict(kwargs, shape=shape, dtype=dtype))
+# zeros and ones live in creation.py with MXNet's other creation functions.
+from mx_graph.creation import ones, zeros  # noqa: E402,F401
 

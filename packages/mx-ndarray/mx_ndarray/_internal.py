@@ -18,18 +18,20 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
  '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
  '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
  '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
  '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
  '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
  '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
- '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
- '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
- '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_interleaved_matmul_encdec_qk',
+ '_backward_mae_reg_out', '_backward_pick', '_backward_repeat', '_backward_sample_multinomial',
+ '_backward_slice', '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1',
+ '_backward_softmax', '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take',
+ '_backward_tile', '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
+ '_contrib_arange_like', '_contrib_interleaved_matmul_encdec_qk',
  '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
  '_contrib_interleaved_matmul_selfatt_valatt', '_copy', '_crop_assign', '_crop_assign_scalar',
  '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add', '_greater',
@@ -50,7 +52,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
  '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
  '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_sub', '_zeros']
+ '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub',
+ '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -847,6 +850,40 @@ def _backward_MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normaliz
     return _call_op('_backward_MakeLoss', [data], out, kwargs)
 
 
+def _backward_Pad(ograd=None, data=None, mode=_NULL, pad_width=_NULL, constant_value=_NULL, out=None, name=None, **kwargs):
+    """
+    Pad's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of the forward's output.
+    data : NDArray
+        The forward's data (read for its shape only).
+    mode : {'constant', 'edge', 'reflect'}
+        Padding type to use: a constant value, the edge values, or the values mirrored at the edge.
+    pad_width : Shape(tuple)
+        Widths of the padding regions, (before, after) per axis; the first 4 entries must be 0.
+    constant_value : float, optional, default=0.0
+        The value used for padding when mode is 'constant'.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if pad_width is not _NULL:
+        kwargs['pad_width'] = pad_width
+    if constant_value is not _NULL:
+        kwargs['constant_value'] = constant_value
+    return _call_op('_backward_Pad', [ograd, data], out, kwargs)
+
+
 def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of Pooling from (out_grad, in_data, out_data) with the forward's parameters: data_grad.
@@ -910,6 +947,41 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
+
+
+def _backward_SequenceLast(ograd=None, data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    SequenceLast's gradient for 'data': the output gradient at each sequence's last step, zeros elsewhere.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        SequenceLast's input 'data': n-dimensional input array of the form
+        [max_sequence_length, batch_size, other_feature_dims] where n>2
+    sequence_length : NDArray
+        SequenceLast's input 'sequence_length': vector of sequence lengths of
+        the form [batch_size]
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('_backward_SequenceLast', [ograd, data, sequence_length], out, kwargs, True)
 
 
 def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, out=None, name=None, **kwargs):
@@ -1045,6 +1117,36 @@ def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL
     return _call_op('_backward_UpSampling', args, out, kwargs)
 
 
+def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, out=None, name=None, **kwargs):
+    """
+    broadcast_axis's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of the forward's output.
+    data : NDArray
+        The forward's data (read for its shape only).
+    axis : Shape(tuple), optional, default=()
+        The axes to perform the broadcasting.
+    size : Shape(tuple), optional, default=()
+        Target sizes of the broadcasting axes.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if size is not _NULL:
+        kwargs['size'] = size
+    return _call_op('_backward_broadcast_axis', [ograd, data], out, kwargs)
+
+
 def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):
     """
     ograd * gamma(data) * digamma(data): gamma's gradient.
@@ -1115,6 +1217,44 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     out : NDArray
     """
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
+
+
+def _backward_im2col(ograd=None, data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    im2col's gradient: col2im of the output gradient into the data's shape.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of im2col's output.
+    data : NDArray
+        im2col's data (read for its shape only).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('_backward_im2col', [ograd, data], out, kwargs)
 
 
 def _backward_interleaved_matmul_encdec_qk(ograd=None, queries=None, keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
@@ -1470,6 +1610,36 @@ def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL
     return _call_op('_backward_pick', [ograd, index, data], out, kwargs)
 
 
+def _backward_repeat(ograd=None, data=None, repeats=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    repeat's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of the forward's output.
+    data : NDArray
+        The forward's data (read for its shape only).
+    repeats : int
+        The number of repetitions for each element.
+    axis : int, optional, default=None
+        The axis along which to repeat values; None repeats the flattened input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if repeats is not _NULL:
+        kwargs['repeats'] = repeats
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('_backward_repeat', [ograd, data], out, kwargs)
+
+
 def _backward_sample_multinomial(ograd=None, data=None, sample=None, shape=_NULL, get_prob=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of _sample_multinomial's log probabilities: d log p[s] / d p[s] = 1 / p[s], summed over each row's samples.
@@ -1576,6 +1746,36 @@ def _backward_slice_axis(ograd=None, data=None, axis=_NULL, begin=_NULL, end=_NU
     if end is not _NULL:
         kwargs['end'] = end
     return _call_op('_backward_slice_axis', [ograd, data], out, kwargs)
+
+
+def _backward_slice_like(ograd=None, data=None, shape_like=None, axes=_NULL, out=None, name=None, **kwargs):
+    """
+    slice_like's gradient for 'data': the output gradient in the sliced corner, zeros elsewhere.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        slice_like's input 'data': Source input.
+    shape_like : NDArray
+        slice_like's input 'shape_like': Shape like input (its values are not
+        read).
+    axes : Shape(tuple), optional, default=()
+        List of axes on which input data will be sliced according to the corresponding size of the second input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    return _call_op('_backward_slice_like', [ograd, data, shape_like], out, kwargs)
 
 
 def _backward_smooth_l1(out_grad=None, data=None, scalar=_NULL, out=None, name=None, **kwargs):
@@ -1726,6 +1926,32 @@ def _backward_take(ograd=None, indices=None, a=None, axis=_NULL, mode=_NULL, out
     return _call_op('_backward_take', [ograd, indices, a], out, kwargs)
 
 
+def _backward_tile(ograd=None, data=None, reps=_NULL, out=None, name=None, **kwargs):
+    """
+    tile's gradient: the output gradient summed back onto the elements of 'data' it was gathered from.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of the forward's output.
+    data : NDArray
+        The forward's data (read for its shape only).
+    reps : Shape(tuple)
+        The number of times to repeat the array along each axis (aligned from the right).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if reps is not _NULL:
+        kwargs['reps'] = reps
+    return _call_op('_backward_tile', [ograd, data], out, kwargs)
+
+
 def _backward_topk(ograd=None, indices=None, data=None, axis=_NULL, k=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
     """
     topk's (and sort's) gradient with respect to 'data' ('data' read for its shape only): zeros with each row's 'ograd' added at the indices the forward selected.
@@ -1821,6 +2047,46 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
+
+
+def _contrib_arange_like(data=None, start=_NULL, step=_NULL, repeat=_NULL, ctx=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Returns an array of evenly spaced values with the shape of the input (or of one of its axes).
+
+    Parameters
+    ----------
+    data : NDArray
+        The input (its values are not read).
+    start : float, optional, default=0.0
+        Start of interval.
+    step : float, optional, default=1.0
+        Spacing between values.
+    repeat : int, optional, default=1
+        The repeating time of all elements.
+    ctx : str, optional, default=''
+        Context of output (ignored: the data's).
+    axis : int, optional, default=None
+        Arange elements according to the size of a certain axis of input array; None: its whole shape.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if start is not _NULL:
+        kwargs['start'] = start
+    if step is not _NULL:
+        kwargs['step'] = step
+    if repeat is not _NULL:
+        kwargs['repeat'] = repeat
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('_contrib_arange_like', [data], out, kwargs)
 
 
 def _contrib_interleaved_matmul_encdec_qk(queries=None, keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
@@ -3204,6 +3470,42 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     if step is not _NULL:
         kwargs['step'] = step
     return _call_op('_slice_assign_scalar', [data], out, kwargs)
+
+
+def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections=_NULL, out=None, name=None, **kwargs):
+    """
+    Splits an array along an axis at the given indices (or into equal sections).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    indices : Shape(tuple)
+        Indices of splits; the first is 0.
+    axis : int, optional, default=1
+        Axis along which to split.
+    squeeze_axis : bool, optional, default=False
+        Drop the split axis from parts of size 1.
+    sections : int, optional, default=0, in [0, 1048576]
+        Number of equal sections (0: use indices).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if indices is not _NULL:
+        kwargs['indices'] = indices
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if squeeze_axis is not _NULL:
+        kwargs['squeeze_axis'] = squeeze_axis
+    if sections is not _NULL:
+        kwargs['sections'] = sections
+    return _call_op('_split_v2', [data], out, kwargs)
 
 
 def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):

@@ -9,33 +9,36 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-reg
 __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
- 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
- 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
- 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
+ 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
+ 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
+ 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
+ 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
+ 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
+ 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
+ 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
+ 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
  'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
  'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
+ 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
  'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
- 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
  'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
@@ -725,6 +728,40 @@ def MakeLoss(data=None, grad_scale=_NULL, valid_thresh=_NULL, normalization=_NUL
     return _call_op('MakeLoss', [data], out, kwargs)
 
 
+def Pad(data=None, mode=_NULL, pad_width=_NULL, constant_value=_NULL, out=None, name=None, **kwargs):
+    """
+    Pads a 4-D or 5-D array along its spatial axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    mode : {'constant', 'edge', 'reflect'}
+        Padding type to use: a constant value, the edge values, or the values mirrored at the edge.
+    pad_width : Shape(tuple)
+        Widths of the padding regions, (before, after) per axis; the first 4 entries must be 0.
+    constant_value : float, optional, default=0.0
+        The value used for padding when mode is 'constant'.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: pad.
+    """
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if pad_width is not _NULL:
+        kwargs['pad_width'] = pad_width
+    if constant_value is not _NULL:
+        kwargs['constant_value'] = constant_value
+    return _call_op('Pad', [data], out, kwargs)
+
+
 def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, out=None, name=None, **kwargs):
     """
     Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data).
@@ -816,6 +853,103 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
     return _call_op('Reshape', [data], out, kwargs)
+
+
+def SequenceLast(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Takes the last element of each sequence.
+
+    Parameters
+    ----------
+    data : NDArray
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2
+    sequence_length : NDArray
+        vector of sequence lengths of the form [batch_size]
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('SequenceLast', [data, sequence_length], out, kwargs, True)
+
+
+def SequenceMask(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, value=_NULL, out=None, name=None, **kwargs):
+    """
+    Sets all elements outside the sequence to a constant value.
+
+    Parameters
+    ----------
+    data : NDArray
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2
+    sequence_length : NDArray
+        vector of sequence lengths of the form [batch_size]
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    value : float, optional, default=0.0
+        The value to be used as a mask.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if value is not _NULL:
+        kwargs['value'] = value
+    return _call_op('SequenceMask', [data, sequence_length], out, kwargs, True)
+
+
+def SequenceReverse(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Reverses the elements of each sequence (its first sequence_length steps).
+
+    Parameters
+    ----------
+    data : NDArray
+        n-dimensional input array of the form [max_sequence_length, batch_size,
+        other_feature_dims] where n>2
+    sequence_length : NDArray
+        vector of sequence lengths of the form [batch_size]
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    axis : int, optional, default=0
+        The sequence axis: 0 (T, B, ...) or 1 (B, T, ...).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('SequenceReverse', [data, sequence_length], out, kwargs, True)
 
 
 def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None, name=None, **kwargs):
@@ -931,6 +1065,36 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
     return _call_op('SoftmaxOutput', [data, label], out, kwargs)
+
+
+def SwapAxis(data=None, dim1=_NULL, dim2=_NULL, out=None, name=None, **kwargs):
+    """
+    Interchanges two axes of an array.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    dim1 : int, optional, default=0
+        the first axis to be swapped.
+    dim2 : int, optional, default=0
+        the second axis to be swapped.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: swapaxes.
+    """
+    if dim1 is not _NULL:
+        kwargs['dim1'] = dim1
+    if dim2 is not _NULL:
+        kwargs['dim2'] = dim2
+    return _call_op('SwapAxis', [data], out, kwargs)
 
 
 def UpSampling(*data, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, workspace=_NULL, out=None, name=None, **kwargs):
@@ -1382,6 +1546,36 @@ def broadcast_add(lhs=None, rhs=None, out=None, name=None, **kwargs):
     Aliases: broadcast_plus.
     """
     return _call_op('broadcast_add', [lhs, rhs], out, kwargs)
+
+
+def broadcast_axis(data=None, axis=_NULL, size=_NULL, out=None, name=None, **kwargs):
+    """
+    Broadcasts axes of size 1 to the given sizes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : Shape(tuple), optional, default=()
+        The axes to perform the broadcasting.
+    size : Shape(tuple), optional, default=()
+        Target sizes of the broadcasting axes.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: broadcast_axes.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if size is not _NULL:
+        kwargs['size'] = size
+    return _call_op('broadcast_axis', [data], out, kwargs)
 
 
 def broadcast_div(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -1882,6 +2076,46 @@ def clip(data=None, a_min=_NULL, a_max=_NULL, out=None, name=None, **kwargs):
     return _call_op('clip', [data], out, kwargs)
 
 
+def col2im(data=None, output_size=_NULL, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    Sums the columns (N, C * prod(kernel), L) of im2col back into an image (N, C, *output_size): overlapping blocks add up, so col2im is im2col's gradient and vice versa.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input array to combine sliding blocks.
+    output_size : Shape(tuple)
+        The spatial dimension of image array: (w,), (h, w) or (d, h, w).
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('col2im', [data], out, kwargs)
+
+
 def cos(data=None, out=None, name=None, **kwargs):
     """
     Cosine.
@@ -1940,6 +2174,30 @@ def degrees(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('degrees', [data], out, kwargs)
+
+
+def depth_to_space(data=None, block_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Moves blocks of channels into spatial blocks: (N, C, H, W) -> (N, C / b^2, H * b, W * b).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    block_size : int
+        Blocks of [block_size. block_size] are moved
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if block_size is not _NULL:
+        kwargs['block_size'] = block_size
+    return _call_op('depth_to_space', [data], out, kwargs)
 
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
@@ -2370,6 +2628,42 @@ def identity(data=None, out=None, name=None, **kwargs):
     Aliases: identity.
     """
     return _call_op('_copy', [data], out, kwargs)
+
+
+def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
+    """
+    Extracts sliding blocks from an (N, C, *) array into columns (N, C * prod(kernel), L), L the number of blocks (the spatial size of the convolution output with the same parameters); 1-D, 2-D and 3-D spatial axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input array to extract sliding blocks.
+    kernel : Shape(tuple)
+        Sliding kernel size: (w,), (h, w) or (d, h, w).
+    stride : Shape(tuple), optional, default=()
+        The stride between adjacent sliding blocks in spatial dimension (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    dilate : Shape(tuple), optional, default=()
+        The spacing between adjacent kernel points (default 1 for each dimension): (w,), (h, w) or (d, h, w).
+    pad : Shape(tuple), optional, default=()
+        The zero-value padding size on both sides of spatial dimension (default no padding): (w,), (h, w) or (d, h, w).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if kernel is not _NULL:
+        kwargs['kernel'] = kernel
+    if stride is not _NULL:
+        kwargs['stride'] = stride
+    if dilate is not _NULL:
+        kwargs['dilate'] = dilate
+    if pad is not _NULL:
+        kwargs['pad'] = pad
+    return _call_op('im2col', [data], out, kwargs)
 
 
 def linalg_det(A=None, out=None, name=None, **kwargs):
@@ -3727,6 +4021,34 @@ def relu(data=None, out=None, name=None, **kwargs):
     return _call_op('relu', [data], out, kwargs)
 
 
+def repeat(data=None, repeats=_NULL, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Repeats each element of an array along an axis (of the flattened array by default).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    repeats : int
+        The number of repetitions for each element.
+    axis : int, optional, default=None
+        The axis along which to repeat values; None repeats the flattened input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if repeats is not _NULL:
+        kwargs['repeats'] = repeats
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('repeat', [data], out, kwargs)
+
+
 def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_NULL, rhs_end=_NULL, out=None, name=None, **kwargs):
     """
     ``lhs`` reshaped: its axes lhs_begin:lhs_end replaced by the axes rhs_begin:rhs_end of the shape of ``rhs`` (all of them by default); ``rhs`` is read for its shape only.
@@ -3763,6 +4085,32 @@ def reshape_like(lhs=None, rhs=None, lhs_begin=_NULL, lhs_end=_NULL, rhs_begin=_
     if rhs_end is not _NULL:
         kwargs['rhs_end'] = rhs_end
     return _call_op('reshape_like', [lhs, rhs], out, kwargs)
+
+
+def reverse(data=None, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Reverses the order of elements along the given axes.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : Shape(tuple)
+        The axes which to reverse elements.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: flip.
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('reverse', [data], out, kwargs)
 
 
 def rint(data=None, out=None, name=None, **kwargs):
@@ -4459,6 +4807,32 @@ def slice_axis(data=None, axis=_NULL, begin=_NULL, end=_NULL, out=None, name=Non
     return _call_op('slice_axis', [data], out, kwargs)
 
 
+def slice_like(data=None, shape_like=None, axes=_NULL, out=None, name=None, **kwargs):
+    """
+    Slices 'data' from the start of each axis to the size of 'shape_like' there.
+
+    Parameters
+    ----------
+    data : NDArray
+        Source input.
+    shape_like : NDArray
+        Shape like input (its values are not read).
+    axes : Shape(tuple), optional, default=()
+        List of axes on which input data will be sliced according to the corresponding size of the second input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    return _call_op('slice_like', [data, shape_like], out, kwargs)
+
+
 def smooth_l1(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     Calculate Smooth L1 Loss(lhs, scalar): f(x) = 0.5 (sigma x)^2 where |x| < 1 / sigma^2, else |x| - 0.5 / sigma^2, with sigma = scalar.  Backward: _backward_smooth_l1(out_grad, data).
@@ -4609,6 +4983,30 @@ def sort(data=None, axis=_NULL, is_ascend=_NULL, out=None, name=None, **kwargs):
     return _call_op('sort', [data], out, kwargs)
 
 
+def space_to_depth(data=None, block_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Moves spatial blocks into channels: (N, C, H, W) -> (N, C * b^2, H / b, W / b).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    block_size : int
+        Blocks of [block_size. block_size] are moved
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if block_size is not _NULL:
+        kwargs['block_size'] = block_size
+    return _call_op('space_to_depth', [data], out, kwargs)
+
+
 def sqrt(data=None, out=None, name=None, **kwargs):
     """
     Square root.
@@ -4647,6 +5045,57 @@ def square(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('square', [data], out, kwargs)
+
+
+def squeeze(data=None, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Removes single-dimensional entries from the shape of an array.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axis : Shape(tuple), optional, default=None
+        Selects a subset of the single-dimensional entries in the shape; None: all of them.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('squeeze', [data], out, kwargs)
+
+
+def stack(*data, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    Joins a sequence of arrays along a new axis.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        List of arrays to stack, all of one shape.  Given positionally
+        (stack(a, b, c)); 'num_args' is filled from their number.
+    num_args : int, in [1, 1048576]
+        Number of inputs to be stacked.
+    axis : int, optional, default=0
+        The axis in the result array along which the input arrays are stacked.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_op('stack', data, out, kwargs)
 
 
 def sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -4751,6 +5200,30 @@ def tanh(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('tanh', [data], out, kwargs)
+
+
+def tile(data=None, reps=_NULL, out=None, name=None, **kwargs):
+    """
+    Repeats the whole array along each axis.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    reps : Shape(tuple)
+        The number of times to repeat the array along each axis (aligned from the right).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if reps is not _NULL:
+        kwargs['reps'] = reps
+    return _call_op('tile', [data], out, kwargs)
 
 
 def topk(data=None, axis=_NULL, k=_NULL, ret_typ=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -4885,6 +5358,7 @@ def zeros_like(data=None, out=None, name=None, **kwargs):
 # The operators' other names (aliases).
 ElementWiseSum = add_n
 Softmax = SoftmaxOutput
+broadcast_axes = broadcast_axis
 broadcast_minus = broadcast_sub
 broadcast_plus = broadcast_add
 cast = Cast
@@ -4892,11 +5366,14 @@ choose_element_0index = pick
 concat = Concat
 crop = slice
 flatten = Flatten
+flip = reverse
 max_axis = max
 min_axis = min
 normal = random_normal
+pad = Pad
 reshape = Reshape
 split = SliceChannel
 stop_gradient = BlockGrad
 sum_axis = sum
+swapaxes = SwapAxis
 uniform = random_uniform

@@ -145,6 +145,41 @@ CASES += [
 ]
 # The device copy graph placement inserts: within one GPU, _copy's compute.
 CASES += [("_CrossDeviceCopy", lambda t: [data((5, 7), t)], {}, ALL)]
+# The layout family's table gather and scatter-add, and the sequence family.
+_PAD = {"mode": "reflect", "pad_width": (0, 0, 0, 0, 2, 1, 1, 3)}
+CASES += [
+    ("Pad", lambda t: [fdata((2, 3, 4, 5), t)], _PAD, FLOATS),
+    ("Pad", lambda t: [fdata((1, 2, 3, 4, 5), t)],
+     {"mode": "constant", "pad_width": (0, 0, 0, 0, 1, 1, 2, 0, 0, 3), "constant_value": 2},
+     FLOATS),
+    ("_backward_Pad", lambda t: [fdata((2, 3, 7, 9), t), fdata((2, 3, 4, 5), t)], _PAD, FLOATS),
+    ("SwapAxis", lambda t: [data((2, 3, 4), t)], {"dim1": 0, "dim2": 2}, ALL),
+    ("depth_to_space", lambda t: [data((2, 8, 3, 2), t)], {"block_size": 2}, ALL),
+    ("repeat", lambda t: [data((3, 4), t)], {"repeats": 3, "axis": 1}, ALL),
+    ("_backward_repeat", lambda t: [fdata((3, 12), t), fdata((3, 4), t)],
+     {"repeats": 3, "axis": 1}, ["float32", "float64"]),
+    ("tile", lambda t: [data((3, 4), t)], {"reps": (2, 1, 3)}, ALL),
+    ("reverse", lambda t: [data((3, 4, 5), t)], {"axis": (0, 2)}, ALL),
+    ("slice_like", lambda t: [data((3, 4, 5), t), data((2, 2, 5), t)], {}, ALL),
+    ("stack", lambda t: [data((3, 4), t), data((3, 4), t, 1)], {"axis": 1}, ALL),
+    ("_contrib_arange_like", lambda t: [data((3, 4), t)], {"start": 1, "step": 2, "repeat": 2},
+     ALL),
+    ("SequenceMask", lambda t: [data((4, 3, 2), t), np.array([1, 4, 2], "float32")],
+     {"use_sequence_length": True, "value": 3}, ALL),
+    ("SequenceReverse", lambda t: [data((4, 3, 2), t), np.array([1, 4, 2], "int32")],
+     {"use_sequence_length": True}, ALL),
+    ("SequenceLast", lambda t: [data((3, 4, 2), t), np.array([1, 4, 2], "int32")],
+     {"use_sequence_length": True, "axis": 1}, ALL),
+]
+_IM2COL = {"kernel": (2, 3), "stride": (2, 1), "dilate": (1, 2), "pad": (1, 1)}
+CASES += [
+    ("im2col", lambda t: [fdata((2, 3, 5, 6), t)], _IM2COL, FLOATS),
+    ("im2col", lambda t: [fdata((1, 2, 4, 5, 3), t)],
+     {"kernel": (2, 2, 3), "stride": (1, 2, 1), "pad": (1, 0, 1)}, FLOATS),
+    ("col2im", lambda t: [fdata((2, 18, 12), t)], dict(_IM2COL, output_size=(5, 6)), FLOATS),
+    ("_backward_im2col", lambda t: [fdata((2, 18, 12), t), fdata((2, 3, 5, 6), t)], _IM2COL,
+     FLOATS),
+]
 # topk (sort, argsort): ties (small integers) keep index order on both devices.
 CASES += [
     ("topk", lambda t: [data((3, 7, 4), t)], {"k": 3, "axis": 1, "ret_typ": "both"}, ALL),

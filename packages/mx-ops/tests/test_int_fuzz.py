@@ -284,6 +284,19 @@ SPECS = {
     "_broadcast_reduce_like": Spec(lambda draw, dtype, params: [ints(draw, dtype, (1,)),
                                                                 ints(draw, dtype, (size(draw),))]),
     "norm": Spec(params=lambda draw, dtype: {"ord": draw(st.sampled_from([1, 2]))}),
+    **{name: Spec(lambda draw, dtype, params: [ints(draw, dtype, (1, 4, 2, 2))],
+                  lambda draw, dtype: {"block_size": 2})
+       for name in ("depth_to_space", "space_to_depth")},
+    "repeat": Spec(params=lambda draw, dtype: {"repeats": 2}),
+    "_backward_repeat": Spec(params=lambda draw, dtype: {"repeats": 1}),
+    "tile": Spec(params=lambda draw, dtype: {"reps": (2,)}),
+    "_backward_tile": Spec(params=lambda draw, dtype: {"reps": (1,)}),
+    "reverse": Spec(params=lambda draw, dtype: {"axis": (0,)}),
+    "_split_v2": Spec(params=lambda draw, dtype: {"indices": (0,), "axis": 0}),
+    **{name: Spec(lambda draw, dtype, params: [ints(draw, dtype, (3, 2))])
+       for name in ("SequenceMask", "SequenceReverse", "SequenceLast")},
+    "_backward_SequenceLast": Spec(lambda draw, dtype, params: [ints(draw, dtype, (2,)),
+                                                                ints(draw, dtype, (3, 2))]),
 }
 
 # Operators whose defaults cannot run, with parameters under which their
@@ -301,6 +314,10 @@ FLOAT_ONLY = {
     "_backward_Embedding": {"input_dim": 2, "output_dim": 2},
     "adam_update": {"lr": 0.1}, "ftrl_update": {"lr": 0.1}, "rmsprop_update": {"lr": 0.1},
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
+    "Pad": {"mode": "edge", "pad_width": (0,) * 8},
+    "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
+    "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},
+    "col2im": {"output_size": (1,), "kernel": (1,)},
     **{f"{prefix}_interleaved_matmul_{name}": {"heads": 1}
        for prefix in ("_contrib", "_backward")
        for name in ("selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")},
@@ -505,6 +522,10 @@ MOVES = {
     "reshape_like", "transpose", "zeros_like", "scatter_nd", "Embedding", "_slice_assign",
     "_backward_slice", "_backward_slice_axis", "slice", "slice_axis", "broadcast_to",
     "expand_dims", "SliceChannel", "_random_randint", "_backward_topk", "_backward_pick",
+    "SwapAxis", "broadcast_axis", "_backward_broadcast_axis", "depth_to_space",
+    "space_to_depth", "repeat", "_backward_repeat", "tile", "_backward_tile", "reverse",
+    "slice_like", "_backward_slice_like", "squeeze", "stack", "_split_v2", "SequenceMask",
+    "SequenceReverse", "SequenceLast", "_backward_SequenceLast", "_contrib_arange_like",
 }
 
 

@@ -36,6 +36,8 @@ FAMILIES = {
     "norm": (),
     "dropout": (),
     "optimizer": (),
+    "layout": ("elemwise", "join", "shape"),
+    "sequence": (),
     "sort": (),
     "linalg": ("elemwise",),
     "attention": (),
