@@ -309,9 +309,25 @@ def dot(draw):
                 [draw(st.sampled_from(FLOATS))] * 2)
 
 
+@st.composite
+def attention(draw):
+    """The interleaved attention matmuls: the attention maps of the valatt
+    ops come back from the projections."""
+    sq, sk, b, h, d = draw(dim), draw(dim), draw(dim), draw(st.integers(1, 3)), draw(dim)
+    kind = draw(st.sampled_from(["selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt"]))
+    ins, derivable = {
+        "selfatt_qk": ([(sk, b, h * 3 * d)], ()),
+        "selfatt_valatt": ([(sk, b, h * 3 * d), (b * h, sk, sk)], (1,)),
+        "encdec_qk": ([(sq, b, h * d), (sk, b, h * 2 * d)], ()),
+        "encdec_valatt": ([(sk, b, h * 2 * d), (b * h, sq, sk)], ())}[kind]
+    return Case(f"_contrib_interleaved_matmul_{kind}", {"heads": h}, ins,
+                [draw(st.sampled_from(FLOATS))] * len(ins), derivable=derivable)
+
+
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, embedding, leaky_relu, softmax_output, regression, dropout,
-            pooling, normalization, upsampling, concat, slice_channel, reshaping, dot]
+            pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
+            attention]
 CASES = st.one_of([f() for f in FAMILIES])
 
 
@@ -379,7 +395,8 @@ def test_every_operator_with_a_rule_is_generated():
         "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
-        "size_array"}
+        "size_array"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+            "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}
     generated |= set(optimizer.KINDS) | set(loss.REGRESSIONS)
