@@ -377,6 +377,11 @@ cdef class NDArray:
         plan = advanced_index(self.shape, key, _part_shape)
         src = self if plan.view_shape == self.shape else _shaped(self, plan.view_shape)
         if 0 in plan.shape:
+            # Nothing to gather, but a host index out of range still raises
+            # (NumPy's x[..., [5], :0] does).
+            for axis, part in enumerate(plan.parts):
+                if not isinstance(part, (NDArray, slice)):
+                    host_indices(part, plan.view_shape[axis], axis)
             return empty(plan.shape, self.context, self.dtype.name)
         return invoke("gather_nd", [src, _index_nd(self.context, plan)])
 

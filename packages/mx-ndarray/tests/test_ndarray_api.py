@@ -324,3 +324,11 @@ def test_empty_arrays_take_any_assignment():
     e[[0, 1]] = 2
     assert e.shape == (0, 3)
     assert nd.array(X)[[], 1].shape == (0, 4)
+
+
+def test_out_of_range_index_raises_even_for_an_empty_result():
+    # Found by Hypothesis: the empty result skipped the bounds check.
+    x = nd.array(np.zeros((3, 2, 4)))
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 2"):
+        x[..., [5], :0]
+    assert x[..., [1], :0].shape == (3, 1, 0)

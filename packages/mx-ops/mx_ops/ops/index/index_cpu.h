@@ -36,14 +36,15 @@ static int take_loop(MXOpCall *c) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < p->axis; ++d) outer *= a.shape[d];
   for (int64_t d = p->axis + 1; d < a.ndim; ++d) inner *= a.shape[d];
-  if (outer * nidx * inner == 0) return 0;
-  // Raise mode checks every index before writing anything.
+  // Raise mode checks every index before writing anything, even when the
+  // result is empty (NumPy's x[..., [5], :0] raises too).
   if (p->mode == TAKE_RAISE)
     for (int64_t k = 0; k < nidx; ++k)
       if (take_row(convert<int64_t>(idx[k]), n, TAKE_RAISE) < 0) {
         c->error = "argument 'indices' holds an index out of range of the axis (mode='raise')";
         return -1;
       }
+  if (outer * nidx * inner == 0) return 0;
   const T *src = static_cast<const T *>(a.dptr);
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
