@@ -17,7 +17,7 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
  'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
  'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
+ 'concat', 'cos', 'cosh', 'crop', 'degrees', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
  'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
  'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
  'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
@@ -28,14 +28,15 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
  'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
  'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
- 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
- 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'reshape',
+ 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis',
+ 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
+ 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -2002,6 +2003,36 @@ def degrees(data=None, name=None, attr=None, **kwargs):
     return _compose('degrees', (data,), name, attr, kwargs)
 
 
+def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, name=None, attr=None, **kwargs):
+    """
+    The k-th diagonal of a 2-D (or N-D: of the sub-arrays over axis1 and axis2) array, as the last axis of the output; of a 1-D array, the square matrix holding it on its k-th diagonal (zeros elsewhere).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input ndarray.  Left out, it is a new variable named '<name>_data'.
+    k : int, optional, default=0
+        The diagonal: 0 the main one, k > 0 above it, k < 0 below it; for an input of shape (S0, S1) k is within [-S0, S1].
+    axis1 : int, optional, default=0
+        The first axis of the sub-arrays of interest (ignored for a 1-D input).
+    axis2 : int, optional, default=1
+        The second axis of the sub-arrays of interest (ignored for a 1-D input).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('diag', (data,), name, attr, kwargs, k=k, axis1=axis1, axis2=axis2)
+
+
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
     """
     Dot product of two arrays (matrix product for 2-d ones), through BLAS.
@@ -3788,6 +3819,35 @@ def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, n
     return _compose('random_uniform', (), name, attr, kwargs, low=low, high=high, shape=shape, ctx=ctx, dtype=dtype)
 
 
+def ravel_multi_index(data=None, shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    The flat index of each multi-index (a column of 'data') in an array of 'shape' (numpy.ravel_multi_index; indices are truncated to integers and not checked).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Batch of multi-indices, one per column: (len(shape), ...).  Left out,
+        it is a new variable named '<name>_data'.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: ravel_multi_index.
+    """
+    return _compose('ravel_multi_index', (data,), name, attr, kwargs, shape=shape)
+
+
 def rcbrt(data=None, name=None, attr=None, **kwargs):
     """
     1 / cbrt(x).
@@ -5025,6 +5085,35 @@ def trunc(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('trunc', (data,), name, attr, kwargs)
+
+
+def unravel_index(data=None, shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    The multi-index of each flat index in an array of 'shape', as the columns of a (len(shape), ...) array (numpy.unravel_index; the first axis takes what is left of an index beyond the array).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Array of flat indices.  Left out, it is a new variable named
+        '<name>_data'.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: unravel_index.
+    """
+    return _compose('unravel_index', (data,), name, attr, kwargs, shape=shape)
 
 
 def where(condition=None, x=None, y=None, name=None, attr=None, **kwargs):

@@ -6,13 +6,15 @@ from mx_graph import _internal, op  # noqa: F401
 from mx_graph import op_functions as _op_functions
 from mx_graph._runtime_ops import public_getattr as _public_getattr
 from mx_graph.attribute import AttrScope  # noqa: F401
+from mx_graph.creation import eye, histogram, linspace  # noqa: F401
 from mx_graph.op import *  # noqa: F401,F403
 from mx_graph.symbol import (Group, Symbol, Variable, hypot, load, load_json,  # noqa: F401
                              maximum, minimum, ones, pow, power, var, zeros)
 
 # Listed so that help(mx.sym) shows the operator functions too.
 __all__ = op.__all__ + ["op", "AttrScope", "Group", "Symbol", "Variable", "load", "load_json",
-                        "maximum", "minimum", "hypot", "ones", "pow", "power", "var", "zeros"]
+                        "maximum", "minimum", "hypot", "ones", "pow", "power", "var", "zeros",
+                        "eye", "linspace", "histogram"]
 
 
 def __getattr__(name):

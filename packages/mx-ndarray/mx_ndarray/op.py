@@ -18,7 +18,7 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
  'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
  'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
+ 'concat', 'cos', 'cosh', 'crop', 'degrees', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
  'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
  'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
  'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
@@ -29,14 +29,15 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
  'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
  'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
- 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
- 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'reshape',
+ 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis',
+ 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
+ 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -1942,6 +1943,38 @@ def degrees(data=None, out=None, name=None, **kwargs):
     return _call_op('degrees', [data], out, kwargs)
 
 
+def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out=None, name=None, **kwargs):
+    """
+    The k-th diagonal of a 2-D (or N-D: of the sub-arrays over axis1 and axis2) array, as the last axis of the output; of a 1-D array, the square matrix holding it on its k-th diagonal (zeros elsewhere).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    k : int, optional, default=0
+        The diagonal: 0 the main one, k > 0 above it, k < 0 below it; for an input of shape (S0, S1) k is within [-S0, S1].
+    axis1 : int, optional, default=0
+        The first axis of the sub-arrays of interest (ignored for a 1-D input).
+    axis2 : int, optional, default=1
+        The second axis of the sub-arrays of interest (ignored for a 1-D input).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if k is not _NULL:
+        kwargs['k'] = k
+    if axis1 is not _NULL:
+        kwargs['axis1'] = axis1
+    if axis2 is not _NULL:
+        kwargs['axis2'] = axis2
+    return _call_op('diag', [data], out, kwargs)
+
+
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
     """
     Dot product of two arrays (matrix product for 2-d ones), through BLAS.
@@ -3667,6 +3700,32 @@ def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
     return _call_op('_random_uniform', [], out, kwargs)
 
 
+def ravel_multi_index(data=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    The flat index of each multi-index (a column of 'data') in an array of 'shape' (numpy.ravel_multi_index; indices are truncated to integers and not checked).
+
+    Parameters
+    ----------
+    data : NDArray
+        Batch of multi-indices, one per column: (len(shape), ...).
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: ravel_multi_index.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _call_op('_ravel_multi_index', [data], out, kwargs)
+
+
 def rcbrt(data=None, out=None, name=None, **kwargs):
     """
     1 / cbrt(x).
@@ -4835,6 +4894,32 @@ def trunc(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('trunc', [data], out, kwargs)
+
+
+def unravel_index(data=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    The multi-index of each flat index in an array of 'shape', as the columns of a (len(shape), ...) array (numpy.unravel_index; the first axis takes what is left of an index beyond the array).
+
+    Parameters
+    ----------
+    data : NDArray
+        Array of flat indices.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: unravel_index.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _call_op('_unravel_index', [data], out, kwargs)
 
 
 def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):

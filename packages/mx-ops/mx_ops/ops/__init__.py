@@ -38,6 +38,9 @@ FAMILIES = {
     "optimizer": (),
     "sort": (),
     "linalg": ("elemwise",),
+    "diag": (),
+    "histogram": ("init",),
+    "contrib_index": ("init",),
 }
 
 # family: the names of the operators it registered (filled by load).
