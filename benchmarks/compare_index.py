@@ -8,7 +8,8 @@ another.
 Cases (float32): histogram of 1e6 normal values into 100 uniform bins over
 (-3, 3) (PyTorch: histc) and into 100 given edges (PyTorch: histogram);
 diag of a 2000 x 2000 matrix (extract) and of a 2000 vector (a matrix);
-eye 2000 x 2000; linspace of 1e6 values.  Ratios are ours over theirs
+eye 2000 x 2000; linspace of 1e6 values; boolean_mask selecting about half
+of 100000 rows of 64 by a float mask (NumPy, PyTorch: indexing by mask != 0).  Ratios are ours over theirs
 (below 1: ours is faster).  Best of R runs.
 """
 import argparse
@@ -32,6 +33,8 @@ _PRELUDE = textwrap.dedent("""
     EDGES = np.linspace(-3, 3, 101).astype(np.float32)
     M = rng.standard_normal((side, side), dtype=np.float32)
     V = rng.standard_normal(side, dtype=np.float32)
+    B = rng.standard_normal((n // 10, 64), dtype=np.float32)
+    MASK = (rng.random(n // 10) < 0.5).astype(np.float32)
     def best(fn):
         fn()
         out = float("inf")
@@ -46,6 +49,7 @@ _MX_SCRIPT = _PRELUDE + textwrap.dedent("""
     import mx
     nd = mx.nd
     h, edges, m, v = nd.array(H), nd.array(EDGES), nd.array(M), nd.array(V)
+    b, mask = nd.array(B), nd.array(MASK)
     def hist(bins, **kw):
         c, e = nd.histogram(h, bins=bins, **kw)
         c.wait_to_read()
@@ -56,12 +60,14 @@ _MX_SCRIPT = _PRELUDE + textwrap.dedent("""
         "diag_make": best(lambda: nd.diag(v).wait_to_read()),
         "eye": best(lambda: nd.eye(side).wait_to_read()),
         "linspace": best(lambda: nd.linspace(0, 1, n).wait_to_read()),
+        "boolean_mask": best(lambda: mx.nd.contrib.boolean_mask(b, mask).wait_to_read()),
     }))
 """)
 
 _TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
     import torch
-    h, edges, m, v = (torch.from_numpy(a) for a in (H, EDGES, M, V))
+    h, edges, m, v, b = (torch.from_numpy(a) for a in (H, EDGES, M, V, B))
+    mask = torch.from_numpy(MASK)
     print(json.dumps({
         "hist_uniform": best(lambda: torch.histc(h, 100, -3, 3)),
         "hist_edges": best(lambda: torch.histogram(h, edges)),
@@ -70,6 +76,7 @@ _TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
         "diag_make": best(lambda: torch.diag(v)),
         "eye": best(lambda: torch.eye(side)),
         "linspace": best(lambda: torch.linspace(0, 1, n)),
+        "boolean_mask": best(lambda: b[mask != 0]),
     }))
 """)
 
@@ -81,6 +88,7 @@ _NUMPY_SCRIPT = _PRELUDE + textwrap.dedent("""
         "diag_make": best(lambda: np.diag(V)),
         "eye": best(lambda: np.eye(side, dtype=np.float32)),
         "linspace": best(lambda: np.linspace(0, 1, n).astype(np.float32)),
+        "boolean_mask": best(lambda: B[MASK != 0]),
     }))
 """)
 
@@ -89,7 +97,8 @@ CASES = [("hist_uniform", "histogram 1e6, 100 uniform bins"),
          ("diag_extract", "diag of 2000 x 2000"),
          ("diag_make", "diag of a 2000 vector"),
          ("eye", "eye 2000 x 2000"),
-         ("linspace", "linspace 1e6")]
+         ("linspace", "linspace 1e6"),
+         ("boolean_mask", "boolean_mask, half of 100000 x 64 rows")]
 
 
 def main(argv=None):

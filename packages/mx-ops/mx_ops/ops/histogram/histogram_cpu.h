@@ -4,7 +4,8 @@
 // converted, as MXNet 1.9.1 does; a value's bin is first computed from
 // (x - lo) * cnt / (hi - lo), then moved by one where the converted edges
 // say otherwise (so integer dtypes, whose edges round, count as MXNet).
-// Given edges (the 'bins' input) are searched.  Values outside
+// Given edges (the 'bins' input) are searched, starting from the bin a
+// uniform spread of them would give.  Values outside
 // [first edge, last edge] and NaN are not counted; the last bin includes
 // its right edge.  Large inputs are counted in chunks across the workers,
 // each into its own histogram, then summed.  req 'add' adds the counts
@@ -39,11 +40,16 @@ static inline int64_t uniform_bin(T x, const T *e, int64_t cnt, double lo, doubl
   return t;
 }
 
-// The bin of x among the cnt bins of sorted edges e[0..cnt], or -1.
+// The bin of x among the cnt bins of sorted edges e[0..cnt], or -1: the
+// bin a uniform spread would give when it holds x (edges often are nearly
+// uniform), else a binary search.
 template <typename T>
-static inline int64_t edges_bin(T x, const T *e, int64_t cnt) {
+static inline int64_t edges_bin(T x, const T *e, int64_t cnt, double scale) {
   if (!(x >= e[0] && x <= e[cnt])) return -1;
-  const int64_t t = std::upper_bound(e, e + cnt + 1, x) - e - 1;
+  const double q = (static_cast<double>(x) - static_cast<double>(e[0])) * scale;
+  int64_t t = q < static_cast<double>(cnt - 1) ? static_cast<int64_t>(q) : cnt - 1;
+  if (x >= e[t] && (x < e[t + 1] || t == cnt - 1)) return t;
+  t = std::upper_bound(e, e + cnt + 1, x) - e - 1;
   return t < cnt ? t : cnt - 1;
 }
 
@@ -59,6 +65,8 @@ static void histogram_loop(const MXOpCall *c) {
     edges[i] = uniform ? convert<T>((p->lo * double(cnt - i) + p->hi * double(i)) / double(cnt))
                        : static_cast<const T *>(c->inputs[1].dptr)[i];
   const T *e = edges.data();
+  const double span = static_cast<double>(e[cnt]) - static_cast<double>(e[0]);
+  const double scale = span > 0 ? double(cnt) / span : 0.0;
   // One histogram per chunk of the data, summed below.
   const int64_t chunks = parallel_threads(n, n);
   std::vector<int64_t> local(size_t(chunks * cnt), 0);
@@ -68,7 +76,7 @@ static void histogram_loop(const MXOpCall *c) {
       const int64_t end = std::min(n, (k + 1) * ((n + chunks - 1) / chunks));
       for (int64_t i = k * ((n + chunks - 1) / chunks); i < end; ++i) {
         const int64_t t = uniform ? uniform_bin(x[i], e, cnt, p->lo, p->hi)
-                                  : edges_bin(x[i], e, cnt);
+                                  : edges_bin(x[i], e, cnt, scale);
         if (t >= 0 && t < cnt) ++h[t];
       }
     }

@@ -47,9 +47,15 @@ static void arange_loop(const MXOpCall *c) {
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
+  const int64_t repeat = p->repeat;
   parallel_for(n, [&](int64_t lo, int64_t hi) {
+    if (repeat == 1 && !add) {       // no division: the loop vectorises
+      for (int64_t i = lo; i < hi; ++i)
+        out[i] = convert<T>(p->start + static_cast<double>(i) * p->step);
+      return;
+    }
     for (int64_t i = lo; i < hi; ++i) {
-      const T v = convert<T>(p->start + static_cast<double>(i / p->repeat) * p->step);
+      const T v = convert<T>(p->start + static_cast<double>(i / repeat) * p->step);
       out[i] = add ? wrap_add(out[i], v) : v;
     }
   });
