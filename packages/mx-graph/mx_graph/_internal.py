@@ -26,12 +26,13 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
  '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
- '_collapse_sum_like', '_contrib_backward_index_copy', '_contrib_index_array',
- '_contrib_index_copy', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
- '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_collapse_sum_like', '_contrib_allclose', '_contrib_backward_index_copy',
+ '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
+ '_contrib_index_copy', '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
@@ -1761,6 +1762,38 @@ def _collapse_sum_like(data=None, like=None, name=None, attr=None, **kwargs):
     return _compose('_collapse_sum_like', (data, like), name, attr, kwargs)
 
 
+def _contrib_allclose(a=None, b=None, rtol=_NULL, atol=_NULL, equal_nan=_NULL, name=None, attr=None, **kwargs):
+    """
+    1 (uint8, shape ()) when |a - b| <= atol + rtol * |b| everywhere (numpy.allclose; equal infinities are close), else 0.
+
+    Parameters
+    ----------
+    a : Symbol, optional
+        Input array a.  Left out, it is a new variable named '<name>_a'.
+    b : Symbol, optional
+        Input array b.  Left out, it is a new variable named '<name>_b'.
+    rtol : float, optional, default=1e-05
+        Relative tolerance.
+    atol : float, optional, default=1e-08
+        Absolute tolerance.
+    equal_nan : bool, optional, default=True
+        Whether NaNs in 'a' and 'b' at one position count as equal.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_allclose', (a, b), name, attr, kwargs, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
 def _contrib_backward_index_copy(ograd=None, index_vector=None, name=None, attr=None, **kwargs):
     """
     index_copy's gradients: the output gradient with the replaced rows zeroed (old_tensor's), and its rows at 'index_vector' (new_tensor's).
@@ -1787,6 +1820,63 @@ def _contrib_backward_index_copy(ograd=None, index_vector=None, name=None, attr=
         The node's outputs (index it for one).
     """
     return _compose('_contrib_backward_index_copy', (ograd, index_vector), name, attr, kwargs)
+
+
+def _contrib_backward_quadratic(ograd=None, data=None, a=_NULL, b=_NULL, c=_NULL, name=None, attr=None, **kwargs):
+    """
+    quadratic's gradient with respect to 'data': ograd * (2 a data + b).
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of quadratic's output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    data : Symbol, optional
+        quadratic's input.  Left out, it is a new variable named '<name>_data'.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_backward_quadratic', (ograd, data), name, attr, kwargs, a=a, b=b, c=c)
+
+
+def _contrib_div_sqrt_dim(data=None, name=None, attr=None, **kwargs):
+    """
+    data / sqrt(data.shape[-1]) (the divisor converted to the dtype first: integers divide by its integer part).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input ndarray.  Left out, it is a new variable named '<name>_data'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_div_sqrt_dim', (data,), name, attr, kwargs)
 
 
 def _contrib_index_array(data=None, axes=_NULL, name=None, attr=None, **kwargs):
@@ -1843,6 +1933,36 @@ def _contrib_index_copy(old_tensor=None, index_vector=None, new_tensor=None, nam
         The node's outputs.
     """
     return _compose('_contrib_index_copy', (old_tensor, index_vector, new_tensor), name, attr, kwargs)
+
+
+def _contrib_quadratic(data=None, a=_NULL, b=_NULL, c=_NULL, name=None, attr=None, **kwargs):
+    """
+    a * data**2 + b * data + c elementwise.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input ndarray.  Left out, it is a new variable named '<name>_data'.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_quadratic', (data,), name, attr, kwargs, a=a, b=b, c=c)
 
 
 def _div_scalar(data=None, scalar=_NULL, name=None, attr=None, **kwargs):

@@ -27,12 +27,13 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
  '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
- '_collapse_sum_like', '_contrib_backward_index_copy', '_contrib_index_array',
- '_contrib_index_copy', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
- '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_collapse_sum_like', '_contrib_allclose', '_contrib_backward_index_copy',
+ '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
+ '_contrib_index_copy', '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar',
+ '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater',
+ '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
@@ -1746,6 +1747,40 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
 
 
+def _contrib_allclose(a=None, b=None, rtol=_NULL, atol=_NULL, equal_nan=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (uint8, shape ()) when |a - b| <= atol + rtol * |b| everywhere (numpy.allclose; equal infinities are close), else 0.
+
+    Parameters
+    ----------
+    a : NDArray
+        Input array a.
+    b : NDArray
+        Input array b.
+    rtol : float, optional, default=1e-05
+        Relative tolerance.
+    atol : float, optional, default=1e-08
+        Absolute tolerance.
+    equal_nan : bool, optional, default=True
+        Whether NaNs in 'a' and 'b' at one position count as equal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if rtol is not _NULL:
+        kwargs['rtol'] = rtol
+    if atol is not _NULL:
+        kwargs['atol'] = atol
+    if equal_nan is not _NULL:
+        kwargs['equal_nan'] = equal_nan
+    return _call_op('_contrib_allclose', [a, b], out, kwargs)
+
+
 def _contrib_backward_index_copy(ograd=None, index_vector=None, out=None, name=None, **kwargs):
     """
     index_copy's gradients: the output gradient with the replaced rows zeroed (old_tensor's), and its rows at 'index_vector' (new_tensor's).
@@ -1766,6 +1801,60 @@ def _contrib_backward_index_copy(ograd=None, index_vector=None, out=None, name=N
     out : NDArray or list of NDArray
     """
     return _call_op('_contrib_backward_index_copy', [ograd, index_vector], out, kwargs)
+
+
+def _contrib_backward_quadratic(ograd=None, data=None, a=_NULL, b=_NULL, c=_NULL, out=None, name=None, **kwargs):
+    """
+    quadratic's gradient with respect to 'data': ograd * (2 a data + b).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of quadratic's output.
+    data : NDArray
+        quadratic's input.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if a is not _NULL:
+        kwargs['a'] = a
+    if b is not _NULL:
+        kwargs['b'] = b
+    if c is not _NULL:
+        kwargs['c'] = c
+    return _call_op('_contrib_backward_quadratic', [ograd, data], out, kwargs)
+
+
+def _contrib_div_sqrt_dim(data=None, out=None, name=None, **kwargs):
+    """
+    data / sqrt(data.shape[-1]) (the divisor converted to the dtype first: integers divide by its integer part).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_contrib_div_sqrt_dim', [data], out, kwargs)
 
 
 def _contrib_index_array(data=None, axes=_NULL, out=None, name=None, **kwargs):
@@ -1814,6 +1903,38 @@ def _contrib_index_copy(old_tensor=None, index_vector=None, new_tensor=None, out
     out : NDArray
     """
     return _call_op('_contrib_index_copy', [old_tensor, index_vector, new_tensor], out, kwargs)
+
+
+def _contrib_quadratic(data=None, a=_NULL, b=_NULL, c=_NULL, out=None, name=None, **kwargs):
+    """
+    a * data**2 + b * data + c elementwise.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if a is not _NULL:
+        kwargs['a'] = a
+    if b is not _NULL:
+        kwargs['b'] = b
+    if c is not _NULL:
+        kwargs['c'] = c
+    return _call_op('_contrib_quadratic', [data], out, kwargs)
 
 
 def _div_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):

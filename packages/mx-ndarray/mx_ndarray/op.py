@@ -10,34 +10,34 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
- 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
- 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
- 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'reshape',
- 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
- 'softmin', 'softsign', 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis',
- 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
- 'zeros_like']
+ 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n',
+ 'all_finite', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+ 'argmax_channel', 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'diag', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub',
+ 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten',
+ 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
+ 'mean', 'min', 'min_axis', 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm',
+ 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians', 'random_exponential',
+ 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
+ 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index',
+ 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round',
+ 'rsqrt', 'sample_exponential', 'sample_gamma', 'sample_generalized_negative_binomial',
+ 'sample_multinomial', 'sample_negative_binomial', 'sample_normal', 'sample_poisson',
+ 'sample_uniform', 'scatter_nd', 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle',
+ 'sigmoid', 'sign', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax',
+ 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'split', 'sqrt', 'square',
+ 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc',
+ 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -1079,6 +1079,30 @@ def add_n(*args, out=None, name=None, **kwargs):
     Aliases: ElementWiseSum.
     """
     return _call_op('add_n', args, out, kwargs)
+
+
+def all_finite(data=None, init_output=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of 'data' is finite, else 0 (MXNet's AMP check).
+
+    Parameters
+    ----------
+    data : NDArray
+        Array.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if init_output is not _NULL:
+        kwargs['init_output'] = init_output
+    return _call_op('all_finite', [data], out, kwargs)
 
 
 def arccos(data=None, out=None, name=None, **kwargs):
@@ -3121,6 +3145,33 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
     return _call_op('min', [data], out, kwargs)
+
+
+def multi_all_finite(*data, init_output=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of every input is finite, else 0.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Arrays.  Given positionally (multi_all_finite(a, b, c)); 'num_arrays'
+        is filled from their number.
+    num_arrays : int, optional, default=1, in [1, 1048576]
+        Number of arrays.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if init_output is not _NULL:
+        kwargs['init_output'] = init_output
+    return _call_op('multi_all_finite', data, out, kwargs)
 
 
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):

@@ -184,6 +184,15 @@ CASES += [
     ("_contrib_index_copy", lambda t: [data((5, 3), t), np.array([4, 0, 4]),
                                        data((3, 3), t, 1)], {}, ALL),
     ("_contrib_index_array", lambda t: [data((2, 3, 4), t)], {"axes": (-1, 0)}, ALL),
+    ("_contrib_quadratic", lambda t: [data((4, 5), t)], {"a": 2.5, "b": -1.5, "c": 0.7}, ALL),
+    ("_contrib_backward_quadratic", lambda t: [data((4, 5), t), data((4, 5), t, 1)],
+     {"a": 2.5, "b": -1.5}, ALL),
+    ("_contrib_div_sqrt_dim", lambda t: [data((3, 5), t)], {}, ALL),
+    ("_contrib_allclose", lambda t: [data((3, 5), t), data((3, 5), t)], {}, ALL),
+    ("_contrib_allclose", lambda t: [data((3, 5), t), data((3, 5), t, 1)], {"atol": 2}, ALL),
+    ("all_finite", lambda t: [fdata((50,), t)], {}, FLOATS),
+    ("multi_all_finite", lambda t: [fdata((5,), t), np.array([1, np.inf], t)],
+     {"num_arrays": 2}, FLOATS),
 ]
 
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES

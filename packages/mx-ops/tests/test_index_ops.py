@@ -40,6 +40,10 @@ def _input_grads(op, inputs, params, ograd):
     """The gradients MXNet recorded, {input position: array}."""
     if op == "diag":
         return {0: invoke("_backward_diag", [ograd, inputs[0]], **params)}
+    if op == "_contrib_quadratic":
+        return {0: invoke("_contrib_backward_quadratic", [ograd, inputs[0]], **params)}
+    if op == "_contrib_div_sqrt_dim":
+        return {0: invoke("_contrib_div_sqrt_dim", [ograd])}
     old_grad, new_grad = invoke("_contrib_backward_index_copy", [ograd, inputs[1]])
     return {0: old_grad, 2: new_grad}
 
@@ -359,3 +363,95 @@ def test_index_array_matches_numpy(shape, axes):
     np.testing.assert_array_equal(out, want + 1)
     with pytest.raises(MXNetError, match="'axes' holds 3, out of range"):
         invoke("_contrib_index_array", [x], axes=(3,))
+
+
+# --- contrib quadratic, div_sqrt_dim, allclose; all_finite, multi_all_finite --------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quadratic_and_div_sqrt_dim_match_numpy(dtype):
+    x = _values((3, 4), dtype)
+    calc = np.float64 if dtype == "float64" else np.float32
+    a, b, c = (calc(np.float32(v)) for v in (0.5, -2.0, 1.25))
+    v = x.astype(calc)
+    want = v * (a * v + b) + c
+    want = (np.trunc(want) if dtype[0] != "f" else want).astype(dtype)
+    got = invoke("_contrib_quadratic", [x], a=0.5, b=-2.0, c=1.25)
+    np.testing.assert_array_equal(got, want)
+    out = _values(x.shape, dtype)
+    base = out.copy()
+    invoke("_contrib_quadratic", [x], out=out, req="add", a=0.5, b=-2.0, c=1.25)
+    np.testing.assert_array_equal(out, base + want)
+    root = np.sqrt(calc(4)).astype(dtype)
+    want = (np.trunc(x / root) if dtype[0] != "f" else x / root).astype(dtype)
+    np.testing.assert_array_equal(invoke("_contrib_div_sqrt_dim", [x]), want)
+
+
+def test_quadratic_and_div_sqrt_dim_gradients():
+    x = rng.uniform(-1, 1, size=(3, 5))
+    check_numeric_gradient("_contrib_quadratic", [x], a=1.5, b=-0.5, c=2.0)
+    check_numeric_gradient("_contrib_div_sqrt_dim", [x])
+
+
+def test_elementwise_large_split_across_workers():
+    x = rng.uniform(-1, 1, size=(1000, 300)).astype("float32")
+    want = x * (np.float32(2) * x + np.float32(3)) + np.float32(1)
+    np.testing.assert_allclose(invoke("_contrib_quadratic", [x], a=2, b=3, c=1), want,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(invoke("_contrib_div_sqrt_dim", [x]),
+                                  x / np.sqrt(np.float32(300)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_allclose_matches_numpy(dtype):
+    a = _values((4, 5), dtype)
+    b = a.copy()
+    assert invoke("_contrib_allclose", [a, b]).tolist() == 1
+    b.flat[7] += np.array(1, dtype)
+    got = invoke("_contrib_allclose", [a, b])
+    assert got.dtype == np.uint8 and got.shape == ()
+    assert got.tolist() == int(np.allclose(a.astype("float64"), b.astype("float64")))
+    assert invoke("_contrib_allclose", [a, b], atol=1.5).tolist() == 1
+    out = np.array(3, np.uint8)
+    invoke("_contrib_allclose", [a, a], out=out, req="add")
+    assert out.tolist() == 4
+
+
+def test_allclose_large_and_errors():
+    a = rng.uniform(size=1 << 20).astype("float32")
+    b = a.copy()
+    assert invoke("_contrib_allclose", [a, b]).tolist() == 1
+    b[-1] = np.nan
+    assert invoke("_contrib_allclose", [a, b]).tolist() == 0
+    with pytest.raises(MXNetError, match="argument 'b' has shape \\(2,\\)"):
+        invoke("_contrib_allclose", [np.ones((1, 2)), np.ones(2)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_all_finite(dtype):
+    x = np.ones(1 << 20, dtype)
+    assert invoke("all_finite", [x]).tolist() == [1.0]
+    for bad in (np.inf, -np.inf, np.nan):
+        y = x.copy()
+        y[-3] = bad
+        assert invoke("all_finite", [y]).tolist() == [0.0]
+        assert invoke("multi_all_finite", [x, y], num_arrays=2).tolist() == [0.0]
+    assert invoke("multi_all_finite", [x, x, x]).tolist() == [1.0]
+    # Without init_output the output is only ever set to 0 (AMP accumulates).
+    out = np.array([5.0], np.float32)
+    invoke("all_finite", [x], out=out, init_output=False)
+    assert out.tolist() == [5.0]
+    invoke("multi_all_finite", [x, y], out=out, init_output=False, num_arrays=2)
+    assert out.tolist() == [0.0]
+    out = np.array([2.0], np.float32)
+    invoke("all_finite", [x], out=out, req="add")
+    assert out.tolist() == [3.0]
+
+
+def test_all_finite_types():
+    with pytest.raises(MXNetError, match="only floating point types are supported"):
+        invoke("all_finite", [np.ones(3, "int32")])
+    with pytest.raises(MXNetError, match="all must have one dtype"):
+        invoke("multi_all_finite", [np.ones(3), np.ones(3, "float32")])
+    assert infer_types("all_finite", {"init_output": True}, ["float16"])[1] == ["float32"]
+    assert infer_shapes("multi_all_finite", {"num_arrays": 2, "init_output": True},
+                        [(2, 3), (4,)])[1] == [(1,)]

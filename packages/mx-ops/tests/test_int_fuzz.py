@@ -301,6 +301,9 @@ SPECS = {
     "_unravel_index": Spec(params=lambda draw, dtype: {"shape": (3, 4)}),
     "_histogram": Spec(same_shape(1), histogram_params, errors="too narrow"),
     "_contrib_index_copy": Spec(index_copy_inputs, errors="out of range"),
+    "_contrib_quadratic": Spec(params=lambda draw, dtype: {"a": 2.5, "b": -1.5, "c": 0.7}),
+    "_contrib_backward_quadratic": Spec(params=lambda draw, dtype: {"a": 2.5, "b": -1.5}),
+    "_contrib_allclose": Spec(params=lambda draw, dtype: {"atol": float(draw(st.integers(0, 2)))}),
     "_contrib_backward_index_copy": Spec(lambda draw, dtype, params: [
         ints(draw, dtype, (size(draw), 2)), any_values(draw, (size(draw),))],
         errors="out of range"),
@@ -577,6 +580,31 @@ def ref_histogram(r, name, inputs, params, dtype):
     return counts
 
 
+def ref_quadratic(r, name, inputs, params, dtype):
+    """float32 arithmetic (MXNet's for integers), then the conversion rule."""
+    f = np.float32
+    a, b = f(params.get("a", 0.0)), f(params.get("b", 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if name == "_contrib_quadratic":
+            vals = [f(x) * (a * f(x) + b) + f(params.get("c", 0.0)) for x in inputs[0].tolist()]
+        else:
+            vals = [f(g) * (f(2) * a * f(x) + b) for g, x in zip(*(i.tolist() for i in inputs))]
+    return np.array([r.to_int(v, dtype) for v in vals], dtype)
+
+
+def ref_div_sqrt_dim(r, name, inputs, params, dtype):
+    x = inputs[0]
+    s = int(np.sqrt(np.float32(x.shape[-1])))
+    return np.array([r.wrap(r.div(v, s), dtype) for v in x.tolist()], dtype)
+
+
+def ref_allclose(r, name, inputs, params, dtype):
+    atol, rtol = float(np.float32(params.get("atol", 1e-8))), float(np.float32(1e-5))
+    close = all(x == y or abs(float(x) - float(y)) <= atol + rtol * abs(float(y))
+                for x, y in zip(*(i.tolist() for i in inputs)))
+    return np.array(int(close), np.uint8)
+
+
 def ref_index_copy(r, name, inputs, params, dtype):
     old, idx, new = inputs
     rows = [index_of(r, v) for v in idx.tolist()]
@@ -603,7 +631,9 @@ REFERENCES = {
     "pick": ref_pick, "batch_take": ref_pick, "fill_element_0index": ref_pick,
     "_eye": ref_eye, "_linspace": ref_linspace, "diag": ref_diag,
     "_ravel_multi_index": ref_ravel, "_unravel_index": ref_ravel, "_histogram": ref_histogram,
-    "_contrib_index_copy": ref_index_copy,
+    "_contrib_index_copy": ref_index_copy, "_contrib_quadratic": ref_quadratic,
+    "_contrib_backward_quadratic": ref_quadratic, "_contrib_div_sqrt_dim": ref_div_sqrt_dim,
+    "_contrib_allclose": ref_allclose,
 }
 # Operators that only move, copy, fill or sum elements of their integer inputs
 # (no conversion, no arithmetic beyond req 'add' and wrapping sums): held to

@@ -116,3 +116,38 @@ for i, (data, mask, og) in enumerate([
         (_r((4, 2, 3), "float64"), _a([1, 0, 0, 1], "int32"), _r((2, 2, 3), "float64")),
         (_r((4,)), _a([1, 1, 1, 1]), _r((4,)))]):
     CASES.append((f"boolean_mask{i}", "_contrib_boolean_mask", [data, mask], {}, og))
+
+# contrib quadratic (float arithmetic truncated into integers; the
+# gradient), div_sqrt_dim (integers divide by the divisor's integer part),
+# allclose (NaN, infinities, tolerances), all_finite / multi_all_finite.
+_Q = _a([[1, -2, 3], [0.5, 2, -1.25]])
+for i, dt in enumerate(["float32", "float64", "float16", "int32", "uint8", "int8", "int64"]):
+    x = np.abs(_Q).astype(dt) if dt == "uint8" else _Q.astype(dt)
+    CASES.append((f"quadratic{i}", "_contrib_quadratic", [x], dict(a=2.5, b=-1.5, c=0.7),
+                  None))
+    CASES.append((f"div_sqrt_dim{i}", "_contrib_div_sqrt_dim",
+                  [_r((2, 4), dt, 0, 9) if dt == "uint8" else _r((2, 4), dt, -9, 9)], {}, None))
+CASES.append(("quadratic_grad", "_contrib_quadratic", [_r((3, 4), "float64")],
+              dict(a=-1.5, b=0.25, c=3), _r((3, 4), "float64")))
+CASES.append(("div_sqrt_dim_grad", "_contrib_div_sqrt_dim", [_r((2, 3, 5))], {}, _r((2, 3, 5))))
+for i, (a, b, kw) in enumerate([
+        (_a([1, 2, np.nan]), _a([1, 2.00001, np.nan]), {}),
+        (_a([1, 2, np.nan]), _a([1, 2.00001, np.nan]), dict(equal_nan=False)),
+        (_a([1, 2]), _a([1, 2.00001]), dict(rtol=0, atol=0)),
+        (_a([1e10, 1e-7]), _a([1.00001e10, 1e-8]), {}),
+        (_a([1e10, 1e-8]), _a([1.00001e10, 1e-9]), {}),
+        (_a([np.inf, -np.inf, 3]), _a([np.inf, -np.inf, 3]), {}),
+        (_a([np.inf, 1]), _a([-np.inf, 1]), {}),
+        (_a([[1, 2], [3, 4]], "int32"), _a([[1, 2], [3, 5]], "int32"), dict(atol=1)),
+        (_a([[1, 2], [3, 4]], "int32"), _a([[1, 2], [3, 5]], "int32"), {}),
+        (_a([1.5, 2], "float64"), _a([1.5, 2 + 1e-12], "float64"), dict(rtol=0, atol=1e-13))]):
+    CASES.append((f"allclose{i}", "_contrib_allclose", [a, b], kw, None))
+for i, (arrays, kw) in enumerate([
+        ([_a([1, 2])], {}), ([_a([1, np.inf])], {}), ([_a([np.nan], "float64")], {}),
+        ([_a([1, -np.inf], "float16")], {}), ([_r((3, 4), "float64")], {})]):
+    CASES.append((f"all_finite{i}", "all_finite", arrays, kw, None))
+for i, (arrays, kw) in enumerate([
+        ([_a([1, 2]), _a([3, np.inf])], dict(num_arrays=2)),
+        ([_a([1, 2]), _a([3, 4], "float64"), _a([5], "float16")], dict(num_arrays=3)),
+        ([_a([np.nan])], {})]):
+    CASES.append((f"multi_all_finite{i}", "multi_all_finite", arrays, kw, None))

@@ -6,7 +6,7 @@ import struct
 from mx_ops.core._params import Param
 from mx_ops.core.gradient import apply, set_gradient, zeros_like
 from mx_ops.core.node import NodeEntry
-from mx_ops.core.partial_infer import same_type, set_infer_type_partial
+from mx_ops.core.partial_infer import fixed_type, same_type, set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.contrib_index import _contrib_index_cpu
@@ -112,12 +112,4 @@ register(OpDef(
 
 # Values of the data are not read: MXNet's zero gradient.
 set_gradient("_contrib_index_array", lambda node, ograds: [zeros_like(node.inputs[0])])
-
-
-def _int64(params, ins, outs):
-    """An int64 output; the data's dtype is the caller's."""
-    outs.assign(0, "int64")
-    return ins, outs
-
-
-set_infer_type_partial("_contrib_index_array", _int64)
+set_infer_type_partial("_contrib_index_array", fixed_type("int64"))
