@@ -9,8 +9,9 @@ Cases (float32): histogram of 1e6 normal values into 100 uniform bins over
 (-3, 3) (PyTorch: histc) and into 100 given edges (PyTorch: histogram);
 diag of a 2000 x 2000 matrix (extract) and of a 2000 vector (a matrix);
 eye 2000 x 2000; linspace of 1e6 values; boolean_mask selecting about half
-of 100000 rows of 64 by a float mask (NumPy, PyTorch: indexing by mask != 0).  Ratios are ours over theirs
-(below 1: ours is faster).  Best of R runs.
+of 100000 rows of 64 by a float mask (NumPy, PyTorch: indexing by
+mask != 0).  Ratios are ours over theirs (below 1: ours is faster).  Best
+of R runs.
 """
 import argparse
 import os

@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 
+from mx_engine.base import MXNetError
 from mx_ndarray import _internal as _internal_ops
 from mx_ndarray import op as _op
+from mx_ndarray.ndarray import array
 from mx._prefixed import prefixed as _prefixed
 
 
@@ -36,8 +38,6 @@ def isfinite(data):
 def boolean_mask(data, index, axis=0):
     """The rows of ``data`` (along axis 0, the only one MXNet 1.9.1 supports)
     where ``index``, a 1-D array as long as that axis, is nonzero."""
-    from mx_engine.base import MXNetError
-    from mx_ndarray.ndarray import array
     if axis != 0:
         raise MXNetError(f"boolean_mask: argument 'axis' is {axis}; only 0 is supported, as "
                          f"in MXNet 1.9.1")

@@ -1,4 +1,6 @@
 """``mx.nd``: creating NDArrays and waiting for them, as in MXNet 1.x."""
+import warnings
+
 import numpy as np
 
 from mx_engine import Context, current_context, engine, gpu
@@ -9,9 +11,8 @@ from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_d
 from mx_ndarray._invoke import dtype_name, init_call
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "histogram", "concatenate",
-           "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
-           "to_dlpack_for_write"]
+           "histogram", "concatenate", "waitall", "invoke", "from_numpy", "from_dlpack",
+           "to_dlpack_for_read", "to_dlpack_for_write"]
 
 
 def _ctx(ctx, api):
@@ -83,7 +84,6 @@ def histogram(a, bins=10, range=None):    # noqa: A002 (MXNet's argument name)
         return invoke("_histogram", [a, bins])
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if range is None:
-            import warnings
             warnings.warn("range is not specified, using numpy's result to ensure "
                           "consistency with numpy")
             counts, edges = np.histogram(a.asnumpy(), bins=bins)

@@ -1,9 +1,10 @@
 """_eye, _linspace, diag, _ravel_multi_index, _unravel_index, _histogram,
-_contrib_index_copy and _contrib_index_array against NumPy and against what MXNet 1.9.1 computed on their edge cases
-(data/index_ops_mxnet191.npz, made by data/make_index_ops_reference.py
-from data/index_ops_cases.py): every dtype, every req, the gradient of
-diag by finite differences, and inputs large enough for the kernels to
-split across the workers."""
+the contrib index_copy, index_array, quadratic, div_sqrt_dim and allclose,
+all_finite and multi_all_finite against NumPy and against what MXNet 1.9.1
+computed on their edge cases (data/index_ops_mxnet191.npz, made by
+data/make_index_ops_reference.py from data/index_ops_cases.py): every
+dtype, every req, gradients by finite differences, and inputs large enough
+for the kernels to split across the workers."""
 import sys
 from pathlib import Path
 

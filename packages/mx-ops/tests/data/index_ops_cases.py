@@ -88,7 +88,8 @@ for i in range(6):
     dt = "float32" if i % 2 == 0 else "float64"
     edges = np.linspace(lo, hi, cnt + 1).astype(dt)
     data = np.concatenate([_r((500,), dt, lo - 1, hi + 1), edges])
-    CASES.append((f"hist_random{i}", "_histogram", [data], dict(bin_cnt=cnt, range=(lo, hi)), None))
+    CASES.append((f"hist_random{i}", "_histogram", [data], dict(bin_cnt=cnt, range=(lo, hi)),
+                  None))
 CASES.append(("hist_random_edges", "_histogram",
               [_r((300,), "float32"), np.sort(_r((9,), "float32"))], {}, None))
 CASES.append(("hist_empty_range", "_histogram", [_a([1, 1, 2])], dict(bin_cnt=4, range=(1, 1)),

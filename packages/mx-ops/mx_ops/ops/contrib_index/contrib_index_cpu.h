@@ -118,7 +118,7 @@ static int contrib_index_copy_backward(MXOpCall *c) {
   return 0;
 }
 
-// Packed by mx_ops.ops.contrib_index.index_array: int64 ndim, the data's
+// Packed by mx_ops.ops.contrib_index.contrib_index: int64 ndim, the data's
 // shape, int64 naxes, then the (normalized) axes.
 static int contrib_index_array(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;

@@ -1,8 +1,8 @@
 """GPU compute of diag and _backward_diag with the semantics of
 diag_cpu.h: the DiagParam block mx_ops.ops.diag.diag packs for the CPU
-kernel (nine int64, passed as the kernel's arguments), one thread per diagonal entry (embed first zeroes the matrix
-unless req is 'add').  Importing this module without CuPy raises
-ImportError."""
+kernel (nine int64, passed as the kernel's arguments), one thread per
+diagonal entry (embed first zeroes the matrix unless req is 'add').
+Importing this module without CuPy raises ImportError."""
 import numpy
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module

@@ -80,8 +80,8 @@ def eye(params, inputs, outputs, reqs):
     from mx_ops.ops.init.init import eye_k
     if reqs[0] != "null":
         out = outputs[0]
-        _EYE(numpy.int64(out.shape[1]), numpy.int64(eye_k(params)), numpy.int32(reqs[0] == "add"),
-             out)
+        _EYE(numpy.int64(out.shape[1]), numpy.int64(eye_k(params)),
+             numpy.int32(reqs[0] == "add"), out)
 
 
 def cast(params, inputs, outputs, reqs):

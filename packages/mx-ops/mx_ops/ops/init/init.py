@@ -1,6 +1,6 @@
-"""Registrations of MXNet's init ops _full, _zeros, _ones, _arange,
-_linspace (the _arange kernel with its own step) and _eye (the first three
-one fill kernel) and Cast (dtype conversion, MXNet's Cast / cast)."""
+"""Registrations of MXNet's init ops _full, _zeros and _ones (one fill
+kernel), _arange and _linspace (one range kernel, _linspace with its own
+step), _eye, and Cast (dtype conversion, MXNet's Cast / cast)."""
 import math
 import struct
 
@@ -119,6 +119,7 @@ register(OpDef(
     doc="Evenly spaced values start + i * step (in float64, then cast) over [start, stop), "
         "each repeated ``repeat`` times."))
 
+
 def _linspace_step(params):
     """MXNet's LinspaceParam step: (stop - start) / (num - 1) with the
     endpoint (0 for a single value), else / num."""
@@ -187,6 +188,7 @@ register(OpDef(
     pack_params=lambda params, shapes: struct.pack("=q", eye_k(params)),   # mxop::EyeParam
     differentiable=False,
     doc="A 2-D array (N, M) with ones on the k-th diagonal and zeros elsewhere."))
+
 
 register(OpDef(
     "Cast", arguments=("data",), params={"dtype": Param("dtype", doc="The output dtype.")},
