@@ -456,3 +456,20 @@ def test_all_finite_types():
     assert infer_types("all_finite", {"init_output": True}, ["float16"])[1] == ["float32"]
     assert infer_shapes("multi_all_finite", {"num_arrays": 2, "init_output": True},
                         [(2, 3), (4,)])[1] == [(1,)]
+
+
+def test_partial_type_inference():
+    """Graphs with unknown dtypes: the fixed output dtypes are not taken for
+    the inputs', and inputs of one dtype share what is known."""
+    hist = {"bin_cnt": None, "range": None}
+    assert infer_types("_histogram", hist, [None, None], [None, "float64"]) == (
+        ["float64", "float64"], ["int64", "float64"])
+    assert infer_types("_histogram", {"bin_cnt": 3, "range": (0.0, 1.0)}, [None],
+                       ["int64", "float16"]) == (["float16"], ["int64", "float16"])
+    assert infer_types("_contrib_allclose", {}, [None, "float16"]) == (
+        ["float16", "float16"], ["uint8"])
+    assert infer_types("multi_all_finite", {"num_arrays": 2, "init_output": True},
+                       [None, "float64"]) == (["float64", "float64"], ["float32"])
+    assert infer_types("_contrib_index_array", {"axes": None}, [None]) == ([None], ["int64"])
+    assert infer_types("_contrib_backward_index_copy", {}, [None, "int64"],
+                       [None, "float16"]) == (["float16", "int64"], ["float16", "float16"])

@@ -8,7 +8,7 @@ import struct
 from mx_ops.core._limits import MAX_COUNT
 from mx_ops.core._params import Param
 from mx_ops.core.gradient import apply, set_gradient
-from mx_ops.core.partial_infer import fixed_type, set_infer_type_partial
+from mx_ops.core.partial_infer import fixed_type, same_type, set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.contrib_math import _contrib_math_cpu
@@ -151,6 +151,15 @@ set_gradient("_contrib_div_sqrt_dim",
              lambda node, ograds: [apply("_contrib_div_sqrt_dim", ograds[0])])
 
 
-set_infer_type_partial("_contrib_allclose", fixed_type("uint8"))
+def _one_input_type(out_dtype):
+    """A type rule: the inputs share a dtype; the output's is fixed."""
+    inputs, output = same_type(outputs=()), fixed_type(out_dtype)
+
+    def rule(params, ins, outs):
+        return output(params, *inputs(params, ins, outs))
+    return rule
+
+
+set_infer_type_partial("_contrib_allclose", _one_input_type("uint8"))
 for _name in ("all_finite", "multi_all_finite"):
-    set_infer_type_partial(_name, fixed_type("float32"))
+    set_infer_type_partial(_name, _one_input_type("float32"))

@@ -7,6 +7,7 @@ the data's dtype).  An empty range (lo == hi) is widened to
 import struct
 
 from mx_ops.core._params import Param
+from mx_ops.core.partial_infer import same_type, set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.histogram import _histogram_cpu
@@ -79,3 +80,16 @@ register(OpDef(
     pack_params=_pack, differentiable=False,
     doc="The histogram of the data: counts per bin (int64, the last bin including its "
         "right edge; NaN and values outside the bins are not counted) and the bins' edges."))
+
+
+_EDGES_TYPE = same_type(outputs=(1,))
+
+
+def _partial_types(params, ins, outs):
+    """The counts are int64; the data, the given edges and the edges out
+    share a dtype (the default rule would give the data int64)."""
+    outs.assign(0, "int64", why="the counts are int64")
+    return _EDGES_TYPE(params, ins, outs)
+
+
+set_infer_type_partial("_histogram", _partial_types)
