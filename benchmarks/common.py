@@ -102,6 +102,20 @@ def format_table(rows):
     return "\n".join(lines)
 
 
+def ratio_table(cases, ours, torch, numpy, digits=2):
+    """The side-by-side table of compare_sort.py and compare_index.py:
+    seconds per case (``cases``: (key, label) pairs) of ours, PyTorch and
+    NumPy ({key: seconds}, or None for a side that did not run), and ours
+    over each of theirs (below 1: ours is faster)."""
+    fmt = lambda r, k: "-" if r is None else f"{r[k] * 1e3:.{digits}f} ms"   # noqa: E731
+    ratio = lambda r, k: "-" if r is None else f"{ours[k] / r[k]:.2f}"       # noqa: E731
+    rows = [("case", "ours", "PyTorch", "NumPy", "ours/PyTorch", "ours/NumPy")]
+    for key, label in cases:
+        rows.append((label, fmt(ours, key), fmt(torch, key), fmt(numpy, key),
+                     ratio(torch, key), ratio(numpy, key)))
+    return format_table(rows)
+
+
 # ---------------------------------------------------------------------------
 # Side-by-side timing on a shared machine (compare_conv.py, compare_nn.py)
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import ratio_table, run_json_script as run
 
 # What every worker script starts with: arguments, data and a best-of-R timer.
 _PRELUDE = textwrap.dedent("""
@@ -113,14 +113,8 @@ def main(argv=None):
     ours = run(sys.executable, _MX_SCRIPT, sizes)
     torch = run(args.torch_python, _TORCH_SCRIPT, sizes)
     numpy = run(sys.executable, _NUMPY_SCRIPT, sizes)
-    fmt = lambda r, k: "-" if r is None else f"{r[k] * 1e3:.2f} ms"        # noqa: E731
-    ratio = lambda r, k: "-" if r is None else f"{ours[k] / r[k]:.2f}"      # noqa: E731
-    rows = [("case", "ours", "PyTorch", "NumPy", "ours/PyTorch", "ours/NumPy")]
-    for key, label in CASES:
-        rows.append((label, fmt(ours, key), fmt(torch, key), fmt(numpy, key),
-                     ratio(torch, key), ratio(numpy, key)))
     print(f"best of {sizes[2]} runs, CPU\n")
-    print(format_table(rows))
+    print(ratio_table(CASES, ours, torch, numpy))
     return 0
 
 

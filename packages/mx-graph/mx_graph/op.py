@@ -10,35 +10,36 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
  'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
- 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite',
+ 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel',
+ 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes',
+ 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
- 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
- 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
- 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
- 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
- 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
- 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
- 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
- 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
+ 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
+ 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
+ 'gather_nd', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'multi_all_finite',
+ 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick',
+ 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
  'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
  'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
  'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
  'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -1180,6 +1181,32 @@ def add_n(*args, name=None, attr=None, **kwargs):
     return _compose('add_n', args, name, attr, kwargs)
 
 
+def all_finite(data=None, init_output=_NULL, name=None, attr=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of 'data' is finite, else 0 (MXNet's AMP check).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Array.  Left out, it is a new variable named '<name>_data'.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('all_finite', (data,), name, attr, kwargs, init_output=init_output)
+
+
 def arccos(data=None, name=None, attr=None, **kwargs):
     """
     Inverse cosine.
@@ -2257,6 +2284,36 @@ def depth_to_space(data=None, block_size=_NULL, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('depth_to_space', (data,), name, attr, kwargs, block_size=block_size)
+
+
+def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, name=None, attr=None, **kwargs):
+    """
+    The k-th diagonal of a 2-D (or N-D: of the sub-arrays over axis1 and axis2) array, as the last axis of the output; of a 1-D array, the square matrix holding it on its k-th diagonal (zeros elsewhere).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input ndarray.  Left out, it is a new variable named '<name>_data'.
+    k : int, optional, default=0
+        The diagonal: 0 the main one, k > 0 above it, k < 0 below it; for an input of shape (S0, S1) k is within [-S0, S1].
+    axis1 : int, optional, default=0
+        The first axis of the sub-arrays of interest (ignored for a 1-D input).
+    axis2 : int, optional, default=1
+        The second axis of the sub-arrays of interest (ignored for a 1-D input).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('diag', (data,), name, attr, kwargs, k=k, axis1=axis1, axis2=axis2)
 
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
@@ -3547,6 +3604,35 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=No
     return _compose('min', (data,), name, attr, kwargs, axis=axis, keepdims=keepdims, exclude=exclude)
 
 
+def multi_all_finite(*data, init_output=_NULL, name=None, attr=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of every input is finite, else 0.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Arrays.  Given positionally (multi_all_finite(a, b, c), or as one
+        list); 'num_arrays' is filled from their number.
+    num_arrays : int, optional, default=1, in [1, 1048576]
+        Number of arrays.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('multi_all_finite', data, name, attr, kwargs, init_output=init_output)
+
+
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
     """
     The product of array elements over the given axes, treating NaN as one.
@@ -4076,6 +4162,35 @@ def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, n
     Aliases: random_uniform, uniform.
     """
     return _compose('random_uniform', (), name, attr, kwargs, low=low, high=high, shape=shape, ctx=ctx, dtype=dtype)
+
+
+def ravel_multi_index(data=None, shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    The flat index of each multi-index (a column of 'data') in an array of 'shape' (numpy.ravel_multi_index; indices are truncated to integers and not checked).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Batch of multi-indices, one per column: (len(shape), ...).  Left out,
+        it is a new variable named '<name>_data'.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: ravel_multi_index.
+    """
+    return _compose('ravel_multi_index', (data,), name, attr, kwargs, shape=shape)
 
 
 def rcbrt(data=None, name=None, attr=None, **kwargs):
@@ -5508,6 +5623,35 @@ def trunc(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('trunc', (data,), name, attr, kwargs)
+
+
+def unravel_index(data=None, shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    The multi-index of each flat index in an array of 'shape', as the columns of a (len(shape), ...) array (numpy.unravel_index; the first axis takes what is left of an index beyond the array).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Array of flat indices.  Left out, it is a new variable named
+        '<name>_data'.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+
+    Aliases: unravel_index.
+    """
+    return _compose('unravel_index', (data,), name, attr, kwargs, shape=shape)
 
 
 def where(condition=None, x=None, y=None, name=None, attr=None, **kwargs):

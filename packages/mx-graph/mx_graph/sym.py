@@ -7,14 +7,15 @@ from mx_graph import op_functions as _op_functions
 from mx_graph._runtime_ops import public_getattr as _public_getattr
 from mx_graph.attribute import AttrScope  # noqa: F401
 from mx_graph.op import *  # noqa: F401,F403
-from mx_graph.creation import arange, full, ones, split_v2, zeros  # noqa: F401,E402
+from mx_graph.creation import (arange, eye, full, histogram, linspace, ones,  # noqa: F401,E402
+                               split_v2, zeros)
 from mx_graph.symbol import (Group, Symbol, Variable, hypot, load, load_json,  # noqa: F401
                              maximum, minimum, pow, power, var)
 
 # Listed so that help(mx.sym) shows the operator functions too.
 __all__ = op.__all__ + ["op", "AttrScope", "Group", "Symbol", "Variable", "load", "load_json",
                         "maximum", "minimum", "hypot", "ones", "pow", "power", "var", "zeros",
-                        "full", "arange", "split_v2"]
+                        "full", "arange", "split_v2", "eye", "linspace", "histogram"]
 
 
 def __getattr__(name):

@@ -37,6 +37,7 @@ KNOWN = {
     ("UpSampling", "positional"): "the weight variable's __init__ attribute",
     # MXNet's backward operators list other inputs, or none.
     ("_backward_cast", "auto"): "MXNet lists (data) only",
+    ("_backward_diag", "auto"): "MXNet lists (data) only",
     ("_backward_L2Normalization", "auto"): "MXNet lists no inputs",
     ("_backward_MakeLoss", "auto"): "MXNet lists no inputs",
     ("_backward_slice", "auto"): "MXNet lists no inputs",

@@ -5,9 +5,9 @@ Depends on mx-ops, mx-storage and mx-engine.
 """
 from mx_ndarray import _internal, op, random
 from mx_ndarray import _fluent  # noqa: F401  (x.sum() and the other fluent methods)
-from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, from_dlpack, from_numpy,
-                                full, invoke, ones, to_dlpack_for_read, to_dlpack_for_write,
-                                waitall, zeros)
+from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, eye, from_dlpack,
+                                from_numpy, full, histogram, invoke, linspace, ones,
+                                to_dlpack_for_read, to_dlpack_for_write, waitall, zeros)
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 from mx_ndarray.prepared import PreparedCall, push_all
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
@@ -18,7 +18,8 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # noqa: F401
 __version__ = "0.1.0"
 
 __all__ = op.__all__ + ["op", "NDArray", "array", "empty", "zeros", "ones", "full",
-                        "arange", "concatenate", "waitall", "invoke", "from_numpy",
+                        "arange", "eye", "linspace", "histogram", "concatenate", "waitall",
+                        "invoke", "from_numpy",
                         "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "save",
                         "load", "load_frombuffer", "NDArrayFormatError", "random",
                         "PreparedCall", "push_all", "__version__"]

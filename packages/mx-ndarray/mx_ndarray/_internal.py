@@ -20,8 +20,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
  '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
- '_backward_cast', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_cast', '_backward_diag', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
  '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
  '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
  '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
@@ -31,29 +31,32 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_slice', '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1',
  '_backward_softmax', '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take',
  '_backward_tile', '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
- '_contrib_arange_like', '_contrib_interleaved_matmul_encdec_qk',
+ '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
+ '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
+ '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
  '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
- '_contrib_interleaved_matmul_selfatt_valatt', '_copy', '_crop_assign', '_crop_assign_scalar',
- '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add', '_greater',
- '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
- '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
- '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
- '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
- '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
- '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar',
- '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul',
- '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
+ '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
+ '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar',
+ '_histogram', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar',
+ '_lesser_scalar', '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian',
+ '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag',
+ '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
+ '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
+ '_linspace', '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar',
+ '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum',
+ '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar',
+ '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
  '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
  '_random_gamma_like', '_random_generalized_negative_binomial',
  '_random_generalized_negative_binomial_like', '_random_negative_binomial',
  '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
  '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
- '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential',
- '_sample_gamma', '_sample_generalized_negative_binomial', '_sample_multinomial',
- '_sample_negative_binomial', '_sample_normal', '_sample_poisson', '_sample_uniform',
- '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar', '_split_v2', '_sub',
- '_zeros']
+ '_ravel_multi_index', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar',
+ '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
+ '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
+ '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
+ '_split_v2', '_sub', '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -1147,6 +1150,41 @@ def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, out=
     return _call_op('_backward_broadcast_axis', [ograd, data], out, kwargs)
 
 
+def _backward_diag(ograd=None, data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out=None, name=None, **kwargs):
+    """
+    diag's gradient with respect to 'data' (read for its shape only): 'ograd' put back on the diagonal it came from, zeros elsewhere (of a 1-D 'data': the diagonal of 'ograd').
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        diag's input 'data': Input ndarray.
+    k : int, optional, default=0
+        The diagonal: 0 the main one, k > 0 above it, k < 0 below it; for an input of shape (S0, S1) k is within [-S0, S1].
+    axis1 : int, optional, default=0
+        The first axis of the sub-arrays of interest (ignored for a 1-D input).
+    axis2 : int, optional, default=1
+        The second axis of the sub-arrays of interest (ignored for a 1-D input).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if k is not _NULL:
+        kwargs['k'] = k
+    if axis1 is not _NULL:
+        kwargs['axis1'] = axis1
+    if axis2 is not _NULL:
+        kwargs['axis2'] = axis2
+    return _call_op('_backward_diag', [ograd, data], out, kwargs)
+
+
 def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):
     """
     ograd * gamma(data) * digamma(data): gamma's gradient.
@@ -2049,6 +2087,40 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
 
 
+def _contrib_allclose(a=None, b=None, rtol=_NULL, atol=_NULL, equal_nan=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (uint8, shape ()) when |a - b| <= atol + rtol * |b| everywhere (numpy.allclose; equal infinities are close), else 0.
+
+    Parameters
+    ----------
+    a : NDArray
+        Input array a.
+    b : NDArray
+        Input array b.
+    rtol : float, optional, default=1e-05
+        Relative tolerance.
+    atol : float, optional, default=1e-08
+        Absolute tolerance.
+    equal_nan : bool, optional, default=True
+        Whether NaNs in 'a' and 'b' at one position count as equal.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if rtol is not _NULL:
+        kwargs['rtol'] = rtol
+    if atol is not _NULL:
+        kwargs['atol'] = atol
+    if equal_nan is not _NULL:
+        kwargs['equal_nan'] = equal_nan
+    return _call_op('_contrib_allclose', [a, b], out, kwargs)
+
+
 def _contrib_arange_like(data=None, start=_NULL, step=_NULL, repeat=_NULL, ctx=_NULL, axis=_NULL, out=None, name=None, **kwargs):
     """
     Returns an array of evenly spaced values with the shape of the input (or of one of its axes).
@@ -2087,6 +2159,130 @@ def _contrib_arange_like(data=None, start=_NULL, step=_NULL, repeat=_NULL, ctx=_
     if axis is not _NULL:
         kwargs['axis'] = axis
     return _call_op('_contrib_arange_like', [data], out, kwargs)
+
+
+def _contrib_backward_index_copy(ograd=None, index_vector=None, out=None, name=None, **kwargs):
+    """
+    index_copy's gradients: the output gradient with the replaced rows zeroed (old_tensor's), and its rows at 'index_vector' (new_tensor's).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of index_copy's output.
+    index_vector : NDArray
+        index_copy's 'index_vector'.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    return _call_op('_contrib_backward_index_copy', [ograd, index_vector], out, kwargs)
+
+
+def _contrib_backward_quadratic(ograd=None, data=None, a=_NULL, b=_NULL, c=_NULL, out=None, name=None, **kwargs):
+    """
+    quadratic's gradient with respect to 'data': ograd * (2 a data + b).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of quadratic's output.
+    data : NDArray
+        quadratic's input.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if a is not _NULL:
+        kwargs['a'] = a
+    if b is not _NULL:
+        kwargs['b'] = b
+    if c is not _NULL:
+        kwargs['c'] = c
+    return _call_op('_contrib_backward_quadratic', [ograd, data], out, kwargs)
+
+
+def _contrib_div_sqrt_dim(data=None, out=None, name=None, **kwargs):
+    """
+    data / sqrt(data.shape[-1]) (the divisor converted to the dtype first: integers divide by its integer part).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_contrib_div_sqrt_dim', [data], out, kwargs)
+
+
+def _contrib_index_array(data=None, axes=_NULL, out=None, name=None, **kwargs):
+    """
+    The index of every element of 'data' along 'axes': int64, data.shape + (len(axes),), out[..., j] the element's coordinate on axes[j].
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data.
+    axes : Shape(tuple), optional, default=None
+        The axes to include in the index array (negative values count from the end); None: all of them.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    return _call_op('_contrib_index_array', [data], out, kwargs)
+
+
+def _contrib_index_copy(old_tensor=None, index_vector=None, new_tensor=None, out=None, name=None, **kwargs):
+    """
+    A copy of 'old_tensor' whose row index_vector[i] (axis 0) is row i of 'new_tensor' (the last one where indices repeat).
+
+    Parameters
+    ----------
+    old_tensor : NDArray
+        Old tensor.
+    index_vector : NDArray
+        Index vector (rows of 'old_tensor', any dtype, cast to int).
+    new_tensor : NDArray
+        New tensor to be copied, (len(index_vector),) + old_tensor.shape[1:].
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_contrib_index_copy', [old_tensor, index_vector, new_tensor], out, kwargs)
 
 
 def _contrib_interleaved_matmul_encdec_qk(queries=None, keys_values=None, heads=_NULL, out=None, name=None, **kwargs):
@@ -2191,6 +2387,38 @@ def _contrib_interleaved_matmul_selfatt_valatt(queries_keys_values=None, attenti
     return _call_op('_contrib_interleaved_matmul_selfatt_valatt', [queries_keys_values, attention], out, kwargs)
 
 
+def _contrib_quadratic(data=None, a=_NULL, b=_NULL, c=_NULL, out=None, name=None, **kwargs):
+    """
+    a * data**2 + b * data + c elementwise.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    a : float, optional, default=0.0
+        Coefficient of the quadratic term.
+    b : float, optional, default=0.0
+        Coefficient of the linear term.
+    c : float, optional, default=0.0
+        Coefficient of the constant term.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if a is not _NULL:
+        kwargs['a'] = a
+    if b is not _NULL:
+        kwargs['b'] = b
+    if c is not _NULL:
+        kwargs['c'] = c
+    return _call_op('_contrib_quadratic', [data], out, kwargs)
+
+
 def _div_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     div(data, scalar), elementwise; the scalar is cast to the array's dtype.
@@ -2263,6 +2491,44 @@ def _equal_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_equal_scalar', [data], out, kwargs)
+
+
+def _eye(N=_NULL, M=_NULL, k=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    A 2-D array (N, M) with ones on the k-th diagonal and zeros elsewhere.
+
+    Parameters
+    ----------
+    N : int, in [-9223372036854775808, 9223372036854775807]
+        Number of rows in the output.
+    M : int, optional, default=0, in [-9223372036854775808, 9223372036854775807]
+        Number of columns in the output; 0: N.
+    k : int, optional, default=0, in [-9223372036854775808, 9223372036854775807]
+        Index of the diagonal: 0 the main one, a positive value an upper one, a negative value a lower one.
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if N is not _NULL:
+        kwargs['N'] = N
+    if M is not _NULL:
+        kwargs['M'] = M
+    if k is not _NULL:
+        kwargs['k'] = k
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_eye', [], out, kwargs)
 
 
 def _full(shape=_NULL, ctx=_NULL, dtype=_NULL, value=_NULL, out=None, name=None, **kwargs):
@@ -2415,6 +2681,36 @@ def _greater_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_greater_scalar', [data], out, kwargs)
+
+
+def _histogram(data=None, bins=None, bin_cnt=_NULL, range=_NULL, out=None, name=None, **kwargs):
+    """
+    The histogram of the data: counts per bin (int64, the last bin including its right edge; NaN and values outside the bins are not counted) and the bins' edges.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    bins : NDArray
+        The bins' edges, sorted (without 'bin_cnt').
+    bin_cnt : int, optional, default=None, in [1, 2147483647]
+        Number of uniform bins over 'range'.
+    range : tuple of float, optional, default=None
+        (lo, hi) of the uniform bins; values outside are not counted.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if bin_cnt is not _NULL:
+        kwargs['bin_cnt'] = bin_cnt
+    if range is not _NULL:
+        kwargs['range'] = range
+    return _call_op('_histogram', [data, bins], out, kwargs, True)
 
 
 def _hypot(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -2581,6 +2877,48 @@ def _linalg_syevd(A=None, out=None, name=None, **kwargs):
     out : NDArray or list of NDArray
     """
     return _call_op('_linalg_syevd', [A], out, kwargs)
+
+
+def _linspace(start=_NULL, stop=_NULL, num=_NULL, endpoint=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
+    """
+    'num' evenly spaced values start + i * step over [start, stop] (or [start, stop) without 'endpoint'), computed in float64 and then cast, as numpy.linspace.
+
+    Parameters
+    ----------
+    start : float
+        Start of the interval (its first value).
+    stop : float
+        End of the interval (its last value with 'endpoint').
+    num : int
+        How many values.
+    endpoint : bool, optional, default=True
+        Whether 'stop' is the last value (else the interval is [start, stop)).
+    ctx : str, optional, default=''
+        The device, as MXNet's graphs store it.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        The output's dtype.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if start is not _NULL:
+        kwargs['start'] = start
+    if stop is not _NULL:
+        kwargs['stop'] = stop
+    if num is not _NULL:
+        kwargs['num'] = num
+    if endpoint is not _NULL:
+        kwargs['endpoint'] = endpoint
+    if ctx is not _NULL:
+        kwargs['ctx'] = ctx
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    return _call_op('_linspace', [], out, kwargs)
 
 
 def _logical_and(lhs=None, rhs=None, out=None, name=None, **kwargs):
@@ -3603,6 +3941,7 @@ _random_normal = _op.random_normal
 _random_poisson = _op.random_poisson
 _random_randint = _op.random_randint
 _random_uniform = _op.random_uniform
+_ravel_multi_index = _op.ravel_multi_index
 _sample_exponential = _op.sample_exponential
 _sample_gamma = _op.sample_gamma
 _sample_generalized_negative_binomial = _op.sample_generalized_negative_binomial
@@ -3613,3 +3952,4 @@ _sample_poisson = _op.sample_poisson
 _sample_uniform = _op.sample_uniform
 _shuffle = _op.shuffle
 _sub = _op.elemwise_sub
+_unravel_index = _op.unravel_index

@@ -282,6 +282,11 @@ cdef class NDArray:
         """``broadcast_to(other.shape)``."""
         return self.broadcast_to(other.shape)
 
+    def diag(self, k=0, **kwargs):
+        """The k-th diagonal (of a vector: the matrix holding it), as
+        MXNet's NDArray.diag: ``diag(self, k, **kwargs)``."""
+        return invoke("diag", [self], k=k, **kwargs)
+
     @property
     def T(self):
         """The transpose (axes reversed), as a new array; itself below 2-d."""

@@ -1,4 +1,6 @@
 """``mx.nd``: creating NDArrays and waiting for them, as in MXNet 1.x."""
+import warnings
+
 import numpy as np
 
 from mx_engine import Context, current_context, engine, gpu
@@ -9,9 +11,9 @@ from mx_ndarray._ndarray import (NDArray, _capsule_device, _from_numpy, _share_d
                                  _share_host_memory, empty, invoke)
 from mx_ndarray._invoke import dtype_name, init_call
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "concatenate",
-           "waitall", "invoke", "from_numpy", "from_dlpack", "to_dlpack_for_read",
-           "to_dlpack_for_write"]
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
+           "histogram", "concatenate", "waitall", "invoke", "from_numpy", "from_dlpack",
+           "to_dlpack_for_read", "to_dlpack_for_write"]
 
 
 def _ctx(ctx, api):
@@ -58,6 +60,38 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
     ignored, as MXNet 1.x's mx.nd.arange does."""
     return invoke("_arange", [], start=start, stop=stop, step=step, repeat=repeat,
                   infer_range=False, dtype=dtype_name(dtype), ctx=_ctx(ctx, "arange"))
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    """A 2-D (N, M) array (M=0: N) with ones on the k-th diagonal and zeros
+    elsewhere (MXNet's _eye op); dtype defaults to float32."""
+    return invoke("_eye", [], N=N, M=M, k=k, ctx=_ctx(ctx, "eye"),
+                  dtype=dtype_name("float32" if dtype is None else dtype), **kwargs)
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype="float32"):
+    """``num`` evenly spaced values over [start, stop] (without
+    ``endpoint``: [start, stop)), as MXNet's _linspace: computed in float64
+    and then cast to ``dtype``."""
+    return invoke("_linspace", [], start=start, stop=stop, num=num, endpoint=endpoint,
+                  ctx=_ctx(ctx, "linspace"), dtype=dtype_name(dtype))
+
+
+def histogram(a, bins=10, range=None):    # noqa: A002 (MXNet's argument name)
+    """The histogram of ``a``: (counts, bin edges).  ``bins`` is a number of
+    uniform bins over ``range``, or an NDArray of edges.  As in MXNet 1.9.1,
+    a number of bins without a range is computed by NumPy (a warning says
+    so) and the counts come back in the default dtype."""
+    if isinstance(bins, NDArray):
+        return invoke("_histogram", [a, bins])
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if range is None:
+            warnings.warn("range is not specified, using numpy's result to ensure "
+                          "consistency with numpy")
+            counts, edges = np.histogram(a.asnumpy(), bins=bins)
+            return array(counts), array(edges)
+        return invoke("_histogram", [a], bin_cnt=bins, range=range)
+    raise ValueError("bins argument should be either an integer or an NDArray")
 
 
 def concatenate(arrays, axis=0, always_copy=True):

@@ -11,35 +11,36 @@ __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolutio
  'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
  'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
  'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
- 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite',
+ 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel',
+ 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes',
+ 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'degrees', 'depth_to_space', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
- 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
- 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity',
- 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf',
- 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian',
- 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk',
- 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not',
- 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like',
- 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
+ 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
+ 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
+ 'gather_nd', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'multi_all_finite',
+ 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick',
+ 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
  'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
  'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
  'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
  'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -1244,6 +1245,30 @@ def add_n(*args, out=None, name=None, **kwargs):
     return _call_op('add_n', args, out, kwargs)
 
 
+def all_finite(data=None, init_output=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of 'data' is finite, else 0 (MXNet's AMP check).
+
+    Parameters
+    ----------
+    data : NDArray
+        Array.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if init_output is not _NULL:
+        kwargs['init_output'] = init_output
+    return _call_op('all_finite', [data], out, kwargs)
+
+
 def arccos(data=None, out=None, name=None, **kwargs):
     """
     Inverse cosine.
@@ -2198,6 +2223,38 @@ def depth_to_space(data=None, block_size=_NULL, out=None, name=None, **kwargs):
     if block_size is not _NULL:
         kwargs['block_size'] = block_size
     return _call_op('depth_to_space', [data], out, kwargs)
+
+
+def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out=None, name=None, **kwargs):
+    """
+    The k-th diagonal of a 2-D (or N-D: of the sub-arrays over axis1 and axis2) array, as the last axis of the output; of a 1-D array, the square matrix holding it on its k-th diagonal (zeros elsewhere).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray.
+    k : int, optional, default=0
+        The diagonal: 0 the main one, k > 0 above it, k < 0 below it; for an input of shape (S0, S1) k is within [-S0, S1].
+    axis1 : int, optional, default=0
+        The first axis of the sub-arrays of interest (ignored for a 1-D input).
+    axis2 : int, optional, default=1
+        The second axis of the sub-arrays of interest (ignored for a 1-D input).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if k is not _NULL:
+        kwargs['k'] = k
+    if axis1 is not _NULL:
+        kwargs['axis1'] = axis1
+    if axis2 is not _NULL:
+        kwargs['axis2'] = axis2
+    return _call_op('diag', [data], out, kwargs)
 
 
 def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
@@ -3384,6 +3441,33 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
     return _call_op('min', [data], out, kwargs)
 
 
+def multi_all_finite(*data, init_output=_NULL, out=None, name=None, **kwargs):
+    """
+    1 (float32, shape (1,)) when every element of every input is finite, else 0.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Arrays.  Given positionally (multi_all_finite(a, b, c)); 'num_arrays'
+        is filled from their number.
+    num_arrays : int, optional, default=1, in [1, 1048576]
+        Number of arrays.
+    init_output : bool, optional, default=True
+        Initialize the output to 1 (else it is only set to 0 when an element is not finite).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if init_output is not _NULL:
+        kwargs['init_output'] = init_output
+    return _call_op('multi_all_finite', data, out, kwargs)
+
+
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
     """
     The product of array elements over the given axes, treating NaN as one.
@@ -3959,6 +4043,32 @@ def random_uniform(low=_NULL, high=_NULL, shape=_NULL, ctx=_NULL, dtype=_NULL, o
     if dtype is not _NULL:
         kwargs['dtype'] = dtype
     return _call_op('_random_uniform', [], out, kwargs)
+
+
+def ravel_multi_index(data=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    The flat index of each multi-index (a column of 'data') in an array of 'shape' (numpy.ravel_multi_index; indices are truncated to integers and not checked).
+
+    Parameters
+    ----------
+    data : NDArray
+        Batch of multi-indices, one per column: (len(shape), ...).
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: ravel_multi_index.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _call_op('_ravel_multi_index', [data], out, kwargs)
 
 
 def rcbrt(data=None, out=None, name=None, **kwargs):
@@ -5308,6 +5418,32 @@ def trunc(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('trunc', [data], out, kwargs)
+
+
+def unravel_index(data=None, shape=_NULL, out=None, name=None, **kwargs):
+    """
+    The multi-index of each flat index in an array of 'shape', as the columns of a (len(shape), ...) array (numpy.unravel_index; the first axis takes what is left of an index beyond the array).
+
+    Parameters
+    ----------
+    data : NDArray
+        Array of flat indices.
+    shape : Shape(tuple), optional, default=None
+        Shape of the array into which the multi-indices apply.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+
+    Aliases: unravel_index.
+    """
+    if shape is not _NULL:
+        kwargs['shape'] = shape
+    return _call_op('_unravel_index', [data], out, kwargs)
 
 
 def where(condition=None, x=None, y=None, out=None, name=None, **kwargs):

@@ -202,6 +202,34 @@ CASES += [
                                        data((4,), "float16", 2)], {}, ALL),
 ]
 
+# eye, linspace, diag (both ways), ravel/unravel, contrib index_copy / index_array.
+_DIAG_OUT = np.diagonal(np.zeros((3, 4, 5)), 1, 2, 0).shape
+CASES += [
+    ("_eye", lambda t: [], {"N": 5, "M": 7, "k": 2}, ALL),
+    ("_linspace", lambda t: [], {"start": -3, "stop": 7, "num": 50}, ALL),
+    ("_linspace", lambda t: [], {"start": 2, "stop": 1, "num": 9, "endpoint": False}, FLOATS),
+    ("diag", lambda t: [data((4,), t)], {"k": -1}, ALL),
+    ("diag", lambda t: [data((3, 4, 5), t)], {"k": 1, "axis1": 2, "axis2": 0}, ALL),
+    ("_backward_diag", lambda t: [data(_DIAG_OUT, t), data((3, 4, 5), t)],
+     {"k": 1, "axis1": 2, "axis2": 0}, ALL),
+    ("_backward_diag", lambda t: [data((6, 6), t), data((4,), t)], {"k": 2}, ALL),
+    ("_ravel_multi_index", lambda t: [np.array([[1, 2, 0], [3, 0, 2]], t)], {"shape": (3, 4)},
+     ALL),
+    ("_unravel_index", lambda t: [np.array([0, 5, 11, 7], t)], {"shape": (-1, 4)}, ALL),
+    ("_contrib_index_copy", lambda t: [data((5, 3), t), np.array([4, 0, 4]),
+                                       data((3, 3), t, 1)], {}, ALL),
+    ("_contrib_index_array", lambda t: [data((2, 3, 4), t)], {"axes": (-1, 0)}, ALL),
+    ("_contrib_quadratic", lambda t: [data((4, 5), t)], {"a": 2.5, "b": -1.5, "c": 0.7}, ALL),
+    ("_contrib_backward_quadratic", lambda t: [data((4, 5), t), data((4, 5), t, 1)],
+     {"a": 2.5, "b": -1.5}, ALL),
+    ("_contrib_div_sqrt_dim", lambda t: [data((3, 5), t)], {}, ALL),
+    ("_contrib_allclose", lambda t: [data((3, 5), t), data((3, 5), t)], {}, ALL),
+    ("_contrib_allclose", lambda t: [data((3, 5), t), data((3, 5), t, 1)], {"atol": 2}, ALL),
+    ("all_finite", lambda t: [fdata((50,), t)], {}, FLOATS),
+    ("multi_all_finite", lambda t: [fdata((5,), t), np.array([1, np.inf], t)],
+     {"num_arrays": 2}, FLOATS),
+]
+
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
 
@@ -222,7 +250,7 @@ def _check(got, want, dtype):
 @pytest.mark.parametrize("op, make, kw, dtype", PARAMS)
 def test_gpu_matches_cpu(op, make, kw, dtype, req):
     import cupy
-    if op in ("_full", "_zeros", "_ones", "_arange"):
+    if op in ("_full", "_zeros", "_ones", "_arange", "_eye", "_linspace"):
         kw = dict(kw, dtype=dtype)
     inputs = make(dtype)
     want = invoke(op, inputs, **kw)
@@ -423,3 +451,32 @@ def test_gpu_scatter_set_nd_matches_cpu(dtype):
                                         "out of range"):
         invoke("_scatter_set_nd", [cupy.asarray(lhs), cupy.asarray(rows),
                                    cupy.asarray(np.array([[4, 0, 0], [0, 0, 0]]))])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_gpu_histogram_matches_cpu(dtype, req):
+    import cupy
+    x = data((3000,), dtype)
+    for inputs, kw in (([x], {"bin_cnt": 7, "range": (-3, 4)}),
+                       ([x, np.array([0, 1, 2, 3], dtype)], {})):
+        base = [data((len(inputs[-1]) - 1 if not kw else 7,), "int64", 1),
+                data((len(inputs[-1]) if not kw else 8,), dtype, 2)]
+        cpu = [b.copy() for b in base]
+        gpu = [cupy.asarray(b) for b in base]
+        invoke("_histogram", inputs, out=cpu, req=req, **kw)
+        invoke("_histogram", [cupy.asarray(a) for a in inputs], out=gpu, req=req, **kw)
+        for g, c in zip(gpu, cpu):
+            _check(g, c, c.dtype.name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL)
+def test_gpu_index_copy_backward_matches_cpu(dtype):
+    import cupy
+    g, idx = data((5, 3), dtype), np.array([4, 0, 4, 2])
+    want = invoke("_contrib_backward_index_copy", [g, idx])
+    got = invoke("_contrib_backward_index_copy", [cupy.asarray(g), cupy.asarray(idx)])
+    for a, b in zip(got, want):
+        _check(a, b, dtype)

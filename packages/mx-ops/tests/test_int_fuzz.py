@@ -227,6 +227,40 @@ def whole_and_region(draw, dtype, params):
     return [ints(draw, dtype, (3,)), ints(draw, dtype, (1,))]
 
 
+def eye_params(draw, dtype):
+    return {"N": size(draw), "M": draw(st.integers(0, 5)), "k": draw(st.integers(-6, 6)),
+            "dtype": dtype}
+
+
+def linspace_params(draw, dtype):
+    return {"start": float_param(draw, dtype), "stop": float_param(draw, dtype),
+            "num": draw(st.integers(0, 5)), "endpoint": draw(st.booleans()), "dtype": dtype}
+
+
+def diag_params(draw, dtype):
+    return {"k": draw(st.integers(-2, 2))}
+
+
+def diag_inputs(draw, dtype, params):
+    shape = draw(st.sampled_from([(size(draw),), (size(draw), size(draw))]))
+    return [ints(draw, dtype, shape)]
+
+
+def diag_grad_inputs(draw, dtype, params):
+    n, m = size(draw), size(draw)
+    return [ints(draw, dtype, (min(n, m),)), ints(draw, dtype, (n, m))]
+
+
+def histogram_params(draw, dtype):
+    lo, hi = sorted(draw(st.lists(int_values(dtype), min_size=2, max_size=2)))
+    return {"bin_cnt": size(draw), "range": (float(lo), float(hi))}
+
+
+def index_copy_inputs(draw, dtype, params):
+    k = size(draw)
+    return [ints(draw, dtype, (size(draw), 2)), any_values(draw, (k,)), ints(draw, dtype, (k, 2))]
+
+
 SPECS = {
     **{name: Spec(broadcast_pair) for _, names in elemwise.BINARY.values() for name in names[:1]},
     # (test_int_arith.py runs every edge value as the scalar of every one)
@@ -258,6 +292,21 @@ SPECS = {
     "batch_take": Spec(lambda draw, dtype, params: [
         ints(draw, dtype, (3, size(draw))), ints(draw, "int32", (3,))]),
     "fill_element_0index": Spec(fill_element_inputs),
+    "_eye": Spec(no_inputs, eye_params),
+    "_linspace": Spec(no_inputs, linspace_params),
+    "diag": Spec(diag_inputs, diag_params, errors="does not exist"),
+    "_backward_diag": Spec(diag_grad_inputs),
+    "_ravel_multi_index": Spec(lambda draw, dtype, params: [ints(draw, dtype, (2, size(draw)))],
+                               lambda draw, dtype: {"shape": (3, 4)}),
+    "_unravel_index": Spec(params=lambda draw, dtype: {"shape": (3, 4)}),
+    "_histogram": Spec(same_shape(1), histogram_params, errors="too narrow"),
+    "_contrib_index_copy": Spec(index_copy_inputs, errors="out of range"),
+    "_contrib_quadratic": Spec(params=lambda draw, dtype: {"a": 2.5, "b": -1.5, "c": 0.7}),
+    "_contrib_backward_quadratic": Spec(params=lambda draw, dtype: {"a": 2.5, "b": -1.5}),
+    "_contrib_allclose": Spec(params=lambda draw, dtype: {"atol": float(draw(st.integers(0, 2)))}),
+    "_contrib_backward_index_copy": Spec(lambda draw, dtype, params: [
+        ints(draw, dtype, (size(draw), 2)), any_values(draw, (size(draw),))],
+        errors="out of range"),
     "one_hot": Spec(lambda draw, dtype, params: [any_values(draw, (size(draw),))],
                     one_hot_params),
     "gather_nd": Spec(nd_index_inputs("gather"), errors="out of range"),
@@ -497,6 +546,95 @@ def ref_shape_array(r, name, inputs, params, dtype):
     return np.array(x.shape if name == "shape_array" else [x.size], np.int64)
 
 
+def ref_eye(r, name, inputs, params, dtype):
+    return np.eye(params["N"], params["M"] or params["N"], params["k"], dtype)
+
+
+def ref_linspace(r, name, inputs, params, dtype):
+    start, stop, num = float(params["start"]), float(params["stop"]), params["num"]
+    div = (num - 1 if num > 1 else 0) if params["endpoint"] else num
+    step = (stop - start) / div if div else 0.0
+    return np.array([r.to_int(start + i * step, dtype) for i in range(num)], dtype)
+
+
+def ref_diag(r, name, inputs, params, dtype):
+    x, k = inputs[0], params["k"]
+    if x.ndim == 2 and not -x.shape[0] <= k <= x.shape[1]:
+        return None
+    return np.diag(x, k)
+
+
+def _c_divmod(v, d):
+    """C's truncating division and remainder of Python ints."""
+    q = abs(v) // d * (1 if v >= 0 else -1)
+    return q, v - q * d
+
+
+def ref_ravel(r, name, inputs, params, dtype):
+    if name == "_ravel_multi_index":
+        rows, cols = inputs[0].tolist()
+        return np.array([r.wrap(r.wrap(a * 4, "int64") + b, dtype) for a, b in zip(rows, cols)],
+                        dtype)
+    out = [_c_divmod(v, 4) for v in inputs[0].tolist()]
+    return np.array([[q for q, _ in out], [m for _, m in out]], dtype)
+
+
+def ref_histogram(r, name, inputs, params, dtype):
+    """MXNet's rule (histogram_cpu.h): a first guess, corrected once by the
+    edges converted to the dtype."""
+    cnt, (lo, hi) = params["bin_cnt"], params["range"]
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    if not hi - lo > 0:
+        return None                          # the op refuses the range
+    e = [r.to_int((lo * (cnt - i) + hi * i) / cnt, dtype) for i in range(cnt + 1)]
+    counts = np.zeros(cnt, np.int64)
+    for x in inputs[0].tolist():
+        if not lo <= float(x) <= hi:         # the kernel compares in double
+            continue
+        t = min(int((float(x) - lo) * cnt / (hi - lo)), cnt - 1)
+        t -= x < e[t]
+        t += t < cnt - 1 and x >= e[t + 1]
+        if 0 <= t < cnt:
+            counts[t] += 1
+    return counts
+
+
+def ref_quadratic(r, name, inputs, params, dtype):
+    """float32 arithmetic (MXNet's for integers), then the conversion rule."""
+    f = np.float32
+    a, b = f(params.get("a", 0.0)), f(params.get("b", 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if name == "_contrib_quadratic":
+            vals = [f(x) * (a * f(x) + b) + f(params.get("c", 0.0)) for x in inputs[0].tolist()]
+        else:
+            vals = [f(g) * (f(2) * a * f(x) + b) for g, x in zip(*(i.tolist() for i in inputs))]
+    return np.array([r.to_int(v, dtype) for v in vals], dtype)
+
+
+def ref_div_sqrt_dim(r, name, inputs, params, dtype):
+    x = inputs[0]
+    s = int(np.sqrt(np.float32(x.shape[-1])))
+    return np.array([r.wrap(r.div(v, s), dtype) for v in x.tolist()], dtype)
+
+
+def ref_allclose(r, name, inputs, params, dtype):
+    atol, rtol = float(np.float32(params.get("atol", 1e-8))), float(np.float32(1e-5))
+    close = all(x == y or abs(float(x) - float(y)) <= atol + rtol * abs(float(y))
+                for x, y in zip(*(i.tolist() for i in inputs)))
+    return np.array(int(close), np.uint8)
+
+
+def ref_index_copy(r, name, inputs, params, dtype):
+    old, idx, new = inputs
+    rows = [index_of(r, v) for v in idx.tolist()]
+    if any(not 0 <= j < old.shape[0] for j in rows):
+        return None
+    out = old.copy()
+    out[rows] = new
+    return out
+
+
 REFERENCES = {
     **{n: ref_binary for _, (elem, bcast) in elemwise.BINARY.items() for n in elem[:1] + bcast[:1]},
     "_grad_add": ref_binary,
@@ -511,6 +649,11 @@ REFERENCES = {
     "shape_array": ref_shape_array, "size_array": ref_shape_array,
     "sort": ref_sort, "argsort": ref_sort, "topk": ref_sort,
     "pick": ref_pick, "batch_take": ref_pick, "fill_element_0index": ref_pick,
+    "_eye": ref_eye, "_linspace": ref_linspace, "diag": ref_diag,
+    "_ravel_multi_index": ref_ravel, "_unravel_index": ref_ravel, "_histogram": ref_histogram,
+    "_contrib_index_copy": ref_index_copy, "_contrib_quadratic": ref_quadratic,
+    "_contrib_backward_quadratic": ref_quadratic, "_contrib_div_sqrt_dim": ref_div_sqrt_dim,
+    "_contrib_allclose": ref_allclose,
 }
 # Operators that only move, copy, fill or sum elements of their integer inputs
 # (no conversion, no arithmetic beyond req 'add' and wrapping sums): held to
@@ -526,6 +669,7 @@ MOVES = {
     "space_to_depth", "repeat", "_backward_repeat", "tile", "_backward_tile", "reverse",
     "slice_like", "_backward_slice_like", "squeeze", "stack", "_split_v2", "SequenceMask",
     "SequenceReverse", "SequenceLast", "_backward_SequenceLast", "_contrib_arange_like",
+    "_backward_diag", "_contrib_backward_index_copy", "_contrib_index_array",
 }
 
 

@@ -33,7 +33,7 @@ class Param:
 
     Parameters
     ----------
-    kind : {'int', 'float', 'bool', 'str', 'shape', 'dtype'}
+    kind : {'int', 'float', 'bool', 'str', 'shape', 'opt_shape', 'float_tuple', 'dtype'}
     default : optional
         Omitted means the parameter is required.  None is allowed as a
         default and then also as a value ("None" in JSON).
@@ -50,7 +50,7 @@ class Param:
     doc : str
     """
 
-    KINDS = ("int", "float", "bool", "str", "shape", "opt_shape", "dtype")
+    KINDS = ("int", "float", "bool", "str", "shape", "opt_shape", "float_tuple", "dtype")
 
     def __init__(self, kind, default=REQUIRED, *, choices=None, low=None, high=None,
                  optional=False, doc=""):
@@ -73,7 +73,8 @@ class Param:
 
     def describe(self):
         """'int, optional, default=1, in [1, 8]' style text for docstrings."""
-        kind = {"shape": "Shape(tuple)", "opt_shape": "Shape(tuple, None allowed)", "dtype": "{" + ", ".join(DTYPE_NAMES) + "}"}.get(
+        kind = {"shape": "Shape(tuple)", "opt_shape": "Shape(tuple, None allowed)",
+                "float_tuple": "tuple of float", "dtype": "{" + ", ".join(DTYPE_NAMES) + "}"}.get(
             self.kind, self.kind)
         if self.choices:
             kind = "{" + ", ".join(repr(c) for c in self.choices) + "}"
@@ -190,6 +191,18 @@ class Param:
             if x is not None and not is_int(x):
                 raise TypeError("must be a tuple of ints or None")
         return tuple(None if x is None else int(x) for x in out)
+
+    @staticmethod
+    def _parse_float_tuple(v):
+        """A tuple of floats (MXNet's Tuple<double>: "(0, 1.5)")."""
+        if isinstance(v, str):
+            s = v.strip()
+            if s[:1] in "([" and s[-1:] in ")]":
+                s = s[1:-1]
+            return tuple(float(p) for p in (x.strip() for x in s.split(",")) if p)
+        if isinstance(v, (bool, np.bool_)) or not hasattr(v, "__iter__"):
+            raise TypeError("must be a tuple of numbers")
+        return tuple(Param._parse_float(x) for x in v)
 
     @staticmethod
     def _parse_dtype(v):

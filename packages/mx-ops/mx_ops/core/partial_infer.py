@@ -35,7 +35,8 @@ from mx_ops.core import registry
 from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 __all__ = ["infer_shapes", "infer_types", "set_infer_shape_partial", "set_infer_type_partial",
-           "Slots", "known", "merge_shape", "same_shape", "same_type", "format_shape"]
+           "Slots", "known", "merge_shape", "same_shape", "same_type", "fixed_type",
+           "format_shape"]
 
 
 def known(shape):
@@ -122,6 +123,15 @@ def dtype_param(params, ins, outs):
     inputs' are the caller's (MXNet leaves them to be known)."""
     outs.assign(0, params["dtype"], why=f"argument 'dtype' is {params['dtype']}")
     return ins, outs
+
+
+def fixed_type(dtype):
+    """A type rule: output 0 has ``dtype`` whatever the inputs; theirs are
+    the caller's (the default rule would guess them from the output)."""
+    def rule(params, ins, outs):
+        outs.assign(0, dtype, why=f"its dtype is always {dtype}")
+        return ins, outs
+    return rule
 
 
 def _same(attr, inputs, outputs):

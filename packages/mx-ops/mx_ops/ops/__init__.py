@@ -41,6 +41,10 @@ FAMILIES = {
     "sort": (),
     "linalg": ("elemwise",),
     "attention": (),
+    "diag": (),
+    "histogram": ("init",),
+    "contrib_index": ("init",),
+    "contrib_math": (),
 }
 
 # family: the names of the operators it registered (filled by load).

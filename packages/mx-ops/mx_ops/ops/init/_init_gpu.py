@@ -1,4 +1,5 @@
-"""GPU compute of _full (and _zeros, _ones), _arange and Cast:
+"""GPU compute of _full (and _zeros, _ones), _arange (and _linspace), _eye
+and Cast:
 ElementwiseKernels with the conversions of init_cpu.h (the value is
 cast to the dtype once; _arange computes in float64 and then converts;
 req 'add' adds in the output dtype, wrapping integers).  Floats become
@@ -22,6 +23,12 @@ _ARANGE = cupy.ElementwiseKernel(
     "const T v = mx_convert<T>(start + (double)(i / repeat) * step); "
     "out = add ? mx_wrap_add(out, v) : v;",
     "mx_arange", preamble=INT_ARITH)
+# out is (N, M): one where column - row == k.
+_EYE = cupy.ElementwiseKernel(
+    "int64 cols, int64 k, int32 add", "T out",
+    "const T v = mx_convert<T>(i % cols - i / cols == k ? 1.0 : 0.0); "
+    "out = add ? mx_wrap_add(out, v) : v;",
+    "mx_eye", preamble=INT_ARITH)
 _CAST = cupy.ElementwiseKernel(
     "S x, int32 add", "D out",
     "const D v = mx_convert<D>(x); out = add ? mx_wrap_add(out, v) : v;", "mx_cast",
@@ -34,6 +41,8 @@ def compile_cases():
     i64 = numpy.dtype("int64")
     cases = [("elementwise", "mx_full", _FULL, (f64, i32), (numpy.dtype(t),)) for t in CTYPES]
     cases += [("elementwise", "mx_arange", _ARANGE, (f64, f64, i64, i32), (numpy.dtype(t),))
+              for t in CTYPES]
+    cases += [("elementwise", "mx_eye", _EYE, (i64, i64, i32), (numpy.dtype(t),))
               for t in CTYPES]
     cases += [("elementwise", "mx_cast", _CAST, (numpy.dtype(s), i32), (numpy.dtype(d),))
               for s, d in itertools.product(CTYPES, CTYPES)]
@@ -58,6 +67,21 @@ def arange(params, inputs, outputs, reqs):
         start, _, step = _range(params)
         _ARANGE(start, step, numpy.int64(params["repeat"]), numpy.int32(reqs[0] == "add"),
                 outputs[0])
+
+
+def linspace(params, inputs, outputs, reqs):
+    from mx_ops.ops.init.init import _linspace_step
+    if reqs[0] != "null":
+        _ARANGE(float(params["start"]), _linspace_step(params), numpy.int64(1),
+                numpy.int32(reqs[0] == "add"), outputs[0])
+
+
+def eye(params, inputs, outputs, reqs):
+    from mx_ops.ops.init.init import eye_k
+    if reqs[0] != "null":
+        out = outputs[0]
+        _EYE(numpy.int64(out.shape[1]), numpy.int64(eye_k(params)),
+             numpy.int32(reqs[0] == "add"), out)
 
 
 def cast(params, inputs, outputs, reqs):

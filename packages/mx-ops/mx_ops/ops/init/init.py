@@ -1,10 +1,10 @@
-"""Registrations of MXNet's init ops _full, _zeros, _ones and _arange (the
-first three one fill kernel) and Cast (dtype conversion, MXNet's Cast /
-cast)."""
+"""Registrations of MXNet's init ops _full, _zeros and _ones (one fill
+kernel), _arange and _linspace (one range kernel, _linspace with its own
+step), _eye, and Cast (dtype conversion, MXNet's Cast / cast)."""
 import math
 import struct
 
-from mx_ops.core._limits import check_shape
+from mx_ops.core._limits import INT64_MAX, INT64_MIN, check_shape
 from mx_ops.core._params import Param, ParamError
 from mx_ops.core.dtypes import ITEMSIZES
 from mx_ops.core.gradient import apply, set_gradient
@@ -118,6 +118,77 @@ register(OpDef(
     differentiable=False,
     doc="Evenly spaced values start + i * step (in float64, then cast) over [start, stop), "
         "each repeated ``repeat`` times."))
+
+
+def _linspace_step(params):
+    """MXNet's LinspaceParam step: (stop - start) / (num - 1) with the
+    endpoint (0 for a single value), else / num."""
+    start, stop, num = params["start"], params["stop"], params["num"]
+    if params["endpoint"]:
+        return (stop - start) / (num - 1) if num > 1 else 0.0
+    return (stop - start) / num if num > 0 else 0.0
+
+
+def _linspace_shape(params, shapes):
+    if params["num"] < 0:
+        raise ShapeError(f"_linspace: argument 'num' must be non-negative, got {params['num']}")
+    check_shape((params["num"],), "_linspace: argument 'num'")
+    return [(params["num"],)]
+
+
+register(OpDef(
+    "_linspace", arguments=(), params={
+        "start": Param("float", doc="Start of the interval (its first value)."),
+        "stop": Param("float", doc="End of the interval (its last value with 'endpoint')."),
+        "num": Param("int", doc="How many values."),
+        "endpoint": Param("bool", True, doc="Whether 'stop' is the last value (else the "
+                                            "interval is [start, stop))."),
+        "ctx": _ctx_param(),
+        "dtype": Param("dtype", "float32", doc="The output's dtype."),
+    },
+    infer_shape=_linspace_shape, infer_type=lambda params, dtypes: [params["dtype"]],
+    compute=computes(_KERNELS["arange"], gpu_compute(_INIT_GPU, "linspace")),
+    pack_params=lambda params, shapes: struct.pack(           # mxop::RangeParam
+        "=ddq", params["start"], _linspace_step(params), 1),
+    differentiable=False,
+    doc="'num' evenly spaced values start + i * step over [start, stop] (or [start, stop) "
+        "without 'endpoint'), computed in float64 and then cast, as numpy.linspace."))
+
+
+def _eye_shape(params, shapes):
+    n, m = params["N"], params["M"]
+    if n < 0 or m < 0:
+        raise ShapeError(f"_eye: arguments 'N' and 'M' must be non-negative, got N={n}, M={m}")
+    shape = (n, m or n)
+    dtype = params["dtype"]
+    check_shape(shape, "_eye: arguments 'N' and 'M'", ITEMSIZES[dtype], dtype)
+    return [shape]
+
+
+def eye_k(params):
+    """k clamped to [-N, M] (no diagonal beyond: all zeros either way), so
+    that row + k cannot overflow in the kernels."""
+    n, m = _eye_shape(params, [])[0]
+    return max(-n, min(params["k"], m))
+
+
+register(OpDef(
+    "_eye", arguments=(), params={
+        "N": Param("int", low=INT64_MIN, high=INT64_MAX, doc="Number of rows in the output."),
+        "M": Param("int", 0, low=INT64_MIN, high=INT64_MAX,
+                   doc="Number of columns in the output; 0: N."),
+        "k": Param("int", 0, low=INT64_MIN, high=INT64_MAX,
+                   doc="Index of the diagonal: 0 the main one, a positive value an upper one, "
+                       "a negative value a lower one."),
+        "ctx": _ctx_param(),
+        "dtype": Param("dtype", "float32", doc="The output's dtype."),
+    },
+    infer_shape=_eye_shape, infer_type=lambda params, dtypes: [params["dtype"]],
+    compute=computes(_KERNELS["eye"], gpu_compute(_INIT_GPU, "eye")),
+    pack_params=lambda params, shapes: struct.pack("=q", eye_k(params)),   # mxop::EyeParam
+    differentiable=False,
+    doc="A 2-D array (N, M) with ones on the k-th diagonal and zeros elsewhere."))
+
 
 register(OpDef(
     "Cast", arguments=("data",), params={"dtype": Param("dtype", doc="The output dtype.")},

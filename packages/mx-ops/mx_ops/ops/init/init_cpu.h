@@ -1,5 +1,6 @@
 // Kernels that write an output from parameters or convert dtypes: _full
-// (fill with a value, also behind _zeros and _ones), _arange and Cast.
+// (fill with a value, also behind _zeros and _ones), _arange (also behind
+// _linspace), _eye and Cast.
 // Every OpReqType is honoured.  Values become integers by int_arith.h's
 // rule (NaN and values out of range give MIN) and req 'add' wraps.
 #ifndef MX_OPS_INIT_CPU_H_
@@ -36,7 +37,8 @@ static int init_full(MXOpCall *c) {
 }
 
 // _arange: element i is start + (i / repeat) * step, computed in double
-// and then converted, so every dtype sees the same float64 sequence.
+// and then converted, so every dtype sees the same float64 sequence
+// (_linspace: repeat 1 and its own step).
 struct RangeParam { double start; double step; int64_t repeat; };
 
 template <typename T>
@@ -45,15 +47,55 @@ static void arange_loop(const MXOpCall *c) {
   T *out = static_cast<T *>(c->outputs[0].dptr);
   const int64_t n = mx_tblob_size(&c->outputs[0]);
   const bool add = c->req[0] == MX_REQ_ADD;
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = convert<T>(p->start + static_cast<double>(i / p->repeat) * p->step);
-    out[i] = add ? wrap_add(out[i], v) : v;
-  }
+  const int64_t repeat = p->repeat;
+  parallel_for(n, [&](int64_t lo, int64_t hi) {
+    if (repeat == 1 && !add) {       // no division: the loop vectorises
+      for (int64_t i = lo; i < hi; ++i)
+        out[i] = convert<T>(p->start + static_cast<double>(i) * p->step);
+      return;
+    }
+    for (int64_t i = lo; i < hi; ++i) {
+      const T v = convert<T>(p->start + static_cast<double>(i / repeat) * p->step);
+      out[i] = add ? wrap_add(out[i], v) : v;
+    }
+  });
 }
 
 static int init_arange(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
   MX_TYPE_SWITCH(c->outputs[0].dtype, T, arange_loop<T>(c))
+  return 0;
+}
+
+// _eye: ones where column - row == k in an (N, M) output, zeros elsewhere;
+// rows are split across the workers.
+struct EyeParam { int64_t k; };
+
+template <typename T>
+static void eye_loop(const MXOpCall *c) {
+  const int64_t k = static_cast<const EyeParam *>(c->params)->k;
+  const MXTBlob &o = c->outputs[0];
+  const int64_t rows = o.shape[0], cols = o.shape[1];
+  T *out = static_cast<T *>(o.dptr);
+  const bool add = c->req[0] == MX_REQ_ADD;
+  const T one = convert<T>(1.0), zero = convert<T>(0.0);
+  parallel_for_cost(rows, cols, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      T *row = out + r * cols;
+      const int64_t d = r + k;                  // the column of the one, if any
+      if (add) {
+        if (d >= 0 && d < cols) row[d] = wrap_add(row[d], one);
+      } else {
+        for (int64_t j = 0; j < cols; ++j) row[j] = zero;
+        if (d >= 0 && d < cols) row[d] = one;
+      }
+    }
+  });
+}
+
+static int init_eye(MXOpCall *c) {
+  if (c->req[0] == MX_REQ_NULL) return 0;
+  MX_TYPE_SWITCH(c->outputs[0].dtype, T, eye_loop<T>(c))
   return 0;
 }
 
