@@ -265,8 +265,9 @@ def ref_pool(x, kernel, stride, pad, pool_type, full=False, include_pad=True, p_
     """N-D pooling on NC* data with MXNet's windows (pool.h): the output, or
     with ``og`` the input gradient."""
     nd = x.ndim - 2
-    size = lambda a, k, s, p: 1 + (-(-(a + 2 * p - k) // s) if full else (a + 2 * p - k) // s)
-    out = tuple(size(x.shape[2 + i], kernel[i], stride[i], pad[i]) for i in range(nd))
+    span = [x.shape[2 + i] + 2 * pad[i] - kernel[i] for i in range(nd)]
+    out = tuple(1 + (-(-span[i] // stride[i]) if full else span[i] // stride[i])
+                for i in range(nd))
     y = np.zeros(x.shape[:2] + out)
     dx = np.zeros(x.shape)
     for o in itertools.product(*(range(n) for n in out)):

@@ -90,8 +90,9 @@ static inline void for_window(const PoolParam &p, const PoolWin &w, F f) {
 // (backward 2.5 ms -> 0.4 ms on (64,20,24,24), one thread).
 // (3-D pooling with a (1, 2, 2) kernel too: its depth slices are planes).
 static inline bool pool_max_2x2_tiles(const PoolParam &p) {
-  return p.type == kPoolMax && p.kd == 1 && p.sd == 1 && p.pd == 0 && p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 &&
-         p.ph == 0 && p.pw == 0 && p.H == 2 * p.OH && p.W == 2 * p.OW;
+  return p.type == kPoolMax && p.kd == 1 && p.sd == 1 && p.pd == 0 && p.kh == 2 &&
+         p.kw == 2 && p.sh == 2 && p.sw == 2 && p.ph == 0 && p.pw == 0 && p.H == 2 * p.OH &&
+         p.W == 2 * p.OW;
 }
 
 // The general loop's max, step for step (a nan input is never taken).
