@@ -138,6 +138,12 @@ def test_compare_conv_quick(tmp_path, monkeypatch):
     assert "lenet 64x1x28x28 20x5x5" in out and "fwd+bwd" in out
 
 
+def test_compare_conv3d_quick(tmp_path):
+    out = _run_script("benchmarks/compare_conv3d.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "Convolution 3-D, data (2, 4, 8, 8, 8)" in out and "forward + backward" in out
+
+
 def test_compare_nn_quick(tmp_path):
     out = _run_script("benchmarks/compare_nn.py", "--quick", cwd=tmp_path)
     for case in ("FullyConnected 64x4096 -> 4096", "Pooling max", "softmax (256, 4096)"):

@@ -213,13 +213,13 @@ def Concat(*data, dim=_NULL, name=None, attr=None, **kwargs):
 
 def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
-    1-D or 2-D convolution (im2col + GEMM) of NCW / NCHW data with weight (num_filter, channels / num_group, *kernel) and an optional bias.
+    1-D, 2-D or 3-D convolution (im2col + GEMM) of NCW / NCHW / NCDHW data with weight (num_filter, channels / num_group, *kernel) and an optional bias.
 
     Parameters
     ----------
     data : Symbol, optional
-        Input data, (batch, channels, *spatial): NCW or NCHW.  Left out, it is
-        a new variable named '<name>_data'.
+        Input data, (batch, channels, *spatial): NCW, NCHW or NCDHW.  Left out,
+        it is a new variable named '<name>_data'.
     weight : Symbol, optional
         Kernel weights, (num_filter, channels / num_group, *kernel).  Left out,
         it is a new variable named '<name>_weight'.
@@ -227,13 +227,13 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
         Bias per filter, (num_filter,); not an input with no_bias=True.  Left
         out, it is a new variable named '<name>_bias'.
     kernel : Shape(tuple)
-        Kernel size: (w,) or (h, w).
+        Kernel size: (w,), (h, w) or (d, h, w).
     stride : Shape(tuple), optional, default=()
-        Stride: (w,) or (h, w); 1 per axis by default.
+        Stride: (w,), (h, w) or (d, h, w); 1 per axis by default.
     dilate : Shape(tuple), optional, default=()
-        Dilation: (w,) or (h, w); 1 per axis by default.
+        Dilation: (w,), (h, w) or (d, h, w); 1 per axis by default.
     pad : Shape(tuple), optional, default=()
-        Zero padding per side: (w,) or (h, w); 0 by default.
+        Zero padding per side: (w,), (h, w) or (d, h, w); 0 by default.
     num_filter : int, in [1, 100000]
         Number of output channels.
     num_group : int, optional, default=1, in [1, 2147483647]
@@ -247,7 +247,7 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
     cudnn_off : bool, optional, default=False
         Accepted for MXNet compatibility; ignored.
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
-        Only NCW and NCHW are supported.
+        Only NCW, NCHW and NCDHW (the kernel's) are supported.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -294,13 +294,13 @@ def Custom(*data, op_type=_NULL, name=None, attr=None, **kwargs):
 
 def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, adj=_NULL, target_shape=_NULL, num_filter=_NULL, num_group=_NULL, workspace=_NULL, no_bias=_NULL, cudnn_tune=_NULL, cudnn_off=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
-    1-D or 2-D transposed convolution: the gradient of Convolution with respect to its data; weight (channels, num_filter / num_group, *kernel).
+    1-D, 2-D or 3-D transposed convolution: the gradient of Convolution with respect to its data; weight (channels, num_filter / num_group, *kernel).
 
     Parameters
     ----------
     data : Symbol, optional
-        Input data, (batch, channels, *spatial): NCW or NCHW.  Left out, it is
-        a new variable named '<name>_data'.
+        Input data, (batch, channels, *spatial): NCW, NCHW or NCDHW.  Left out,
+        it is a new variable named '<name>_data'.
     weight : Symbol, optional
         Kernel weights, (channels, num_filter / num_group, *kernel).  Left out,
         it is a new variable named '<name>_weight'.
@@ -308,13 +308,13 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
         Bias per filter, (num_filter,); not an input with no_bias=True.  Left
         out, it is a new variable named '<name>_bias'.
     kernel : Shape(tuple)
-        Kernel size: (w,) or (h, w).
+        Kernel size: (w,), (h, w) or (d, h, w).
     stride : Shape(tuple), optional, default=()
-        Stride: (w,) or (h, w); 1 per axis by default.
+        Stride: (w,), (h, w) or (d, h, w); 1 per axis by default.
     dilate : Shape(tuple), optional, default=()
-        Dilation: (w,) or (h, w); 1 per axis by default.
+        Dilation: (w,), (h, w) or (d, h, w); 1 per axis by default.
     pad : Shape(tuple), optional, default=()
-        Zero padding per side: (w,) or (h, w); 0 by default.
+        Zero padding per side: (w,), (h, w) or (d, h, w); 0 by default.
     adj : Shape(tuple), optional, default=()
         Extra output size at the end of each axis (ignored with target_shape).
     target_shape : Shape(tuple), optional, default=()
@@ -332,7 +332,7 @@ def Deconvolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL,
     cudnn_off : bool, optional, default=False
         Accepted for MXNet compatibility; ignored.
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
-        Only NCW and NCHW are supported.
+        Only NCW, NCHW and NCDHW (the kernel's) are supported.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -731,7 +731,7 @@ def Pad(data=None, mode=_NULL, pad_width=_NULL, constant_value=_NULL, name=None,
 
 def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_off=_NULL, pooling_convention=_NULL, stride=_NULL, pad=_NULL, p_value=_NULL, count_include_pad=_NULL, layout=_NULL, name=None, attr=None, **kwargs):
     """
-    Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data).
+    Performs pooling (max, avg, sum or lp) on the input over 1-D (NCW), 2-D (NCHW) or 3-D (NCDHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data).
 
     Parameters
     ----------
@@ -752,11 +752,11 @@ def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_o
     pad : Shape(tuple), optional, default=()
         Pad for pooling: (y, x) or (d, y, x). Defaults to no padding.
     p_value : int, optional, default=None
-        Value of p for Lp pooling (not supported here).
+        Value of p for Lp pooling: 1, 2 or 3.
     count_include_pad : bool, optional, default=None
         Only used for AvgPool: whether to count padding in the divisor (None means True).
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NWC', 'NDHWC'}, optional, default=None
-        Set layout for input and output (NCW / NCHW supported).
+        Set layout for input and output (NCW / NCHW / NCDHW supported).
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and

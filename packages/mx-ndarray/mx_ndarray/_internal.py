@@ -309,18 +309,18 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
         gradient).
     data : NDArray
         Convolution's input 'data': Input data, (batch, channels, *spatial):
-        NCW or NCHW.
+        NCW, NCHW or NCDHW.
     weight : NDArray
         Convolution's input 'weight': Kernel weights, (num_filter, channels /
         num_group, *kernel).
     kernel : Shape(tuple)
-        Kernel size: (w,) or (h, w).
+        Kernel size: (w,), (h, w) or (d, h, w).
     stride : Shape(tuple), optional, default=()
-        Stride: (w,) or (h, w); 1 per axis by default.
+        Stride: (w,), (h, w) or (d, h, w); 1 per axis by default.
     dilate : Shape(tuple), optional, default=()
-        Dilation: (w,) or (h, w); 1 per axis by default.
+        Dilation: (w,), (h, w) or (d, h, w); 1 per axis by default.
     pad : Shape(tuple), optional, default=()
-        Zero padding per side: (w,) or (h, w); 0 by default.
+        Zero padding per side: (w,), (h, w) or (d, h, w); 0 by default.
     num_filter : int, in [1, 100000]
         Number of output channels.
     num_group : int, optional, default=1, in [1, 2147483647]
@@ -334,7 +334,7 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     cudnn_off : bool, optional, default=False
         Accepted for MXNet compatibility; ignored.
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
-        Only NCW and NCHW are supported.
+        Only NCW, NCHW and NCDHW (the kernel's) are supported.
     out : NDArray, optional
         The output array.
     name : str, optional
@@ -425,18 +425,18 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
         gradient).
     data : NDArray
         Deconvolution's input 'data': Input data, (batch, channels, *spatial):
-        NCW or NCHW.
+        NCW, NCHW or NCDHW.
     weight : NDArray
         Deconvolution's input 'weight': Kernel weights, (channels, num_filter /
         num_group, *kernel).
     kernel : Shape(tuple)
-        Kernel size: (w,) or (h, w).
+        Kernel size: (w,), (h, w) or (d, h, w).
     stride : Shape(tuple), optional, default=()
-        Stride: (w,) or (h, w); 1 per axis by default.
+        Stride: (w,), (h, w) or (d, h, w); 1 per axis by default.
     dilate : Shape(tuple), optional, default=()
-        Dilation: (w,) or (h, w); 1 per axis by default.
+        Dilation: (w,), (h, w) or (d, h, w); 1 per axis by default.
     pad : Shape(tuple), optional, default=()
-        Zero padding per side: (w,) or (h, w); 0 by default.
+        Zero padding per side: (w,), (h, w) or (d, h, w); 0 by default.
     adj : Shape(tuple), optional, default=()
         Extra output size at the end of each axis (ignored with target_shape).
     target_shape : Shape(tuple), optional, default=()
@@ -454,7 +454,7 @@ def _backward_Deconvolution(out_grad=None, data=None, weight=None, kernel=_NULL,
     cudnn_off : bool, optional, default=False
         Accepted for MXNet compatibility; ignored.
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NDHWC'}, optional, default=None
-        Only NCW and NCHW are supported.
+        Only NCW, NCHW and NCDHW (the kernel's) are supported.
     out : NDArray, optional
         The output array.
     name : str, optional
@@ -915,11 +915,11 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     pad : Shape(tuple), optional, default=()
         Pad for pooling: (y, x) or (d, y, x). Defaults to no padding.
     p_value : int, optional, default=None
-        Value of p for Lp pooling (not supported here).
+        Value of p for Lp pooling: 1, 2 or 3.
     count_include_pad : bool, optional, default=None
         Only used for AvgPool: whether to count padding in the divisor (None means True).
     layout : {'NCW', 'NCHW', 'NCDHW', 'NHWC', 'NWC', 'NDHWC'}, optional, default=None
-        Set layout for input and output (NCW / NCHW supported).
+        Set layout for input and output (NCW / NCHW / NCDHW supported).
     out : NDArray, optional
         The output array.
     name : str, optional

@@ -53,8 +53,8 @@ def set_max_threads(n):
 
 cdef int _shapes(image_shape, output_shape, int64_t* img, int64_t* out) except -1:
     cdef int i, nd = len(image_shape)
-    if nd not in (3, 4) or len(output_shape) != nd:
-        raise ValueError(f"two 3-d or 4-d shapes are needed, got {tuple(image_shape)} and "
+    if nd not in (3, 4, 5) or len(output_shape) != nd:
+        raise ValueError(f"two 3-d, 4-d or 5-d shapes are needed, got {tuple(image_shape)} and "
                          f"{tuple(output_shape)}")
     for i in range(nd):
         img[i] = image_shape[i]
@@ -65,8 +65,8 @@ cdef int _shapes(image_shape, output_shape, int64_t* img, int64_t* out) except -
 def plan(pass_name, bytes packed, image_shape, output_shape, threads, dtype="float32"):
     """How one pass ('fwd', 'dgrad' or 'wgrad') splits its work (for tests):
     {threads, items, chunk, cb, wcols, split_k, shared}."""
-    cdef int64_t img[4]
-    cdef int64_t out[4]
+    cdef int64_t img[5]
+    cdef int64_t out[5]
     cdef int nd = _shapes(image_shape, output_shape, img, out)
     cdef ConvPlan pl = conv_pass_plan(("fwd", "dgrad", "wgrad").index(pass_name),
                                       (<const ConvParam*><const char*>packed)[0], img, out, nd,
@@ -80,8 +80,8 @@ def workspace_bytes(op, bytes packed, image_shape, output_shape, threads=None):
     threads (default: max_threads()), for any float dtype.  ``image_shape``
     and ``output_shape`` are the convolution geometry's two sides: data and
     output of Convolution, output and data of Deconvolution."""
-    cdef int64_t img[4]
-    cdef int64_t out[4]
+    cdef int64_t img[5]
+    cdef int64_t out[5]
     cdef int nd = _shapes(image_shape, output_shape, img, out)
     return conv_workspace_bytes(OPS[op], (<const ConvParam*><const char*>packed)[0], img, out,
                                 nd, c_max_threads() if threads is None else threads)

@@ -1,9 +1,10 @@
 """GPU compute of Convolution, Deconvolution and their backward ops: the
 im2col + GEMM algorithm of conv_cpu.h / conv_ops_cpu.h on the very
-ConvParam block mx_ops.ops.nn.convolution packs (1-D runs as 2-D with H = 1).
+ConvParam block mx_ops.ops.nn.convolution packs (1-D and 2-D run as 3-D with
+D = 1 and H = 1).
 
-Everything is phrased on one convolution geometry: an image (N, C, H, W),
-an output (N, F, Ho, Wo), a weight (F, C/G, kh, kw).  Deconvolution is its
+Everything is phrased on one convolution geometry: an image (N, C, D, H, W),
+an output (N, F, Do, Ho, Wo), a weight (F, C/G, kd, kh, kw).  Deconvolution is its
 transpose, so the four operators share three passes:
   forward pass   out = W . unfold(img)        (Convolution forward,
                                                 Deconvolution data grad)
@@ -15,7 +16,8 @@ as MXNet's GPU convolution reads it).  A chunk's columns are laid out
 (C*kh*kw, n, Ho*Wo), so that per group every pass is ONE GEMM over all the
 chunk's samples, batched over the groups (cuBLAS strided batched); the
 output side is moved to and from the matching (F, n, Ho*Wo) layout by a
-permuting copy that also applies the bias and the req.  fold (col2im)
+permuting copy that also applies the bias and the req.  P below is the
+output's positions Do*Ho*Wo, HW the image's D*H*W.  fold (col2im)
 gathers per image item, adding the taps in the CPU's order, so no atomics
 are needed.  float16 runs in float32 on widened copies, as the CPU's
 as_float32 does.  Importing this module without CuPy raises ImportError."""
@@ -28,47 +30,60 @@ from mx_ops.ops.nn._blas_gpu import gemm
 _SOURCE = NN_HEAD + r"""
 // A chunk of nb samples in convolution terms (ConvGeom of conv_cpu.h).
 struct Geom {
-  long long nb, C, H, W, F, Ho, Wo, G, kh, kw, sh, sw, dh, dw, ph, pw;
+  long long nb, C, D, H, W, F, Do, Ho, Wo, G;
+  long long kd, kh, kw, sd, sh, sw, dd, dh, dw, pd, ph, pw;
 };
 
-// col[r, n, p] = img[n, c, ih, iw] for row r = (c, ki, kj) and output
-// position p = (oh, ow): ih = oh*sh - ph + ki*dh, iw = ow*sw - pw + kj*dw,
-// zero where that reads padding.
+// col[r, n, p] = img[n, c, id, ih, iw] for row r = (c, kz, ki, kj) and
+// output position p = (od, oh, ow): id = od*sd - pd + kz*dd, ih = oh*sh -
+// ph + ki*dh, iw = ow*sw - pw + kj*dw, zero where that reads padding.
 template <typename T>
 __global__ void mx_im2col(const T *img, T *col, Geom g) {
-  const long long P = g.Ho * g.Wo;
-  MX_GRID_STRIDE(i, g.C * g.kh * g.kw * g.nb * P) {
+  const long long P = g.Do * g.Ho * g.Wo, taps = g.kd * g.kh * g.kw;
+  MX_GRID_STRIDE(i, g.C * taps * g.nb * P) {
     const long long p = i % P, n = (i / P) % g.nb, r = i / (P * g.nb);
-    const long long c = r / (g.kh * g.kw), ki = r / g.kw % g.kh, kj = r % g.kw;
-    const long long ih = p / g.Wo * g.sh - g.ph + ki * g.dh;
+    const long long c = r / taps, kz = r / (g.kh * g.kw) % g.kd, ki = r / g.kw % g.kh,
+                    kj = r % g.kw;
+    const long long id = p / (g.Ho * g.Wo) * g.sd - g.pd + kz * g.dd;
+    const long long ih = p / g.Wo % g.Ho * g.sh - g.ph + ki * g.dh;
     const long long iw = p % g.Wo * g.sw - g.pw + kj * g.dw;
-    col[i] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
-        ? img[((n * g.C + c) * g.H + ih) * g.W + iw] : T(0);
+    col[i] = (id >= 0 && id < g.D && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
+        ? img[(((n * g.C + c) * g.D + id) * g.H + ih) * g.W + iw] : T(0);
   }
 }
 
-// img[n, c, ih, iw] (=, +=) bias[c] + the sum of the columns that unfold
-// read it from (the adjoint of mx_im2col), the taps (ki, kj) in increasing
-// order as col2im_add of conv_cpu.h adds them.
+// The output index o along one axis whose tap k reads image index x
+// (o*s - pad + k*dil = x), or -1.
+__device__ inline long long tap_source(long long x, long long pad, long long k, long long dil,
+                                       long long s, long long out) {
+  const long long t = x + pad - k * dil;
+  if (t < 0 || t % s) return -1;
+  return t / s < out ? t / s : -1;
+}
+
+// img[n, c, id, ih, iw] (=, +=) bias[c] + the sum of the columns that
+// unfold read it from (the adjoint of mx_im2col), the taps (kz, ki, kj) in
+// increasing order as the CPU's fold adds them.
 template <typename T>
 __global__ void mx_col2im(const T *col, const T *bias, T *img, Geom g, int add) {
-  const long long P = g.Ho * g.Wo, HW = g.H * g.W;
+  const long long P = g.Do * g.Ho * g.Wo, HW = g.D * g.H * g.W;
   MX_GRID_STRIDE(i, g.nb * g.C * HW) {
-    const long long iw = i % g.W, ih = i / g.W % g.H, c = i / HW % g.C, n = i / (HW * g.C);
+    const long long iw = i % g.W, ih = i / g.W % g.H, id = i / (g.H * g.W) % g.D;
+    const long long c = i / HW % g.C, n = i / (HW * g.C);
     T v = add ? img[i] : T(0);
     if (bias) v = add ? T(v + bias[c]) : bias[c];
-    for (long long ki = 0; ki < g.kh; ++ki) {
-      const long long th = ih + g.ph - ki * g.dh;      // oh * sh
-      if (th < 0 || th % g.sh) continue;
-      const long long oh = th / g.sh;
-      if (oh >= g.Ho) continue;
-      for (long long kj = 0; kj < g.kw; ++kj) {
-        const long long tw = iw + g.pw - kj * g.dw;    // ow * sw
-        if (tw < 0 || tw % g.sw) continue;
-        const long long ow = tw / g.sw;
-        if (ow >= g.Wo) continue;
-        const long long r = (c * g.kh + ki) * g.kw + kj;
-        v += col[(r * g.nb + n) * P + oh * g.Wo + ow];
+    for (long long kz = 0; kz < g.kd; ++kz) {
+      const long long od = tap_source(id, g.pd, kz, g.dd, g.sd, g.Do);
+      if (od < 0) continue;
+      for (long long ki = 0; ki < g.kh; ++ki) {
+        const long long oh = tap_source(ih, g.ph, ki, g.dh, g.sh, g.Ho);
+        if (oh < 0) continue;
+        for (long long kj = 0; kj < g.kw; ++kj) {
+          const long long ow = tap_source(iw, g.pw, kj, g.dw, g.sw, g.Wo);
+          if (ow < 0) continue;
+          const long long r = ((c * g.kd + kz) * g.kh + ki) * g.kw + kj;
+          v += col[(r * g.nb + n) * P + (od * g.Ho + oh) * g.Wo + ow];
+        }
       }
     }
     img[i] = v;
@@ -79,7 +94,7 @@ __global__ void mx_col2im(const T *col, const T *bias, T *img, Geom g, int add) 
 // t[f, n, p] = out[n, f, p].
 template <typename T>
 __global__ void mx_to_cols(const T *out, T *t, Geom g) {
-  const long long P = g.Ho * g.Wo;
+  const long long P = g.Do * g.Ho * g.Wo;
   MX_GRID_STRIDE(i, g.F * g.nb * P) {
     const long long p = i % P, n = (i / P) % g.nb, f = i / (P * g.nb);
     t[i] = out[(n * g.F + f) * P + p];
@@ -90,7 +105,7 @@ __global__ void mx_to_cols(const T *out, T *t, Geom g) {
 // fill_bias and then a GEMM with beta 1.
 template <typename T>
 __global__ void mx_from_cols(const T *t, const T *bias, T *out, Geom g, int add) {
-  const long long P = g.Ho * g.Wo;
+  const long long P = g.Do * g.Ho * g.Wo;
   MX_GRID_STRIDE(i, g.nb * g.F * P) {
     const long long p = i % P, f = (i / P) % g.F, n = i / (P * g.F);
     T v = add ? out[i] : T(0);
@@ -103,11 +118,12 @@ _WIDE = {"float32": "float", "float64": "double"}
 _NAMES = [f"{k}<{t}>" for k in ("mx_im2col", "mx_col2im", "mx_to_cols", "mx_from_cols")
           for t in _WIDE.values()]
 _kernel = raw_module(_SOURCE, _NAMES)
-_CONV_T = numpy.dtype([("kernel", "<i8", (2,)), ("stride", "<i8", (2,)),
-                       ("dilate", "<i8", (2,)), ("pad", "<i8", (2,)), ("num_group", "<i8"),
+_CONV_T = numpy.dtype([("kernel", "<i8", (3,)), ("stride", "<i8", (3,)),
+                       ("dilate", "<i8", (3,)), ("pad", "<i8", (3,)), ("num_group", "<i8"),
                        ("no_bias", "<i8")])           # mxop::ConvParam
-_GEOM_T = numpy.dtype([(f, "<i8") for f in ("nb", "C", "H", "W", "F", "Ho", "Wo", "G", "kh",
-                                            "kw", "sh", "sw", "dh", "dw", "ph", "pw")])
+_GEOM_T = numpy.dtype([(f, "<i8") for f in ("nb", "C", "D", "H", "W", "F", "Do", "Ho", "Wo",
+                                            "G", "kd", "kh", "kw", "sd", "sh", "sw", "dd",
+                                            "dh", "dw", "pd", "ph", "pw")])
 _INT_MAX = 2**31 - 1
 _NULL = numpy.uint64(0)      # a null pointer argument (no bias)
 
@@ -121,20 +137,27 @@ def _fn(name, a):
     return _kernel(f"{name}<{_WIDE[a.dtype.name]}>")
 
 
+def _spatial(a):
+    """(D, H, W) of an NCW, NCHW or NCDHW array; absent axes are 1."""
+    return (1,) * (5 - a.ndim) + tuple(a.shape[2:])
+
+
 class _Geometry:
     """make_geom of conv_cpu.h for an image-side and an output-side
     array, and the chunking of the batch."""
 
     def __init__(self, p, img, out, workspace_mb):
         self.N, self.C = img.shape[:2]
-        self.H, self.W = (img.shape[2] if img.ndim == 4 else 1), img.shape[-1]
+        self.D, self.H, self.W = _spatial(img)
         self.F = out.shape[1]
-        self.Ho, self.Wo = (out.shape[2] if out.ndim == 4 else 1), out.shape[-1]
+        self.Do, self.Ho, self.Wo = _spatial(out)
         self.G = int(p["num_group"])
-        (self.kh, self.kw), (self.sh, self.sw) = p["kernel"].tolist(), p["stride"].tolist()
-        (self.dh, self.dw), (self.ph, self.pw) = p["dilate"].tolist(), p["pad"].tolist()
-        self.P = self.Ho * self.Wo
-        self.rows = self.C * self.kh * self.kw          # of the column matrix
+        self.kd, self.kh, self.kw = p["kernel"].tolist()
+        self.sd, self.sh, self.sw = p["stride"].tolist()
+        self.dd, self.dh, self.dw = p["dilate"].tolist()
+        self.pd, self.ph, self.pw = p["pad"].tolist()
+        self.P = self.Do * self.Ho * self.Wo
+        self.rows = self.C * self.kd * self.kh * self.kw          # of the column matrix
         self.Kg, self.Fg = self.rows // self.G, self.F // self.G
         # Samples per chunk: the columns and the permuted output side of a
         # chunk fit the workspace; GEMM sizes stay within cuBLAS's int.
@@ -191,7 +214,7 @@ def _data_pass(g, bufs, out, w, img, bias, add):
         q = nb * g.P
         gemm(True, False, g.Kg, q, g.Fg, w, t, col, 0, g.G,
              (g.Fg * g.Kg, g.Fg * q, g.Kg * q))
-        launch(_fn("mx_col2im", out), nb * g.C * g.H * g.W,
+        launch(_fn("mx_col2im", out), nb * g.C * g.D * g.H * g.W,
                (col, _NULL if bias is None else bias, img[n0:n1], s, numpy.int32(add)))
 
 

@@ -1,8 +1,8 @@
 // Convolution and Deconvolution on the CPU as implicit GEMMs: MXNet's
 // im2col + GEMM algorithm (src/operator/nn/convolution-inl.h) without the
 // column matrix.  Everything is phrased on one "convolution geometry": an
-// image (C, H, W) unfolds into a column matrix (C*kh*kw, Ho*Wo), and per
-// group
+// image (C, D, H, W) unfolds into a column matrix (C*kd*kh*kw, Do*Ho*Wo),
+// and per group
 //   forward      Y_g  = W_g   . col_g            (Convolution's forward)
 //   data grad    col_g = W_g^T . dY_g, folded back (col2im) into the image
 //   weight grad  dW_g += dY_g . col_g^T
@@ -25,7 +25,10 @@
 // workspace (TEMP_SPACE), laid out by ConvPlan; the Python workspace
 // function sizes it with the same code (conv_workspace_bytes).
 //
-// 1-D (NCW) runs as 2-D with H = 1.
+// 1-D (NCW) and 2-D (NCHW) run as 3-D with D = 1 (and H = 1): the
+// packers walk output rows (od, oh), each a run of Wo positions reading
+// one image row (id, ih) per kernel tap, so the extra axis costs nothing
+// on the 2-D path.
 #ifndef MX_OPS_CONV_CPU_H_
 #define MX_OPS_CONV_CPU_H_
 
@@ -39,27 +42,32 @@
 namespace mxop {
 
 // Packed by mx_ops.ops.nn.convolution (pad already derived from target_shape for
-// Deconvolution); 1-D ops pack kernel (1, k), stride (1, s), ...
+// Deconvolution), axes (d, h, w): 2-D ops pack kernel (1, kh, kw), 1-D ops
+// (1, 1, k), stride (1, ..., s), pad (0, ..., p).
 struct ConvParam {
-  int64_t kernel[2], stride[2], dilate[2], pad[2];
+  int64_t kernel[3], stride[3], dilate[3], pad[3];
   int64_t num_group, no_bias;
 };
 
-// One call's sizes in convolution terms: image (N, C, H, W), output
-// (N, F, Ho, Wo), weight (F, C/G, kh, kw).
+// One call's sizes in convolution terms: image (N, C, D, H, W), output
+// (N, F, Do, Ho, Wo), weight (F, C/G, kd, kh, kw).
 struct ConvGeom {
-  int64_t N, C, H, W, F, Ho, Wo, G, kh, kw, sh, sw, dh, dw, ph, pw;
-  int64_t taps() const { return kh * kw; }
-  int64_t P() const { return Ho * Wo; }
+  int64_t N, C, D, H, W, F, Do, Ho, Wo, G;
+  int64_t kd, kh, kw, sd, sh, sw, dd, dh, dw, pd, ph, pw;
+  int64_t taps() const { return kd * kh * kw; }
+  int64_t P() const { return Do * Ho * Wo; }
   int64_t Cg() const { return C / G; }
-  int64_t Kg() const { return C / G * kh * kw; }    // rows of a group's column matrix
+  int64_t Kg() const { return C / G * taps(); }     // rows of a group's column matrix
   int64_t Fg() const { return F / G; }
-  int64_t plane() const { return H * W; }
+  int64_t plane() const { return D * H * W; }
   int64_t macs() const { return N * F * Kg() * P(); }
 };
 
-static inline void spatial(const int64_t *shape, int ndim, int64_t *h, int64_t *w) {
-  *h = ndim == 4 ? shape[2] : 1;
+// (D, H, W) of an NCW, NCHW or NCDHW shape; absent axes are 1.
+static inline void spatial(const int64_t *shape, int ndim, int64_t *d, int64_t *h,
+                           int64_t *w) {
+  *d = ndim == 5 ? shape[2] : 1;
+  *h = ndim >= 4 ? shape[ndim - 2] : 1;
   *w = shape[ndim - 1];
 }
 
@@ -69,14 +77,14 @@ static inline ConvGeom make_geom(const ConvParam &p, const int64_t *img, const i
   ConvGeom g;
   g.N = img[0];
   g.C = img[1];
-  spatial(img, ndim, &g.H, &g.W);
+  spatial(img, ndim, &g.D, &g.H, &g.W);
   g.F = out[1];
-  spatial(out, ndim, &g.Ho, &g.Wo);
+  spatial(out, ndim, &g.Do, &g.Ho, &g.Wo);
   g.G = p.num_group;
-  g.kh = p.kernel[0]; g.kw = p.kernel[1];
-  g.sh = p.stride[0]; g.sw = p.stride[1];
-  g.dh = p.dilate[0]; g.dw = p.dilate[1];
-  g.ph = p.pad[0]; g.pw = p.pad[1];
+  g.kd = p.kernel[0]; g.kh = p.kernel[1]; g.kw = p.kernel[2];
+  g.sd = p.stride[0]; g.sh = p.stride[1]; g.sw = p.stride[2];
+  g.dd = p.dilate[0]; g.dh = p.dilate[1]; g.dw = p.dilate[2];
+  g.pd = p.pad[0]; g.ph = p.pad[1]; g.pw = p.pad[2];
   return g;
 }
 
@@ -85,15 +93,16 @@ static inline ConvGeom make_geom(const ConvParam &p, const MXTBlob &img, const M
 }
 
 // Row r of a group's column matrix: channel c (within the group), kernel
-// tap (ki, kj); output columns ow in [lo, hi) read inside the image row,
-// at image column ow*sw + off.
+// tap (kz, ki, kj); output columns ow in [lo, hi) read inside the image
+// row, at image column ow*sw + off.
 struct ColRow {
-  int64_t c, ki, lo, hi, off;
+  int64_t c, kz, ki, lo, hi, off;
 };
 
 static inline ColRow col_row(const ConvGeom &g, int64_t r) {
   ColRow t;
   t.c = r / g.taps();
+  t.kz = r / (g.kh * g.kw) % g.kd;
   t.ki = r / g.kw % g.kh;
   const int64_t kj = r % g.kw;
   t.off = kj * g.dw - g.pw;
@@ -106,11 +115,15 @@ static inline ColRow col_row(const ConvGeom &g, int64_t r) {
   return t;
 }
 
-// The image row that output row oh reads for row `t`, or null (padding).
+// The image row that output row (od, oh) reads for row `t`, or null
+// (padding).
 template <typename S>
-static inline S *image_row(const ConvGeom &g, const ColRow &t, S *chan_plane0, int64_t oh) {
+static inline S *image_row(const ConvGeom &g, const ColRow &t, S *chan_plane0, int64_t od,
+                           int64_t oh) {
+  const int64_t id = od * g.sd - g.pd + t.kz * g.dd;
   const int64_t ih = oh * g.sh - g.ph + t.ki * g.dh;
-  return (ih >= 0 && ih < g.H) ? chan_plane0 + (t.c * g.H + ih) * g.W : nullptr;
+  return (id >= 0 && id < g.D && ih >= 0 && ih < g.H)
+             ? chan_plane0 + ((t.c * g.D + id) * g.H + ih) * g.W : nullptr;
 }
 
 static inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
@@ -142,23 +155,27 @@ MX_PACKER void unfold_run(const S *irow, const ColRow &t, int64_t sw, int64_t ow
   }
 }
 
-// Calls f(oh, ow, n, offset) for the output-row pieces of positions
-// [p0, p0 + np): n positions starting at (oh, ow), `offset` from p0.
+// Calls f(od, oh, ow, n, offset) for the output-row pieces of positions
+// [p0, p0 + np): n positions starting at (od, oh, ow), `offset` from p0.
 template <typename F>
 static inline void for_row_pieces(const ConvGeom &g, int64_t p0, int64_t np, F f) {
-  int64_t oh = p0 / g.Wo, ow = p0 - oh * g.Wo, done = 0;
+  const int64_t row = p0 / g.Wo;
+  int64_t od = row / g.Ho, oh = row - od * g.Ho, ow = p0 - row * g.Wo, done = 0;
   while (done < np) {
     const int64_t n = np - done < g.Wo - ow ? np - done : g.Wo - ow;
-    f(oh, ow, n, done);
+    f(od, oh, ow, n, done);
     done += n;
     ow = 0;
-    ++oh;
+    if (++oh == g.Ho) {
+      oh = 0;
+      ++od;
+    }
   }
 }
 
 // A run of output positions within one output row.
 struct RowPiece {
-  int64_t oh, ow, n, at;
+  int64_t od, oh, ow, n, at;
 };
 
 // B's panels of the forward GEMM: column-matrix rows [k0, k0+kc) x
@@ -175,15 +192,16 @@ MX_PACKER void unfold_panels(const ConvGeom &g, const S *x, int64_t k0, int64_t 
   for (int64_t jp = 0; jp < nc; jp += NR, dst += kc * NR) {
     const int64_t np = nc - jp < NR ? nc - jp : NR;
     int npieces = 0;
-    for_row_pieces(g, p0 + jp, np, [&](int64_t oh, int64_t ow, int64_t n, int64_t at) {
-      pieces[npieces++] = RowPiece{oh, ow, n, at};
-    });
+    for_row_pieces(g, p0 + jp, np,
+                   [&](int64_t od, int64_t oh, int64_t ow, int64_t n, int64_t at) {
+                     pieces[npieces++] = RowPiece{od, oh, ow, n, at};
+                   });
     for (int64_t k = 0; k < kc; ++k) {
       const ColRow &r = rows[k];
       A *d = dst + k * NR;
       for (int i = 0; i < npieces; ++i) {
         const RowPiece &pc = pieces[i];
-        const S *irow = image_row(g, r, x, pc.oh);
+        const S *irow = image_row(g, r, x, pc.od, pc.oh);
         A *dd = d + pc.at;
         if (irow && pc.ow >= r.lo && pc.ow + pc.n <= r.hi) {
           if (g.sw == 1) {
@@ -212,9 +230,11 @@ MX_PACKER void unfold_lanes(const ConvGeom &g, const S *x, int64_t r0, int64_t n
     if (n < R) std::memset(dst, 0, R * kc * sizeof(A));     // the padding lanes
     for (int i = 0; i < n; ++i) {
       const ColRow r = col_row(g, r0 + lr + i);
-      for_row_pieces(g, p0, kc, [&](int64_t oh, int64_t ow, int64_t m, int64_t at) {
-        unfold_run<A>(image_row(g, r, x, oh), r, g.sw, ow, m, dst + at * R + i, R);
-      });
+      for_row_pieces(g, p0, kc,
+                     [&](int64_t od, int64_t oh, int64_t ow, int64_t m, int64_t at) {
+                       unfold_run<A>(image_row(g, r, x, od, oh), r, g.sw, ow, m,
+                                     dst + at * R + i, R);
+                     });
     }
   }
 }
@@ -439,8 +459,9 @@ static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const
         ColRow r = col_row(g, r0 + rr);
         r.c -= c0;
         const A *crow = C + rr * pn;
-        for_row_pieces(g, pb, pn, [&](int64_t oh, int64_t ow, int64_t n_, int64_t at) {
-          A *irow = image_row(g, r, tgt, oh);
+        for_row_pieces(g, pb, pn,
+                       [&](int64_t od, int64_t oh, int64_t ow, int64_t n_, int64_t at) {
+          A *irow = image_row(g, r, tgt, od, oh);
           if (!irow) return;
           const int64_t v0 = clamp64(r.lo, ow, ow + n_), v1 = clamp64(r.hi, v0, ow + n_);
           const A *src = crow + at - ow;

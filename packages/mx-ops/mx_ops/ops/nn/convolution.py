@@ -1,4 +1,5 @@
-"""Registrations of Convolution and Deconvolution (1-D NCW and 2-D NCHW)
+"""Registrations of Convolution and Deconvolution (1-D NCW, 2-D NCHW and
+3-D NCDHW)
 and their backward ops, with MXNet 1.x's parameters and shape rules
 (src/operator/nn/convolution-inl.h, deconvolution-inl.h).
 
@@ -32,10 +33,13 @@ max_threads = _conv_cpu.max_threads
 
 def _params(deconv):
     p = {
-        "kernel": Param("shape", doc="Kernel size: (w,) or (h, w)."),
-        "stride": Param("shape", (), doc="Stride: (w,) or (h, w); 1 per axis by default."),
-        "dilate": Param("shape", (), doc="Dilation: (w,) or (h, w); 1 per axis by default."),
-        "pad": Param("shape", (), doc="Zero padding per side: (w,) or (h, w); 0 by default."),
+        "kernel": Param("shape", doc="Kernel size: (w,), (h, w) or (d, h, w)."),
+        "stride": Param("shape", (), doc="Stride: (w,), (h, w) or (d, h, w); 1 per axis by "
+                                         "default."),
+        "dilate": Param("shape", (), doc="Dilation: (w,), (h, w) or (d, h, w); 1 per axis by "
+                                         "default."),
+        "pad": Param("shape", (), doc="Zero padding per side: (w,), (h, w) or (d, h, w); 0 by "
+                                      "default."),
     }
     if deconv:
         p["adj"] = Param("shape", (), doc="Extra output size at the end of each axis "
@@ -54,7 +58,7 @@ def _params(deconv):
                             doc="Accepted for MXNet compatibility; ignored on the CPU."),
         "cudnn_off": Param("bool", False, doc="Accepted for MXNet compatibility; ignored."),
         "layout": Param("str", None, choices=("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"),
-                        doc="Only NCW and NCHW are supported."),
+                        doc="Only NCW, NCHW and NCDHW (the kernel's) are supported."),
     })
     return p
 
@@ -64,10 +68,10 @@ def _geometry(op, p, data):
     data's rank and layout."""
     data = tuple(data)
     k = p["kernel"]
-    if len(k) not in (1, 2):
-        raise ParamError(f"{op}: argument 'kernel' {k} must have 1 or 2 entries (1-D or 2-D "
-                         f"convolution); 3-D is not supported")
-    want = {1: "NCW", 2: "NCHW"}[len(k)]
+    if len(k) not in (1, 2, 3):
+        raise ParamError(f"{op}: argument 'kernel' {k} must have 1, 2 or 3 entries (1-D, 2-D "
+                         f"or 3-D convolution)")
+    want = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[len(k)]
     if p["layout"] not in (None, want):
         raise ParamError(f"{op}: layout {p['layout']} is not supported with a {len(k)}-D "
                          f"kernel; only {want}")
@@ -127,6 +131,9 @@ def deconv_pad(p, data):
     """Deconvolution's effective (pad, adj): derived from target_shape where
     it is set (MXNet's InferPad), else the parameters."""
     k, s, d, pad = _geometry("Deconvolution", p, data)
+    if len(k) == 3 and max(d) > 1:
+        raise ParamError(f"Deconvolution: argument 'dilate' {d} must be 1 on every axis with a "
+                         f"3-D kernel (MXNet 1.9.1 does not dilate 3-D deconvolution)")
     adj = p["adj"] or (0,) * len(k)
     if len(adj) != len(k):
         raise ParamError(f"Deconvolution: argument 'adj' {adj} must have as many entries as "
@@ -176,9 +183,10 @@ def _pack(deconv):
         k, s, d, pad = _geometry(op, p, shapes[0])
         if deconv:
             pad = deconv_pad(p, shapes[0])[0]
-        if len(k) == 1:                        # NCW runs as NCHW with H = 1
-            k, s, d, pad = (1,) + k, (1,) + s, (1,) + d, (0,) + pad
-        return struct.pack("=10q", *k, *s, *d, *pad, p["num_group"], p["no_bias"])
+        lead = 3 - len(k)                      # NCW / NCHW run as NCDHW with D (H) = 1
+        k, s, d = ((1,) * lead + v for v in (k, s, d))
+        pad = (0,) * lead + pad
+        return struct.pack("=14q", *k, *s, *d, *pad, p["num_group"], p["no_bias"])
     return pack
 
 
@@ -231,14 +239,15 @@ def _backward_shape(op, forward_shape):
 
 for _name, _deconv, _shape, _doc in (
         ("Convolution", False, conv_out_shape,
-         "1-D or 2-D convolution (im2col + GEMM) of NCW / NCHW data with weight "
+         "1-D, 2-D or 3-D convolution (im2col + GEMM) of NCW / NCHW / NCDHW data with weight "
          "(num_filter, channels / num_group, *kernel) and an optional bias."),
         ("Deconvolution", True, deconv_out_shape,
-         "1-D or 2-D transposed convolution: the gradient of Convolution with respect to "
+         "1-D, 2-D or 3-D transposed convolution: the gradient of Convolution with respect to "
          "its data; weight (channels, num_filter / num_group, *kernel).")):
     register(OpDef(
         _name, arguments=("data", "weight", "bias"), list_input_names=_inputs,
-        input_docs={"data": "Input data, (batch, channels, *spatial): NCW or NCHW.",
+        input_docs={"data": "Input data, (batch, channels, *spatial): NCW, NCHW or "
+                                    "NCDHW.",
                     "weight": "Kernel weights, " + ("(channels, num_filter / num_group, "
                                                     "*kernel)." if _deconv else
                                                     "(num_filter, channels / num_group, "

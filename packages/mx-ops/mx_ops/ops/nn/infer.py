@@ -6,8 +6,8 @@ outputs from the data, and, where MXNet does it, the data from the output
 known yet (see mx_ops.core.partial_infer); it carries through to the dimensions
 that depend on it.
 
-Where a layer's own forward refuses something (Convolution's NHWC layouts
-and 3-D kernels), its partial rule refuses it too, with the same message.
+Where a layer's own forward refuses something (Convolution's NHWC layouts),
+its partial rule refuses it too, with the same message.
 """
 import math
 
@@ -125,7 +125,7 @@ def _pooling(params, ins, outs):
     data = ins[0]
     if data is None:
         return ins, outs
-    if len(data) not in (3, 4):
+    if len(data) not in (3, 4, 5):
         pooling._geometry("Pooling", params, data)                    # raises naming it
     # Unknown sizes are computed on a stand-in that fits any kernel, then dropped.
     fit = max(params["kernel"] or (1,))

@@ -1,11 +1,15 @@
 """Pooling and _backward_Pooling with MXNet 1.x's names, parameters and
-output sizes (src/operator/nn/pooling.cc), for 1-D (NCW) and 2-D (NCHW).
+output sizes (src/operator/nn/pooling.cc), for 1-D (NCW), 2-D (NCHW) and 3-D
+(NCDHW).
 
 valid:  out = 1 + (x + 2*pad - kernel) // stride
 full:   out = 1 + ceil((x + 2*pad - kernel) / stride)
 global_pool pools each whole plane to 1 (kernel = the data's size, no pad).
 avg counts the padding in its divisor unless count_include_pad=False
 (MXNet's default None means True); windows are clipped as in pool_cpu.h.
+lp needs p_value 1, 2 or 3.  pooling_convention 'same' is refused: MXNet
+1.9.1 accepts it only for 1-D data and then fails reading pad[1], so no
+input runs with it there either.
 
 Backward convention (MXNet's legacy one): ``_backward_Pooling`` takes
 (out_grad, in_data, out_data) with the forward's parameters and returns
@@ -21,7 +25,7 @@ from mx_ops.ops.nn import _nn_cpu
 _POOL_GPU = "mx_ops.ops.nn._pool_gpu"
 
 _KERNELS = _nn_cpu.kernels()
-_TYPES = {"max": 0, "avg": 1, "sum": 2}          # codes of pool_cpu.h
+_TYPES = {"max": 0, "avg": 1, "sum": 2, "lp": 3}          # codes of pool_cpu.h
 
 _PARAMS = {
     "kernel": Param("shape", (), doc="Pooling kernel size: (y, x) or (d, y, x)."),
@@ -37,28 +41,30 @@ _PARAMS = {
                                      "1 for each dimension."),
     "pad": Param("shape", (), doc="Pad for pooling: (y, x) or (d, y, x). Defaults to no "
                                   "padding."),
-    "p_value": Param("int", None, doc="Value of p for Lp pooling (not supported here)."),
+    "p_value": Param("int", None, doc="Value of p for Lp pooling: 1, 2 or 3."),
     "count_include_pad": Param("bool", None, doc="Only used for AvgPool: whether to count "
                                                  "padding in the divisor (None means True)."),
     "layout": Param("str", None, choices=("NCW", "NCHW", "NCDHW", "NHWC", "NWC", "NDHWC"),
-                    doc="Set layout for input and output (NCW / NCHW supported)."),
+                    doc="Set layout for input and output (NCW / NCHW / NCDHW supported)."),
 }
 
 
 def _geometry(op, params, data):
-    """(planes, (H, W), (OH, OW), kernel, stride, pad) in 2-D form, or a
-    ShapeError / ValueError naming the argument."""
+    """(planes, (D, H, W), (OD, OH, OW), kernel, stride, pad) in 3-D form,
+    or a ShapeError / ValueError naming the argument."""
     data = tuple(data)
-    if params["pool_type"] == "lp":
-        raise ShapeError(f"{op}: argument 'pool_type' 'lp' is not supported")
+    if params["pool_type"] == "lp" and params["p_value"] not in (1, 2, 3):
+        raise ShapeError(f"{op}: pool_type 'lp' needs argument 'p_value' 1, 2 or 3, got "
+                         f"{params['p_value']}")
     if params["pooling_convention"] == "same":
-        raise ShapeError(f"{op}: argument 'pooling_convention' 'same' is not supported")
-    if params["layout"] not in (None, "NCW", "NCHW"):
+        raise ShapeError(f"{op}: argument 'pooling_convention' 'same' is not supported (MXNet "
+                         f"1.9.1 fails with it for every input too)")
+    if len(data) not in (3, 4, 5):
+        raise ShapeError(f"{op}: argument 'data' must be 3-d (NCW), 4-d (NCHW) or 5-d "
+                         f"(NCDHW), got shape {data}")
+    if params["layout"] not in (None, ("NCW", "NCHW", "NCDHW")[len(data) - 3]):
         raise ShapeError(f"{op}: argument 'layout' {params['layout']!r} is not supported "
-                         f"(NCW or NCHW)")
-    if len(data) not in (3, 4):
-        raise ShapeError(f"{op}: argument 'data' must be 3-d (NCW) or 4-d (NCHW), got "
-                         f"shape {data}")
+                         f"for 'data' of shape {data} (NCW, NCHW or NCDHW by its rank)")
     nd = len(data) - 2
     space = data[2:]
     if params["global_pool"]:
@@ -83,24 +89,24 @@ def _geometry(op, params, data):
             out.append(1 + -(-(x + 2 * p - k) // s))
         else:
             out.append(1 + (x + 2 * p - k) // s)
-    if nd == 1:                     # 1-D is 2-D with H = 1
-        space, out = (1,) + space, [1] + out
-        kernel, stride, pad = (1,) + kernel, (1,) + stride, (0,) + pad
-    return data[0] * data[1], space, tuple(out), kernel, stride, pad
+    lead = 3 - nd                   # 1-D and 2-D are 3-D with D (and H) = 1
+    space, out = (1,) * lead + space, (1,) * lead + tuple(out)
+    kernel, stride, pad = (1,) * lead + kernel, (1,) * lead + stride, (0,) * lead + pad
+    return data[0] * data[1], space, out, kernel, stride, pad
 
 
 def _out_shape(op, params, data):
     _, _, out, _, _, _ = _geometry(op, params, data)
-    return tuple(data[:2]) + (out if len(data) == 4 else out[1:])
+    return tuple(data[:2]) + out[5 - len(data):]
 
 
 def _pack(op):
     def pack(params, shapes):
-        planes, (h, w), (oh, ow), k, s, p = _geometry(op, params, shapes[-2 if op[0] == "_"
-                                                                         else 0])
+        planes, space, out, k, s, p = _geometry(op, params, shapes[-2 if op[0] == "_" else 0])
         cip = params["count_include_pad"]
-        return struct.pack("=ii11q", _TYPES[params["pool_type"]], cip is None or cip,
-                           planes, h, w, oh, ow, k[0], k[1], s[0], s[1], p[0], p[1])  # PoolParam
+        return struct.pack("=4i16q", _TYPES[params["pool_type"]], cip is None or cip,
+                           params["p_value"] or 0, 0, planes, *space, *out, *k, *s,
+                           *p)  # PoolParam
     return pack
 
 
@@ -121,8 +127,8 @@ register(OpDef(
     infer_type=same_float_types("Pooling", lambda p: ["data"]),
     compute=computes(_KERNELS["pool"], gpu_compute(_POOL_GPU, "pool", _pack("Pooling"))),
     pack_params=_pack("Pooling"),
-    doc="Performs pooling (max, avg or sum) on the input over 1-D (NCW) or 2-D (NCHW) "
-        "windows.  Backward: _backward_Pooling(out_grad, in_data, out_data)."))
+    doc="Performs pooling (max, avg, sum or lp) on the input over 1-D (NCW), 2-D (NCHW) or "
+        "3-D (NCDHW) windows.  Backward: _backward_Pooling(out_grad, in_data, out_data)."))
 
 register(OpDef(
     "_backward_Pooling", arguments=("out_grad", "in_data", "out_data"),

@@ -1,0 +1,105 @@
+"""3-D convolution side by side: ours (``import mx``), MXNet 1.9.1 and
+PyTorch CPU (torch.nn.functional.conv3d), each in its own interpreter, run
+as subprocesses one after another.
+
+    python benchmarks/compare_conv3d.py [--quick] [--mxnet-python PATH]
+        [--torch-python PATH]
+
+Case (float32): data (8, 16, 16, 32, 32), 32 filters 3x3x3, pad 1, with
+bias; forward, and forward + backward (data, weight and bias gradients
+under an out_grad of ones, through autograd on every side).  MXNet runs
+with OPENBLAS_CORETYPE=Haswell (its bundled OpenBLAS misdetects this
+machine's CPU otherwise); every side uses its default threads.  Ratios are
+ours over theirs (below 1: ours is faster).  Best of R runs.
+"""
+import argparse
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import format_table, run_json_script as run
+from benchmarks.mxnet_worker import MXNET_PYTHON
+from benchmarks.torch_worker import TORCH_PYTHON
+
+_PRELUDE = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    N, C, D, H, W, F, repeat = (int(a) for a in sys.argv[1:8])
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((N, C, D, H, W), dtype=np.float32)
+    WT = rng.standard_normal((F, C, 3, 3, 3), dtype=np.float32) * 0.1
+    B = rng.standard_normal(F, dtype=np.float32)
+    def best(fn):
+        fn()
+        out = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t)
+        return out
+""")
+
+# Ours and MXNet's: the module name is the script's last argument.
+_MX_SCRIPT = _PRELUDE + textwrap.dedent("""
+    import importlib
+    mx = importlib.import_module(sys.argv[8])
+    nd = mx.nd
+    x, w, b = nd.array(X), nd.array(WT), nd.array(B)
+    for a in (x, w, b):
+        a.attach_grad()
+    kw = dict(kernel=(3, 3, 3), pad=(1, 1, 1), num_filter=F)
+    def both():
+        with mx.autograd.record():
+            y = nd.Convolution(x, w, b, **kw)
+        y.backward()
+        for a in (x, w, b):
+            a.grad.wait_to_read()
+    print(json.dumps({"fwd": best(lambda: nd.Convolution(x, w, b, **kw).wait_to_read()),
+                      "both": best(both)}))
+""")
+
+_TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
+    import torch
+    import torch.nn.functional as Fn
+    x, w, b = (torch.from_numpy(a).requires_grad_() for a in (X, WT, B))
+    def both():
+        x.grad = w.grad = b.grad = None
+        Fn.conv3d(x, w, b, padding=1).sum().backward()
+    with torch.no_grad():
+        fwd = best(lambda: Fn.conv3d(x, w, b, padding=1))
+    print(json.dumps({"fwd": fwd, "both": best(both)}))
+""")
+
+CASES = [("fwd", "forward"), ("both", "forward + backward")]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--mxnet-python", default=MXNET_PYTHON)
+    parser.add_argument("--torch-python", default=TORCH_PYTHON)
+    args = parser.parse_args(argv)
+    sizes = (2, 4, 8, 8, 8, 8, 1) if args.quick else (8, 16, 16, 32, 32, 32, 5)
+    ours = run(sys.executable, _MX_SCRIPT, sizes + ("mx",))
+    mxnet = run(args.mxnet_python, _MX_SCRIPT, sizes + ("mxnet",),
+                env=dict(os.environ, OPENBLAS_CORETYPE="Haswell"))
+    torch = run(args.torch_python, _TORCH_SCRIPT, sizes)
+    fmt = lambda r, k: "-" if r is None else f"{r[k] * 1e3:.1f} ms"        # noqa: E731
+    ratio = lambda r, k: "-" if r is None else f"{ours[k] / r[k]:.2f}"      # noqa: E731
+    rows = [("pass", "ours", "MXNet 1.9.1", "PyTorch", "ours/MXNet", "ours/PyTorch")]
+    for key, label in CASES:
+        rows.append((label, fmt(ours, key), fmt(mxnet, key), fmt(torch, key),
+                     ratio(mxnet, key), ratio(torch, key)))
+    n, c, d, h, w, f, r = sizes
+    print(f"Convolution 3-D, data ({n}, {c}, {d}, {h}, {w}), {f} filters 3x3x3 pad 1, "
+          f"float32, CPU ({os.cpu_count()} cores), best of {r} runs\n")
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
