@@ -15,8 +15,9 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
  '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
  '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
- '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
+ '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
  '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
@@ -24,14 +25,14 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
  '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
  '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_pick', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
- '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
- '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
- '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
- '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
- '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_backward_moments', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
+ '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
+ '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
+ '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
+ '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
+ '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
@@ -601,6 +602,82 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
     return _call_op('_backward_FullyConnected', [out_grad, data, weight], out, kwargs)
 
 
+def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of GroupNorm from (out_grad, data, gamma, mean, std) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        GroupNorm's input 'data': Input data
+    gamma : NDArray
+        GroupNorm's input 'gamma': gamma array
+    mean : NDArray
+        GroupNorm's output 'mean', as the forward pass computed it.
+    std : NDArray
+        GroupNorm's output 'std', as the forward pass computed it.
+    num_groups : int, optional, default=1, in [1, 2147483647]
+        Total number of groups.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if num_groups is not _NULL:
+        kwargs['num_groups'] = num_groups
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_GroupNorm', [out_grad, data, gamma, mean, std], out, kwargs)
+
+
+def _backward_InstanceNorm(out_grad=None, data=None, gamma=None, mean=None, var=None, eps=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of InstanceNorm from (out_grad, data, gamma, mean, var) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        InstanceNorm's input 'data': An n-dimensional input array (n > 2) of
+        the form [batch, channel, spatial_dim1, spatial_dim2, ...].
+    gamma : NDArray
+        InstanceNorm's input 'gamma': A vector of length 'channel', which
+        multiplies the normalized input.
+    mean : NDArray
+        InstanceNorm's output 'mean', as the forward pass computed it.
+    var : NDArray
+        InstanceNorm's output 'var', as the forward pass computed it.
+    eps : float, optional, default=0.001
+        An `epsilon` parameter to prevent division by 0.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    return _call_op('_backward_InstanceNorm', [out_grad, data, gamma, mean, var], out, kwargs)
+
+
 def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of L2Normalization's output from (out_grad, out_data, norm): data_grad.
@@ -675,6 +752,47 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
     return _call_op('_backward_LRN', [output_grad, data, output, tmp_norm], out, kwargs, True)
+
+
+def _backward_LayerNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, axis=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LayerNorm from (out_grad, data, gamma, mean, std) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        LayerNorm's input 'data': Input data to layer normalization
+    gamma : NDArray
+        LayerNorm's input 'gamma': gamma array
+    mean : NDArray
+        LayerNorm's output 'mean', as the forward pass computed it.
+    std : NDArray
+        LayerNorm's output 'std', as the forward pass computed it.
+    axis : int, optional, default=-1
+        The axis to perform layer normalization. Usually, this should be be axis of the channel dimension. Negative values means indexing from right to left.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_LayerNorm', [out_grad, data, gamma, mean, std], out, kwargs)
 
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -1316,6 +1434,40 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
+
+
+def _backward_moments(mean_grad=None, var_grad=None, data=None, mean=None, axes=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of moments from (mean_grad, var_grad, data, mean): (mean_grad + 2 var_grad (data - mean)) / N over the reduced axes.
+
+    Parameters
+    ----------
+    mean_grad : NDArray
+        moments's output 'mean_grad', as the forward pass computed it.
+    var_grad : NDArray
+        moments's output 'var_grad', as the forward pass computed it.
+    data : NDArray
+        moments's input 'data': Input ndarray
+    mean : NDArray
+        moments's output 'mean', as the forward pass computed it.
+    axes : Shape(tuple), optional, default=None
+        Array of ints. Axes along which to compute mean and variance.
+    keepdims : bool, optional, default=False
+        produce moments with the same dimensionality as the input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _call_op('_backward_moments', [mean_grad, var_grad, data, mean], out, kwargs)
 
 
 def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):

@@ -8,35 +8,35 @@ from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-reg
 
 __all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
  'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
- 'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax',
- 'SoftmaxActivation', 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos',
- 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin',
- 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal',
- 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser',
- 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or',
- 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus',
- 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power',
- 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip',
- 'concat', 'cos', 'cosh', 'crop', 'degrees', 'dot', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
- 'fill_element_0index', 'fix', 'flatten', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'nanprod', 'nansum',
- 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'rcbrt', 'reciprocal', 'relu', 'reshape', 'reshape_like', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign',
- 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis', 'take', 'tan', 'tanh',
- 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
+ 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU',
+ 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
+ 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
+ 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
+ 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+ 'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
+ 'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
+ 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
+ 'mean', 'min', 'min_axis', 'moments', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'pick', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'rcbrt', 'reciprocal', 'relu',
+ 'reshape', 'reshape_like', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'split', 'sqrt', 'square', 'stop_gradient', 'sum', 'sum_axis',
+ 'take', 'tan', 'tanh', 'topk', 'transpose', 'trunc', 'uniform', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -509,6 +509,72 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
 
 
+def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Group normalization: the channels of data (N, C, ...) are split into num_groups groups; each (sample, group) is normalized by its mean and variance, then scaled by gamma and shifted by beta (one value per group). Outputs (output, mean, std) of which mean and std, (N, num_groups), are returned only with output_mean_var.  Backward: _backward_GroupNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    num_groups : int, optional, default=1, in [1, 2147483647]
+        Total number of groups.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if num_groups is not _NULL:
+        kwargs['num_groups'] = num_groups
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('GroupNorm', [data, gamma, beta], out, kwargs)
+
+
+def InstanceNorm(data=None, gamma=None, beta=None, eps=_NULL, out=None, name=None, **kwargs):
+    """
+    Instance normalization: each (sample, channel) of data (N, C, ...) is normalized by its mean and variance over the spatial dimensions, then scaled by gamma and shifted by beta (one value per channel).  Backward: _backward_InstanceNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        An n-dimensional input array (n > 2) of the form [batch, channel,
+        spatial_dim1, spatial_dim2, ...].
+    gamma : NDArray
+        A vector of length 'channel', which multiplies the normalized input.
+    beta : NDArray
+        A vector of length 'channel', which is added to the product of the
+        normalized input and the weight.
+    eps : float, optional, default=0.001
+        An `epsilon` parameter to prevent division by 0.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    return _call_op('InstanceNorm', [data, gamma, beta], out, kwargs)
+
+
 def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
     """
     Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) per instance, channel or spatial position (mode).  Outputs (output, norm), of which 'output' is visible.  Backward: _backward_L2Normalization(out_grad, out_data, norm).
@@ -571,6 +637,42 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
     return _call_op('LRN', [data], out, kwargs, True)
+
+
+def LayerNorm(data=None, gamma=None, beta=None, axis=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Layer normalization: normalizes the data along 'axis' by its mean and variance there, then scales by gamma and shifts by beta (both of the axis's length): out = (data - mean) / sqrt(var + eps) * gamma + beta.  Outputs (output, mean, std), mean and std returned only with output_mean_var.  Backward: _backward_LayerNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to layer normalization
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    axis : int, optional, default=-1
+        The axis to perform layer normalization. Usually, this should be be axis of the channel dimension. Negative values means indexing from right to left.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('LayerNorm', [data, gamma, beta], out, kwargs)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -3088,6 +3190,34 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
     return _call_op('min', [data], out, kwargs)
+
+
+def moments(data=None, axes=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Calculate the mean and variance of `data` along 'axes' (both of the reduced shape; 'keepdims' keeps the reduced axes as size 1).  Backward: _backward_moments.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray
+    axes : Shape(tuple), optional, default=None
+        Array of ints. Axes along which to compute mean and variance.
+    keepdims : bool, optional, default=False
+        produce moments with the same dimensionality as the input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _call_op('moments', [data], out, kwargs)
 
 
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):

@@ -158,6 +158,32 @@ def batch_norm_case(draw):
 
 
 @st.composite
+def row_norm_case(draw):
+    dtype = draw(st.sampled_from(FLOATS))
+    kind = draw(st.sampled_from(["LayerNorm", "GroupNorm", "InstanceNorm"]))
+    if kind == "LayerNorm":
+        data = draw(shape(1))
+        axis = draw(st.integers(-len(data), len(data) - 1))
+        return Case(kind, {"axis": axis}, [data] + [(data[axis],)] * 2, [dtype] * 3,
+                    derivable=(1, 2))
+    if kind == "GroupNorm":
+        groups = draw(st.integers(1, 3))
+        data = (draw(dim), groups * draw(dim)) + draw(shape(1, 2))
+        return Case(kind, {"num_groups": groups}, [data] + [(groups,)] * 2, [dtype] * 3,
+                    derivable=(1, 2))
+    data = draw(shape(3))
+    return Case(kind, {}, [data] + [(data[1],)] * 2, ["float32"] * 3, derivable=(1, 2))
+
+
+@st.composite
+def moments_case(draw):
+    data = draw(shape(1))
+    axes = draw(st.lists(st.integers(0, len(data) - 1), min_size=1, unique=True))
+    return Case("moments", {"axes": tuple(axes), "keepdims": draw(st.booleans())}, [data],
+                [draw(st.sampled_from(FLOATS))])
+
+
+@st.composite
 def embedding(draw):
     p = {"input_dim": draw(dim), "output_dim": draw(dim),
          "dtype": draw(st.sampled_from(FLOATS))}
@@ -310,7 +336,7 @@ def dot(draw):
 
 
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
-            batch_norm_case, embedding, leaky_relu, softmax_output, regression, dropout,
+            batch_norm_case, row_norm_case, moments_case, embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -376,7 +402,8 @@ def test_every_operator_with_a_rule_is_generated():
     generated = set(_NO_PARAMS) | {
         "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
         "smooth_l1", "FullyConnected",
-        "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
+        "Convolution", "Deconvolution", "BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm",
+        "moments", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array"}

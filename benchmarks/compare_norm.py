@@ -1,0 +1,109 @@
+"""LayerNorm side by side with the NumPy composition that computes the
+same thing and, where PyTorch's interpreter exists
+(benchmarks/torch_worker.py), F.layer_norm on as many threads as ours.
+
+    python benchmarks/compare_norm.py [--quick] [--repeat N]
+
+Rows: forward, and forward + backward (ours: LayerNorm with
+output_mean_var, then _backward_LayerNorm; NumPy: mean, var, normalize,
+scale and shift, then the three gradients; PyTorch: the forward and
+y.backward() to data, gamma and beta), over the last axis of (32*35, 512)
+(a 2-layer LSTM's 35 steps of batch 32) and (128, 1024) float32.  Issue
+15's targets: no slower than PyTorch, no more than 2x slower than NumPy.
+Each repeat runs a short burst of every side in turn (benchmarks.common's
+interleaved); times are medians in ms of the warm calls, ratios the
+medians of other / ours within each repeat (above 1: ours is faster)."""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from mx_ops import invoke
+from mx_ops.ops.nn.convolution import max_threads
+
+from benchmarks.common import BURST, burst, interleaved, summary
+from benchmarks.torch_worker import TorchWorker
+
+EPS = 1e-5
+
+
+def numpy_ln(x, g, b, dy=None):
+    """LayerNorm over the last axis (and with ``dy`` its three gradients) in
+    vectorised NumPy."""
+    mean = x.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(-1, keepdims=True) + EPS)
+    xhat = (x - mean) * rstd
+    y = xhat * g + b
+    if dy is None:
+        return y
+    dg = dy * g
+    dx = (dg - dg.mean(-1, keepdims=True) - xhat * (dg * xhat).mean(-1, keepdims=True)) * rstd
+    return y, dx, (dy * xhat).sum(0), dy.sum(0)
+
+
+def cases(torch):
+    """(name, {side: function of a burst count}) per row."""
+    rng = np.random.default_rng(0)
+    out = []
+    for shape in ((32 * 35, 512), (128, 1024)):
+        x = rng.standard_normal(shape, dtype=np.float32)
+        dy = rng.standard_normal(shape, dtype=np.float32)
+        g = rng.uniform(0.5, 1.5, shape[1]).astype(np.float32)
+        b = rng.standard_normal(shape[1]).astype(np.float32)
+        y, mean, sd = (np.empty_like(x), np.empty((shape[0], 1), np.float32),
+                       np.empty((shape[0], 1), np.float32))
+        grads = [np.empty_like(x), np.empty_like(g), np.empty_like(b)]
+
+        def fwd(x=x, g=g, b=b, outs=[y, mean, sd]):
+            invoke("LayerNorm", [x, g, b], out=outs, output_mean_var=True)
+
+        def both(x=x, g=g, dy=dy, y=y, mean=mean, sd=sd, grads=grads):
+            fwd()
+            invoke("_backward_LayerNorm", [dy, x, g, mean, sd], out=grads)
+        key = f"ln{shape[0]}x{shape[1]}"
+        if torch:
+            torch.setup(key, "layer_norm", shape=list(shape))
+        for which, ours, ref in (
+                ("fwd", fwd, lambda x=x, g=g, b=b: numpy_ln(x, g, b)),
+                ("both", both, lambda x=x, g=g, b=b, dy=dy: numpy_ln(x, g, b, dy))):
+            sides = {"ours": lambda c, f=ours: burst(f, c),
+                     "numpy": lambda c, f=ref: burst(f, c)}
+            if torch:
+                sides["torch"] = lambda c, key=key, which=which: torch.run(key, which, c)
+            label = "fwd" if which == "fwd" else "fwd+bwd"
+            out.append((f"LayerNorm {label} {shape}", sides))
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2 repeats, no PyTorch")
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    repeat = 2 if args.quick else args.repeat
+    threads = max_threads()
+    torch = None if args.quick else TorchWorker.start(threads)
+    print(f"{'operation':36s} {'ours ms':>8s} {'numpy ms':>9s} {'np/ours':>8s}"
+          f" {'torch ms':>9s} {'torch/ours':>10s}")
+    for name, sides in cases(torch):
+        keys = list(sides)
+        ms, ratio = summary(interleaved([sides[k] for k in keys], repeat))
+        got = {k: (t, r) for k, t, r in zip(keys, ms, ratio)}
+        torch_col = (f"{got['torch'][0]:9.3f} {got['torch'][1]:10.2f}" if "torch" in got
+                     else f"{'-':>9s} {'-':>10s}")
+        print(f"{name:36s} {got['ours'][0]:8.3f} {got['numpy'][0]:9.3f} {got['numpy'][1]:8.2f}"
+              f" {torch_col}", flush=True)
+    print(f"(float32; {os.cpu_count()} cpu cores; ours and PyTorch "
+          f"{'(' + torch.version + ') ' if torch else ''}on {threads} threads; medians of "
+          f"{repeat} interleaved bursts x {BURST - 1} warm calls)")
+    if torch is not None:
+        torch.close()
+
+
+if __name__ == "__main__":
+    main()
