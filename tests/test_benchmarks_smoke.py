@@ -138,6 +138,11 @@ def test_compare_conv_quick(tmp_path, monkeypatch):
     assert "lenet 64x1x28x28 20x5x5" in out and "fwd+bwd" in out
 
 
+def test_compare_norm_quick(tmp_path):
+    out = _run_script("benchmarks/compare_norm.py", "--quick", cwd=tmp_path)
+    assert "LayerNorm fwd+bwd (1120, 512)" in out and "LayerNorm fwd (128, 1024)" in out
+
+
 def test_compare_nn_quick(tmp_path):
     out = _run_script("benchmarks/compare_nn.py", "--quick", cwd=tmp_path)
     for case in ("FullyConnected 64x4096 -> 4096", "Pooling max", "softmax (256, 4096)"):
