@@ -12,9 +12,9 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
- '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
+ '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
+ '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
@@ -228,6 +228,64 @@ def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=Non
         The node's outputs (index it for one).
     """
     return _compose('_backward_BatchNorm', (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var, axis=axis, cudnn_off=cudnn_off, min_calib_range=min_calib_range, max_calib_range=max_calib_range)
+
+
+def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of BatchNorm_v1 from (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var): (data_grad, gamma_grad, beta_grad); in training it also moves moving_mean and moving_var (in place) toward the saved mean and var.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    mean : Symbol, optional
+        BatchNorm_v1's output 'mean', as the forward pass computed it.  Left
+        out, it is a new variable named '<name>_mean'.
+    var : Symbol, optional
+        BatchNorm_v1's output 'var', as the forward pass computed it.  Left
+        out, it is a new variable named '<name>_var'.
+    data : Symbol, optional
+        BatchNorm_v1's input 'data': Input data to batch normalization  Left
+        out, it is a new variable named '<name>_data'.
+    gamma : Symbol, optional
+        BatchNorm_v1's input 'gamma': gamma array  Left out, it is a new
+        variable named '<name>_gamma'.
+    beta : Symbol, optional
+        BatchNorm_v1's input 'beta': beta array  Left out, it is a new variable
+        named '<name>_beta'.
+    moving_mean : Symbol, optional
+        BatchNorm_v1's input 'moving_mean': Running mean per channel, updated
+        by the training backward.  Left out, it is a new variable named
+        '<name>_moving_mean'.
+    moving_var : Symbol, optional
+        BatchNorm_v1's input 'moving_var': Running variance per channel,
+        updated by the training backward.  Left out, it is a new variable named
+        '<name>_moving_var'.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_BatchNorm_v1', (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
 
 
 def _backward_Cast(ograd=None, data=None, name=None, attr=None, **kwargs):

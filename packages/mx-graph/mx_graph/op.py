@@ -5,13 +5,13 @@
 from mx_graph.op_functions import NULL as _NULL, alias as _alias, compose as _compose
 from mx_graph._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
- 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
- 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU',
- 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
- 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
- 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
+ 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
+ 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
+ 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
  'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
  'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
  'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
@@ -119,6 +119,51 @@ def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=Non
         The node's outputs (index it for one).
     """
     return _compose('BatchNorm', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var, axis=axis, cudnn_off=cudnn_off, min_calib_range=min_calib_range, max_calib_range=max_calib_range)
+
+
+def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
+    """
+    Batch normalization (MXNet's legacy BatchNorm_v1): normalizes each channel (axis 1 of 2-D or 4-D data) by the batch's mean and variance in training, or by the moving statistics in inference, then scales by gamma (1 with fix_gamma) and shifts by beta.  Outputs (output, mean, var), var the variance.  The moving statistics are updated by the training backward, _backward_BatchNorm_v1.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to batch normalization  Left out, it is a new variable named
+        '<name>_data'.
+    gamma : Symbol, optional
+        gamma array  Left out, it is a new variable named '<name>_gamma'.
+    beta : Symbol, optional
+        beta array  Left out, it is a new variable named '<name>_beta'.
+    moving_mean : Symbol, optional
+        Running mean per channel, updated by the training backward.  Left out,
+        it is a new variable named '<name>_moving_mean'.
+    moving_var : Symbol, optional
+        Running variance per channel, updated by the training backward.  Left
+        out, it is a new variable named '<name>_moving_var'.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('BatchNorm_v1', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
 
 
 def BlockGrad(data=None, name=None, attr=None, **kwargs):

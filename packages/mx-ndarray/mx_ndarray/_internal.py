@@ -13,9 +13,9 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
- '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
+ '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
+ '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
@@ -234,6 +234,63 @@ def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=Non
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
     return _call_op('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of BatchNorm_v1 from (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var): (data_grad, gamma_grad, beta_grad); in training it also moves moving_mean and moving_var (in place) toward the saved mean and var.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    mean : NDArray
+        BatchNorm_v1's output 'mean', as the forward pass computed it.
+    var : NDArray
+        BatchNorm_v1's output 'var', as the forward pass computed it.
+    data : NDArray
+        BatchNorm_v1's input 'data': Input data to batch normalization
+    gamma : NDArray
+        BatchNorm_v1's input 'gamma': gamma array
+    beta : NDArray
+        BatchNorm_v1's input 'beta': beta array
+    moving_mean : NDArray
+        BatchNorm_v1's input 'moving_mean': Running mean per channel, updated
+        by the training backward.
+    moving_var : NDArray
+        BatchNorm_v1's input 'moving_var': Running variance per channel,
+        updated by the training backward.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_BatchNorm_v1', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):

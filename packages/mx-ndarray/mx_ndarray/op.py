@@ -6,13 +6,13 @@ from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
- 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
- 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU',
- 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
- 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin', 'arcsinh',
- 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
+ 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
+ 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
+ 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
  'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
  'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
  'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
@@ -127,6 +127,54 @@ def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=Non
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
     return _call_op('BatchNorm', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Batch normalization (MXNet's legacy BatchNorm_v1): normalizes each channel (axis 1 of 2-D or 4-D data) by the batch's mean and variance in training, or by the moving statistics in inference, then scales by gamma (1 with fix_gamma) and shifts by beta.  Outputs (output, mean, var), var the variance.  The moving statistics are updated by the training backward, _backward_BatchNorm_v1.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to batch normalization
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    moving_mean : NDArray
+        Running mean per channel, updated by the training backward.
+    moving_var : NDArray
+        Running variance per channel, updated by the training backward.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('BatchNorm_v1', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):

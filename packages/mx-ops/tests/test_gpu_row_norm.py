@@ -1,5 +1,5 @@
-"""GPU twins of LayerNorm, GroupNorm, InstanceNorm, moments and their
-backward against the CPU kernels: the same invoke on NumPy and on CuPy
+"""GPU twins of LayerNorm, GroupNorm, InstanceNorm, moments, BatchNorm_v1
+and their backward against the CPU kernels: the same invoke on NumPy and on CuPy
 arrays, for every float dtype the operator takes, several layouts and
 every req.  gpu-marked: skipped without CuPy and a CUDA device."""
 import numpy as np
@@ -81,9 +81,35 @@ def test_gpu_moments_matches_cpu(shape, axes, keepdims, dtype):
     _check("moments", [x], back, params, dtype)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (7, 5)])
+def test_gpu_batch_norm_v1_matches_cpu(shape, train):
+    import cupy
+    from mx_ops.core import training
+    rng = np.random.default_rng(3)
+    c = shape[1]
+    x = rng.standard_normal(shape).astype(np.float32)
+    vec = [rng.uniform(0.5, 1.5, c).astype(np.float32) for _ in range(4)]
+    kw = {"fix_gamma": False, "momentum": 0.7}
+    gvec = [cupy.asarray(v) for v in vec]
+    with training.train_mode() if train else training.predict_mode():
+        want = invoke("BatchNorm_v1", [x, *vec], **kw)
+        got = invoke("BatchNorm_v1", [cupy.asarray(x), *gvec], **kw)
+    for g, w in zip(got, want):
+        _close(g, w, "float32", scale=10)
+    og = rng.standard_normal(shape).astype(np.float32)
+    with training.train_mode():                 # moves the moving statistics
+        want = invoke("_backward_BatchNorm_v1", [og, want[1], want[2], x, *vec], **kw)
+        got = invoke("_backward_BatchNorm_v1", [cupy.asarray(og), got[1], got[2],
+                                                cupy.asarray(x), *gvec], **kw)
+    for g, w in zip(got + gvec, want + vec):
+        _close(g, w, "float32", scale=10)
+
+
 def test_gpu_computes_registered_where_cupy_is():
     import importlib.util
     have = importlib.util.find_spec("cupy") is not None
-    for name in ("LayerNorm", "GroupNorm", "InstanceNorm", "moments", "_backward_LayerNorm",
+    for name in ("BatchNorm_v1", "_backward_BatchNorm_v1", "LayerNorm", "GroupNorm", "InstanceNorm", "moments", "_backward_LayerNorm",
                  "_backward_GroupNorm", "_backward_InstanceNorm", "_backward_moments"):
         assert ("gpu" in registry.get(name).compute) == have, name

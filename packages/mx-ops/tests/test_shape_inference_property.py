@@ -176,6 +176,13 @@ def row_norm_case(draw):
 
 
 @st.composite
+def batch_norm_v1_case(draw):
+    data = draw(shape(4, 4)) if draw(st.booleans()) else draw(shape(2, 2))
+    return Case("BatchNorm_v1", {}, [data] + [(data[1],)] * 4, ["float32"] * 5,
+                derivable=(1, 2, 3, 4))
+
+
+@st.composite
 def moments_case(draw):
     data = draw(shape(1))
     axes = draw(st.lists(st.integers(0, len(data) - 1), min_size=1, unique=True))
@@ -336,7 +343,7 @@ def dot(draw):
 
 
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
-            batch_norm_case, row_norm_case, moments_case, embedding, leaky_relu, softmax_output, regression, dropout,
+            batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -402,7 +409,7 @@ def test_every_operator_with_a_rule_is_generated():
     generated = set(_NO_PARAMS) | {
         "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
         "smooth_l1", "FullyConnected",
-        "Convolution", "Deconvolution", "BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm",
+        "Convolution", "Deconvolution", "BatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm", "InstanceNorm",
         "moments", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",

@@ -4,7 +4,8 @@
 
 What MXNet 1.9.1 gives, forward and gradient (autograd with a random head
 gradient ``og``), for the normalization operators of issue 15 that
-test_row_norm.py (and the tests of moments, hard_sigmoid and SVMOutput) compare with.  Keys are
+test_row_norm.py, test_moments.py, test_batch_norm_v1.py (and the tests of
+hard_sigmoid and SVMOutput) compare with.  Keys are
 ``<case>.<field>``; each case stores its inputs, outputs and gradients:
 
 - ``layer.<shape>.<axis>.<dtype>``: LayerNorm(output_mean_var=True) x, gamma,
@@ -14,6 +15,11 @@ test_row_norm.py (and the tests of moments, hard_sigmoid and SVMOutput) compare 
 - ``instance.<shape>``: InstanceNorm(eps=1e-3), float32 (its only dtype):
   x, gamma, beta, out, og, dx, dgamma, dbeta;
 - ``moments.<shape>.<axes>.<keepdims>``: x, mean, var, og_mean, og_var, dx;
+- ``bnv1.<shape>.<fix_gamma>.<mode>``: BatchNorm_v1 (eps 1e-3, momentum 0.8,
+  output_mean_var) bound as a symbol, mode train or predict: x, gamma, beta,
+  moving_mean, moving_var (before), out, mean, var, og, dx, dgamma, dbeta, and the
+  moving statistics after the forward (mm_fwd, mv_fwd) and after the backward
+  (mm_bwd, mv_bwd);
 - ``hard_sigmoid.<dtype>``: x, y, og, dx (alpha 0.3, beta 0.4);
 - ``svm.<use_linear>``: x, label, y, dx (margin 0.7, regularization_coefficient 1.5).
 """
@@ -81,6 +87,33 @@ def main():
                                           [x], nout=2)
         put(f"moments.{'x'.join(map(str, shape))}.{axes}.{keep}", x=x, mean=m, var=v,
             og_mean=ogm, og_var=ogv, dx=dx)
+    for shape in ((4, 3, 2, 2), (5, 3)):
+        for fix_gamma in (True, False):
+            for mode in ("train", "predict"):
+                c = shape[1]
+                x = (rng.standard_normal(shape) * 2 + 1).astype("float32")
+                g = rng.uniform(0.5, 1.5, c).astype("float32")
+                b, mm = rng.standard_normal(c).astype("float32"), rng.standard_normal(c)
+                mv = rng.uniform(0.5, 2, c).astype("float32")
+                sym = mx.sym.BatchNorm_v1(mx.sym.var("x"), name="bn", fix_gamma=fix_gamma,
+                                          output_mean_var=True, eps=1e-3, momentum=0.8)
+                ex = sym.simple_bind(mx.cpu(), x=shape, grad_req="write")
+                for k, v in (("x", x), ("bn_gamma", g), ("bn_beta", b)):
+                    ex.arg_dict[k][:] = v
+                ex.aux_dict["bn_moving_mean"][:] = mm
+                ex.aux_dict["bn_moving_var"][:] = mv
+                outs = [o.asnumpy() for o in ex.forward(is_train=mode == "train")]
+                mm_fwd = ex.aux_dict["bn_moving_mean"].asnumpy()
+                mv_fwd = ex.aux_dict["bn_moving_var"].asnumpy()
+                og = rng.standard_normal(shape).astype("float32")
+                ex.backward([mx.nd.array(og), mx.nd.zeros(c), mx.nd.zeros(c)])
+                put(f"bnv1.{'x'.join(map(str, shape))}.{fix_gamma}.{mode}", x=x, gamma=g,
+                    beta=b, moving_mean=mm.astype("float32"), moving_var=mv, out=outs[0],
+                    mean=outs[1], var=outs[2], og=og, dx=ex.grad_dict["x"].asnumpy(),
+                    dgamma=ex.grad_dict["bn_gamma"].asnumpy(),
+                    dbeta=ex.grad_dict["bn_beta"].asnumpy(), mm_fwd=mm_fwd, mv_fwd=mv_fwd,
+                    mm_bwd=ex.aux_dict["bn_moving_mean"].asnumpy(),
+                    mv_bwd=ex.aux_dict["bn_moving_var"].asnumpy())
     for dtype in ("float32", "float64"):
         x = np.concatenate([np.linspace(-4, 4, 17), [-4 / 3, 2.0, 1.0 / 0.3 - 4 / 3]]).astype(dtype)
         (y,), (og,), (dx,) = grads(lambda a: mx.nd.hard_sigmoid(a, alpha=0.3, beta=0.4), [x])
