@@ -9,7 +9,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
  'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
  'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'MakeLoss', 'Pooling', 'Reshape', 'SVMOutput', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
  'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
  'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
  'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
@@ -20,7 +20,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
  'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
  'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'linalg_det',
  'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
  'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
  'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
@@ -917,6 +917,40 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, name=None, attr=None, **kwarg
     Aliases: reshape.
     """
     return _compose('Reshape', (data,), name, attr, kwargs, shape=shape, reverse=reverse)
+
+
+def SVMOutput(data=None, label=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, name=None, attr=None, **kwargs):
+    """
+    Support Vector Machine based transformation on input, backprop L2-SVM: the output is 'data'; the backward gives the gradient of the L2-SVM (L1-SVM with use_linear) hinge loss against 'label' with 'margin' and 'regularization_coefficient', ignoring out_grad.  Backward: _backward_SVMOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data for SVM transformation.  Left out, it is a new variable
+        named '<name>_data'.
+    label : Symbol, optional
+        Class label for the input data.  Left out, it is a new variable named
+        '<name>_label'.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SVMOutput', (data, label), name, attr, kwargs, margin=margin, regularization_coefficient=regularization_coefficient, use_linear=use_linear)
 
 
 def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, name=None, attr=None, **kwargs):
@@ -2613,6 +2647,34 @@ def gather_nd(data=None, indices=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('gather_nd', (data, indices), name, attr, kwargs)
+
+
+def hard_sigmoid(data=None, alpha=_NULL, beta=_NULL, name=None, attr=None, **kwargs):
+    """
+    Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).  Backward: _backward_hard_sigmoid.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array.  Left out, it is a new variable named '<name>_data'.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('hard_sigmoid', (data,), name, attr, kwargs, alpha=alpha, beta=beta)
 
 
 def identity(data=None, name=None, attr=None, **kwargs):

@@ -19,20 +19,21 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pooling', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_cast', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_linalg_det', '_backward_linalg_gelqf',
- '_backward_linalg_potrf', '_backward_linalg_potri', '_backward_linalg_slogdet',
- '_backward_linalg_sumlogdiag', '_backward_linalg_syevd', '_backward_linear_reg_out',
- '_backward_log_softmax', '_backward_logistic_reg_out', '_backward_mae_reg_out',
- '_backward_moments', '_backward_pick', '_backward_sample_multinomial', '_backward_slice',
- '_backward_slice_axis', '_backward_smooth_l1', '_backward_softmax',
- '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_topk',
- '_broadcast_reduce_like', '_collapse_sum_like', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_full', '_grad_add',
- '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar', '_hypot',
- '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar',
- '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_backward_Pooling', '_backward_SVMOutput', '_backward_SoftmaxActivation',
+ '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_cast', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_smooth_l1', '_backward_softmax', '_backward_softmax_cross_entropy',
+ '_backward_softmin', '_backward_take', '_backward_topk', '_broadcast_reduce_like',
+ '_collapse_sum_like', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_hypot', '_hypot_scalar', '_lesser',
+ '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
  '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
  '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
  '_linalg_trmm', '_linalg_trsm', '_logical_and', '_logical_and_scalar', '_logical_or',
@@ -1083,6 +1084,40 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
 
 
+def _backward_SVMOutput(label=None, out_data=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SVMOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        SVMOutput's input 'label': Class label for the input data.
+    out_data : NDArray
+        The forward pass's output.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if margin is not _NULL:
+        kwargs['margin'] = margin
+    if regularization_coefficient is not _NULL:
+        kwargs['regularization_coefficient'] = regularization_coefficient
+    if use_linear is not _NULL:
+        kwargs['use_linear'] = use_linear
+    return _call_op('_backward_SVMOutput', [label, out_data], out, kwargs)
+
+
 def _backward_SoftmaxActivation(out_grad=None, out_data=None, mode=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of SoftmaxActivation from (out_grad, out_data): data_grad.
@@ -1286,6 +1321,37 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     out : NDArray
     """
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
+
+
+def _backward_hard_sigmoid(out_grad=None, data=None, alpha=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of hard_sigmoid: alpha * out_grad where 0 < alpha * data + beta < 1.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        hard_sigmoid's input 'data': The input array.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('_backward_hard_sigmoid', [out_grad, data], out, kwargs)
 
 
 def _backward_linalg_det(ograd=None, A=None, det=None, out=None, name=None, **kwargs):

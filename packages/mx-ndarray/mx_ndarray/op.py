@@ -10,7 +10,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
  'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
  'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pooling', 'Reshape', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
+ 'MakeLoss', 'Pooling', 'Reshape', 'SVMOutput', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
  'SoftmaxOutput', 'UpSampling', 'abs', 'adam_update', 'add_n', 'arccos', 'arccosh', 'arcsin',
  'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
  'batch_take', 'broadcast_add', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
@@ -21,7 +21,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'concat', 'cos', 'cosh', 'crop',
  'degrees', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf',
  'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix', 'flatten', 'floor',
- 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'identity', 'linalg_det',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'linalg_det',
  'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
  'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
  'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
@@ -966,6 +966,40 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
     return _call_op('Reshape', [data], out, kwargs)
+
+
+def SVMOutput(data=None, label=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):
+    """
+    Support Vector Machine based transformation on input, backprop L2-SVM: the output is 'data'; the backward gives the gradient of the L2-SVM (L1-SVM with use_linear) hinge loss against 'label' with 'margin' and 'regularization_coefficient', ignoring out_grad.  Backward: _backward_SVMOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data for SVM transformation.
+    label : NDArray
+        Class label for the input data.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if margin is not _NULL:
+        kwargs['margin'] = margin
+    if regularization_coefficient is not _NULL:
+        kwargs['regularization_coefficient'] = regularization_coefficient
+    if use_linear is not _NULL:
+        kwargs['use_linear'] = use_linear
+    return _call_op('SVMOutput', [data, label], out, kwargs)
 
 
 def SliceChannel(data=None, num_outputs=_NULL, axis=_NULL, squeeze_axis=_NULL, out=None, name=None, **kwargs):
@@ -2498,6 +2532,34 @@ def gather_nd(data=None, indices=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('gather_nd', [data, indices], out, kwargs)
+
+
+def hard_sigmoid(data=None, alpha=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).  Backward: _backward_hard_sigmoid.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input array.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('hard_sigmoid', [data], out, kwargs)
 
 
 def identity(data=None, out=None, name=None, **kwargs):

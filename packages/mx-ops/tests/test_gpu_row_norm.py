@@ -110,6 +110,8 @@ def test_gpu_batch_norm_v1_matches_cpu(shape, train):
 def test_gpu_computes_registered_where_cupy_is():
     import importlib.util
     have = importlib.util.find_spec("cupy") is not None
-    for name in ("BatchNorm_v1", "_backward_BatchNorm_v1", "LayerNorm", "GroupNorm", "InstanceNorm", "moments", "_backward_LayerNorm",
-                 "_backward_GroupNorm", "_backward_InstanceNorm", "_backward_moments"):
+    for name in ("BatchNorm_v1", "_backward_BatchNorm_v1", "LayerNorm", "GroupNorm",
+                 "InstanceNorm", "moments", "_backward_LayerNorm", "_backward_GroupNorm",
+                 "_backward_InstanceNorm", "_backward_moments", "hard_sigmoid",
+                 "_backward_hard_sigmoid", "_backward_SVMOutput"):
         assert ("gpu" in registry.get(name).compute) == have, name

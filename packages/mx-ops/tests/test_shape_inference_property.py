@@ -183,6 +183,13 @@ def batch_norm_v1_case(draw):
 
 
 @st.composite
+def svm_output_case(draw):
+    data = draw(shape(1))
+    return Case("SVMOutput", {}, [data, data[:-1]], [draw(st.sampled_from(FLOATS))] * 2,
+                derivable=(1,))
+
+
+@st.composite
 def moments_case(draw):
     data = draw(shape(1))
     axes = draw(st.lists(st.integers(0, len(data) - 1), min_size=1, unique=True))
@@ -343,7 +350,8 @@ def dot(draw):
 
 
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
-            batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, embedding, leaky_relu, softmax_output, regression, dropout,
+            batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
+            embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -409,8 +417,8 @@ def test_every_operator_with_a_rule_is_generated():
     generated = set(_NO_PARAMS) | {
         "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
         "smooth_l1", "FullyConnected",
-        "Convolution", "Deconvolution", "BatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm", "InstanceNorm",
-        "moments", "Embedding", "LeakyReLU",
+        "Convolution", "Deconvolution", "BatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm",
+        "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array"}

@@ -1,8 +1,9 @@
 """moments: the mean and (biased) variance of the data over 'axes', with
 MXNet 1.9.1's parameters, shapes and types (src/operator/nn/moments.cc):
 outputs (mean, var) of the reduction's shape (ReduceAxesShapeImpl, with
-'keepdims'), in the data's dtype (float16, float32, float64); 'axes' must be given (MXNet: "Empty axes
-is not supported").  Backward: _backward_moments(mean_grad, var_grad, data,
+'keepdims'), in the data's dtype (float16, float32, float64; MXNet also
+runs integers); 'axes' must be given (MXNet: "Empty axes is not
+supported").  Backward: _backward_moments(mean_grad, var_grad, data,
 mean) -> data_grad = (mean_grad + 2 var_grad (data - mean)) / N."""
 import struct
 
