@@ -3,7 +3,8 @@
 // reduced groups (size-1 dimensions dropped) and packs their sizes; each
 // output element then owns the reduced elements at its kept index, walked
 // with an odometer over the reduced groups whose innermost run is a
-// vectorised loop when the data's last group is reduced.
+// vectorised loop when the data's last group is reduced; when it is kept,
+// blocks of neighbouring outputs walk together (vectorised across them).
 //   mean = sum(x) / N, var = sum((x - mean)^2) / N      (two passes, as MXNet)
 // Sums run in double (float16 in float).
 // Backward: dx = (dmean + 2 * dvar * (x - mean)) / N.
@@ -25,6 +26,11 @@ struct MomentsParam {
   int64_t dims[MX_MAX_DIM];
   int32_t reduced[MX_MAX_DIM];
 };
+
+// Outputs handled together when the data's last (merged) dimension is
+// kept: their reduced elements sit side by side, so each step of the walk
+// is a contiguous, vectorised run over the block.
+constexpr int64_t kMomBlock = 256;
 
 // The walk of one call: kept and reduced dimensions with their strides.
 struct MomentsWalk {
@@ -56,6 +62,33 @@ struct MomentsWalk {
       o /= ksize[j];
     }
     return off;
+  }
+
+  // True when the innermost merged dimension is kept (outputs o and o + 1
+  // of one row have neighbouring reduced elements): the column walk.
+  bool columns() const { return nk > 0 && kstride[0] == 1 && ksize[0] > 1; }
+
+  // Calls f(offset) for each of output o's reduced elements.
+  template <typename F>
+  void each(int64_t o, F f) const {
+    runs(o, [&](int64_t off, int64_t len, int64_t st) {
+      for (int64_t k = 0; k < len; ++k) f(off + k * st);
+    });
+  }
+
+  // Column walk: blocks of up to kMomBlock outputs along the innermost kept
+  // dimension; calls f(first output, count) for blocks b0 .. b1-1.
+  int64_t blocks() const {
+    return nout / ksize[0] * ((ksize[0] + kMomBlock - 1) / kMomBlock);
+  }
+  template <typename F>
+  void each_block(int64_t b0, int64_t b1, F f) const {
+    const int64_t per_row = (ksize[0] + kMomBlock - 1) / kMomBlock;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t j0 = b % per_row * kMomBlock;
+      const int64_t len = ksize[0] - j0 < kMomBlock ? ksize[0] - j0 : kMomBlock;
+      f(b / per_row * ksize[0] + j0, len);
+    }
   }
 
   // Calls f(offset, len, stride) for each innermost run of output o's
@@ -106,6 +139,30 @@ static int moments_forward_typed(MXOpCall *c) {
   T *var = static_cast<T *>(c->outputs[1].dptr);
   const int32_t rm = c->req[0], rv = c->req[1];
   const A n = A(w.nred);
+  if (w.columns()) {
+    parallel_for_cost(w.blocks(), 2 * w.nred * kMomBlock, [&](int64_t b0, int64_t b1) {
+      A s[kMomBlock], q[kMomBlock];
+      w.each_block(b0, b1, [&](int64_t o0, int64_t len) {
+        for (int64_t j = 0; j < len; ++j) s[j] = q[j] = 0;
+        w.each(o0, [&](int64_t e) {
+          const T *xr = x + e;
+#pragma omp simd
+          for (int64_t j = 0; j < len; ++j) s[j] += A(xr[j]);
+        });
+        for (int64_t j = 0; j < len; ++j) s[j] /= n;
+        w.each(o0, [&](int64_t e) {
+          const T *xr = x + e;
+#pragma omp simd
+          for (int64_t j = 0; j < len; ++j) q[j] += (A(xr[j]) - s[j]) * (A(xr[j]) - s[j]);
+        });
+        for (int64_t j = 0; j < len; ++j) {
+          nn_put(mean, o0 + j, s[j], rm);
+          nn_put(var, o0 + j, A(q[j] / n), rv);
+        }
+      });
+    });
+    return 0;
+  }
   parallel_for_cost(w.nout, 2 * w.nred, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       A s = 0;
@@ -137,6 +194,30 @@ static int moments_backward_typed(MXOpCall *c) {
   if (c->req[0] == MX_REQ_NULL) return 0;
   const bool add = c->req[0] == MX_REQ_ADD;
   const A inv_n = w.nred ? A(1) / A(w.nred) : A(0);
+  if (w.columns()) {
+    parallel_for_cost(w.blocks(), w.nred * kMomBlock, [&](int64_t b0, int64_t b1) {
+      A a[kMomBlock], b[kMomBlock], m[kMomBlock];
+      w.each_block(b0, b1, [&](int64_t o0, int64_t len) {
+        for (int64_t j = 0; j < len; ++j) {
+          a[j] = A(gm[o0 + j]) * inv_n;
+          b[j] = A(2) * A(gv[o0 + j]) * inv_n;
+          m[j] = A(mean[o0 + j]);
+        }
+        w.each(o0, [&](int64_t e) {
+          const T *xr = x + e;
+          T *dr = dx + e;
+          if (add) {
+            for (int64_t j = 0; j < len; ++j)
+              nn_store<true>(dr, j, A(a[j] + b[j] * (A(xr[j]) - m[j])));
+          } else {
+#pragma omp simd
+            for (int64_t j = 0; j < len; ++j) dr[j] = T(a[j] + b[j] * (A(xr[j]) - m[j]));
+          }
+        });
+      });
+    });
+    return 0;
+  }
   parallel_for_cost(w.nout, w.nred, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const A a = A(gm[o]) * inv_n, b = A(2) * A(gv[o]) * inv_n, m = A(mean[o]);
