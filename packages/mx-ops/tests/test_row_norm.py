@@ -189,6 +189,21 @@ def test_large_offset_keeps_the_variance():
     np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("first", [0.0, 3.0, 1e2, 1e5])
+def test_first_element_far_from_the_mean(first):
+    # The one-pass sums are shifted by a row's first element; a spike there
+    # takes the second (corrected two-pass) route.  Both keep float32 digits.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 512)).astype(np.float32)
+    x[:, 0] = first
+    g, b = np.ones(512, np.float32), np.zeros(512, np.float32)
+    y, mean, sd = invoke("LayerNorm", [x, g, b])
+    y_ref, mean_ref, std_ref, _ = norm_ref("LayerNorm", x, g, b, 1e-5)
+    np.testing.assert_allclose(sd, std_ref, rtol=2e-6)
+    np.testing.assert_allclose(mean, mean_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y, y_ref, rtol=0, atol=2e-5)
+
+
 def test_constant_rows_and_eps():
     x = np.full((3, 5), 2.5, np.float32)
     g, b = np.ones(5, np.float32), np.arange(5, dtype=np.float32)

@@ -8,12 +8,12 @@
 // y = (x - mean) / sqrt(var + eps) * gamma + beta; the saved statistic is
 // std = sqrt(var + eps) (LayerNorm, GroupNorm) or var (InstanceNorm).
 //
-// A row's sums are one pass over it: shifted sums s = sum(x - x0) and
-// q = sum((x - x0)^2) (x0 the row's first element, so a large common
-// offset cancels before squaring), in runs of kRnRun elements in the
-// compute type whose totals add up in double, then var = q/n - (s/n)^2.  The
-// output is written while the row is still in cache, so the forward reads
-// the data once; rows are split across the workers.
+// A row's statistics come from one pass of sums shifted by its first
+// element (a second, corrected two-pass, when that element is far from the
+// mean: row_norm_isa.h), summed in runs of kRnRun elements in the compute
+// type whose totals add up in double; the row stays in cache for the
+// output's pass, so the forward reads the data from memory once.  Rows are
+// split across the workers.
 //
 // Backward, with xhat = (x - mean) / std, g = dy * gamma and row means:
 //   dx = (g - mean(g) - xhat * mean(g * xhat)) / std
@@ -64,16 +64,15 @@ static inline int64_t row_norm_workspace_doubles(int64_t outer, int64_t n, int64
   return per_row ? 2 * rows : 4 * rn_blocks(rows) * n;
 }
 
-struct RnStats { double mean, rstd; };
+struct RnStats { double mean, var, rstd; };
 
 // Elements summed in the compute type before the sums move to double
 // (two-level sums: short vectorised runs in float, their totals in double).
 constexpr int64_t kRnRun = 256;
-
-// The statistic a row saves, from its 1/sqrt(var + eps).
-static inline double rn_saved(const RowNormParam &p, double rstd) {
-  return p.save_var ? 1.0 / (rstd * rstd) - p.eps : 1.0 / rstd;
-}
+// How many standard deviations from the mean a row's first element may lie
+// for the one-pass shifted variance (which loses about 2 log2 of it in
+// bits) to stand.
+constexpr double kRnShiftTrust = 2.0;
 
 }  // namespace mxop
 

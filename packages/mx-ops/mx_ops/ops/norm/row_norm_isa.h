@@ -5,37 +5,74 @@
 namespace mxop {
 namespace MX_RN_NS {
 
-// Mean and 1/sqrt(var + eps) of one row: n elements `stride` apart.
-template <typename T>
-static inline RnStats rn_row_stats(const T *x, int64_t n, int64_t stride, double eps) {
+// Sums of f(A(x[k])) -> {u, v} over one row of n elements `stride` apart,
+// in runs of kRnRun in the compute type whose totals add up in double.
+template <typename T, typename F>
+static inline void rn_row_sums(const T *x, int64_t n, int64_t stride, F f, double *su,
+                               double *sv) {
   typedef typename NnAcc<T>::type A;
-  if (n == 0) return RnStats{0.0, 1.0 / std::sqrt(eps)};
-  const A x0 = A(x[0]);
-  double s = 0, q = 0;
+  double s0 = 0, s1 = 0;
   for (int64_t k0 = 0; k0 < n; k0 += kRnRun) {
     const int64_t k1 = k0 + kRnRun < n ? k0 + kRnRun : n;
-    A rs = 0, rq = 0;
+    A ru = 0, rv = 0;
     if (stride == 1) {
-#pragma omp simd reduction(+ : rs, rq)
+#pragma omp simd reduction(+ : ru, rv)
       for (int64_t k = k0; k < k1; ++k) {
-        const A d = A(x[k]) - x0;
-        rs += d;
-        rq += d * d;
+        A u, v;
+        f(A(x[k]), &u, &v);
+        ru += u;
+        rv += v;
       }
     } else {
       for (int64_t k = k0; k < k1; ++k) {
-        const A d = A(x[k * stride]) - x0;
-        rs += d;
-        rq += d * d;
+        A u, v;
+        f(A(x[k * stride]), &u, &v);
+        ru += u;
+        rv += v;
       }
     }
-    s += double(rs);
-    q += double(rq);
+    s0 += double(ru);
+    s1 += double(rv);
   }
+  *su = s0;
+  *sv = s1;
+}
+
+// Mean, variance and 1/sqrt(var + eps) of one row.  One pass of shifted
+// sums, s = sum(x - x0) and q = sum((x - x0)^2) with x0 the row's first
+// element, gives var = q/n - (s/n)^2; that loses digits in proportion to
+// (s/n)^2 / var, so when x0 lies more than kRnShiftTrust standard
+// deviations from the mean (a spike at the row's start) a second pass
+// takes the deviations from the mean found (the row is still in cache):
+// the corrected two-pass algorithm, which also refines the mean.
+template <typename T>
+static inline RnStats rn_row_stats(const T *x, int64_t n, int64_t stride, double eps) {
+  typedef typename NnAcc<T>::type A;
+  if (n == 0) return RnStats{0.0, 0.0, 1.0 / std::sqrt(eps)};
+  const A x0 = A(x[0]);
+  double s, q;
+  rn_row_sums(x, n, stride, [=](A v, A *u, A *w) {
+    const A d = v - x0;
+    *u = d;
+    *w = d * d;
+  }, &s, &q);
   const double m = s / double(n);
-  double var = q / double(n) - m * m;
+  double mean = double(x0) + m, var = q / double(n) - m * m;
+  if (m * m > kRnShiftTrust * kRnShiftTrust * var) {
+    // The mean as a pair mh + ml in the compute type, so that x - mean
+    // keeps its digits when the mean is large against the spread.
+    const A mh = A(mean), ml = A(mean - double(mh));
+    double c;
+    rn_row_sums(x, n, stride, [=](A v, A *u, A *w) {
+      const A d = v - mh - ml;
+      *u = d;
+      *w = d * d;
+    }, &c, &q);
+    mean += c / double(n);
+    var = (q - c * c / double(n)) / double(n);
+  }
   if (var < 0) var = 0;
-  return RnStats{double(x0) + m, 1.0 / std::sqrt(var + eps)};
+  return RnStats{mean, var, 1.0 / std::sqrt(var + eps)};
 }
 
 template <bool ADD, typename T>
@@ -49,7 +86,7 @@ static void rn_forward_rows(const RowNormParam &p, const T *x, const T *gamma, c
     const int64_t base = o * n * inner + i;
     const RnStats st = rn_row_stats(x + base, n, inner, p.eps);
     nn_put(mean_out, r, st.mean, req_mean);
-    nn_put(std_out, r, rn_saved(p, st.rstd), req_std);
+    nn_put(std_out, r, p.save_var ? st.var : std::sqrt(st.var + p.eps), req_std);
     if (!y) continue;
     // The mean as a float pair mh + ml, so that x - mean keeps its digits
     // when the mean is large against the spread.
