@@ -73,3 +73,32 @@ class OptimizerUpdate:
 
     def time_update(self, op):
         invoke(op, [self.w, self.g, *self.states], out=self.w, **self.kw)
+
+
+class LayerNorm:
+    """LayerNorm over the last axis, forward (with mean and std) and forward
+    + backward, on (32*35, 512) (an LSTM's steps x batch) and (128, 1024)
+    float32.  Side-by-side ratios against NumPy and PyTorch come from
+    ``benchmarks/compare_norm.py``."""
+    params = [["1120x512", "128x1024"]]
+    param_names = ["shape"]
+
+    def setup(self, shape):
+        rng = np.random.default_rng(SEED)
+        rows, cols = map(int, shape.split("x"))
+        self.x = rng.standard_normal((rows, cols), np.float32)
+        self.og = rng.standard_normal((rows, cols), np.float32)
+        self.gamma = rng.uniform(0.5, 1.5, cols).astype(np.float32)
+        self.beta = rng.standard_normal(cols).astype(np.float32)
+        self.outs = [np.empty_like(self.x), np.empty((rows, 1), np.float32),
+                     np.empty((rows, 1), np.float32)]
+        self.grads = [np.empty_like(self.x), np.empty_like(self.gamma),
+                      np.empty_like(self.beta)]
+
+    def time_forward(self, shape):
+        invoke("LayerNorm", [self.x, self.gamma, self.beta], out=self.outs)
+
+    def time_forward_backward(self, shape):
+        invoke("LayerNorm", [self.x, self.gamma, self.beta], out=self.outs)
+        invoke("_backward_LayerNorm", [self.og, self.x, self.gamma, self.outs[1], self.outs[2]],
+               out=self.grads)

@@ -176,3 +176,37 @@ def run_json_script(python, script, args, env=None, timeout=900):
         print(f"({python} failed: {proc.stderr.strip().splitlines()[-1:]})")
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def side_by_side_main(doc, cases, width, argv=None):
+    """The main of a script timing ours against NumPy and PyTorch
+    (compare_loss.py, compare_norm.py): ``cases(torch)`` gives (name,
+    {'ours'|'numpy'|'torch': function of a burst count}) rows, with torch a
+    benchmarks.torch_worker.TorchWorker (None with --quick or without
+    PyTorch) on as many threads as ours; prints one line per row, names
+    ``width`` wide."""
+    import argparse
+    from mx_ops.ops.nn.convolution import max_threads
+    from benchmarks.torch_worker import TorchWorker
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2 repeats, no PyTorch")
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    repeat = 2 if args.quick else args.repeat
+    threads = max_threads()
+    torch = None if args.quick else TorchWorker.start(threads)
+    print(f"{'operation':{width}s} {'ours ms':>8s} {'numpy ms':>9s} {'np/ours':>8s}"
+          f" {'torch ms':>9s} {'torch/ours':>10s}")
+    for name, sides in cases(torch):
+        keys = list(sides)
+        ms, ratio = summary(interleaved([sides[k] for k in keys], repeat))
+        got = {k: (t, r) for k, t, r in zip(keys, ms, ratio)}
+        torch_col = (f"{got['torch'][0]:9.3f} {got['torch'][1]:10.2f}" if "torch" in got
+                     else f"{'-':>9s} {'-':>10s}")
+        print(f"{name:{width}s} {got['ours'][0]:8.3f} {got['numpy'][0]:9.3f}"
+              f" {got['numpy'][1]:8.2f} {torch_col}", flush=True)
+    print(f"(float32; {os.cpu_count()} cpu cores; ours and PyTorch "
+          f"{'(' + torch.version + ') ' if torch else ''}on {threads} threads; medians of "
+          f"{repeat} interleaved bursts x {BURST - 1} warm calls)")
+    if torch is not None:
+        torch.close()

@@ -13,8 +13,6 @@ PyTorch, no more than 2x slower than NumPy.  Each repeat runs a short burst
 of every side in turn (benchmarks.common's interleaved); times are medians
 in ms of the warm calls, ratios the medians of other / ours within each
 repeat (above 1: ours is faster)."""
-import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -24,10 +22,8 @@ if __name__ == "__main__" and not __package__:
 import numpy as np
 
 from mx_ops import invoke
-from mx_ops.ops.nn.convolution import max_threads
 
-from benchmarks.common import BURST, burst, interleaved, summary
-from benchmarks.torch_worker import TorchWorker
+from benchmarks.common import burst, side_by_side_main
 
 
 def numpy_ce(x, label, backward=False):
@@ -76,28 +72,7 @@ def cases(torch):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 repeats, no PyTorch")
-    parser.add_argument("--repeat", type=int, default=10)
-    args = parser.parse_args(argv)
-    repeat = 2 if args.quick else args.repeat
-    threads = max_threads()
-    torch = None if args.quick else TorchWorker.start(threads)
-    print(f"{'operation':44s} {'ours ms':>8s} {'numpy ms':>9s} {'np/ours':>8s}"
-          f" {'torch ms':>9s} {'torch/ours':>10s}")
-    for name, sides in cases(torch):
-        keys = list(sides)
-        ms, ratio = summary(interleaved([sides[k] for k in keys], repeat))
-        got = {k: (t, r) for k, t, r in zip(keys, ms, ratio)}
-        torch_col = (f"{got['torch'][0]:9.3f} {got['torch'][1]:10.2f}" if "torch" in got
-                     else f"{'-':>9s} {'-':>10s}")
-        print(f"{name:44s} {got['ours'][0]:8.3f} {got['numpy'][0]:9.3f} {got['numpy'][1]:8.2f}"
-              f" {torch_col}", flush=True)
-    print(f"(float32; {os.cpu_count()} cpu cores; ours and PyTorch "
-          f"{'(' + torch.version + ') ' if torch else ''}on {threads} threads; medians of "
-          f"{repeat} interleaved bursts x {BURST - 1} warm calls)")
-    if torch is not None:
-        torch.close()
+    side_by_side_main(__doc__, cases, 44, argv)
 
 
 if __name__ == "__main__":

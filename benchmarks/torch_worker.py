@@ -65,8 +65,14 @@ def cross_entropy(shape, **_):
     label = torch.randint(0, shape[1], (shape[0],))
     return (lambda: F.cross_entropy(x, label, reduction="sum")), (x,)
 
+def layer_norm(shape, **_):
+    x = torch.randn(*shape, requires_grad=True)
+    g = torch.rand(shape[-1]).add_(0.5).requires_grad_()
+    b = torch.randn(shape[-1], requires_grad=True)
+    return (lambda: F.layer_norm(x, shape[-1:], g, b, eps=1e-5)), (x, g, b)
+
 KINDS = {"conv": conv, "fc": fc, "pool": pool, "softmax": softmax, "bn": bn,
-         "cross_entropy": cross_entropy}
+         "cross_entropy": cross_entropy, "layer_norm": layer_norm}
 
 graphs = {}
 

@@ -144,6 +144,11 @@ def test_compare_conv3d_quick(tmp_path):
     assert "Convolution 3-D, data (2, 4, 8, 8, 8)" in out and "forward + backward" in out
 
 
+def test_compare_norm_quick(tmp_path):
+    out = _run_script("benchmarks/compare_norm.py", "--quick", cwd=tmp_path)
+    assert "LayerNorm fwd+bwd (1120, 512)" in out and "LayerNorm fwd (128, 1024)" in out
+
+
 def test_compare_nn_quick(tmp_path):
     out = _run_script("benchmarks/compare_nn.py", "--quick", cwd=tmp_path)
     for case in ("FullyConnected 64x4096 -> 4096", "Pooling max", "softmax (256, 4096)"):

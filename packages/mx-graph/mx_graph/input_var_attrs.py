@@ -1,7 +1,7 @@
 """Attributes an operator gives the variables it is composed with
 (nnvm's FSetInputVarAttrOnCompose).
 
-MXNet 1.9.1 registers this for BatchNorm (its moving mean starts at zero,
+MXNet 1.9.1 registers this for BatchNorm and BatchNorm_v1 (the moving mean starts at zero,
 its moving var at one) and for LeakyReLU's prelu gamma (0.25): composing
 such an operator writes ``__init__`` on each variable input at those
 positions that has none yet, the user's own variables included, so that
@@ -15,6 +15,7 @@ __all__ = ["INIT_ON_COMPOSE", "apply"]
 # operator name -> {input index: __init__ value}, as MXNet 1.9.1 writes them.
 INIT_ON_COMPOSE = {
     "BatchNorm": {3: '["zero", {}]', 4: '["one", {}]'},
+    "BatchNorm_v1": {3: '["zero", {}]', 4: '["one", {}]'},
     "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},
 }
 

@@ -5,33 +5,34 @@
 from mx_graph.op_functions import NULL as _NULL, alias as _alias, compose as _compose
 from mx_graph._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
- 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
- 'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
- 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
- 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite',
- 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel',
- 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes',
- 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
+ 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
+ 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
+ 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
+ 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
+ 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
  'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
  'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
  'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'multi_all_finite',
- 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick',
- 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
- 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag',
+ 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse',
+ 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet',
+ 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p',
+ 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
+ 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
+ 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index',
+ 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
  'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
@@ -123,6 +124,51 @@ def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=Non
         The node's outputs (index it for one).
     """
     return _compose('BatchNorm', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var, axis=axis, cudnn_off=cudnn_off, min_calib_range=min_calib_range, max_calib_range=max_calib_range)
+
+
+def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
+    """
+    Batch normalization (MXNet's legacy BatchNorm_v1): normalizes each channel (axis 1 of 2-D or 4-D data) by the batch's mean and variance in training, or by the moving statistics in inference, then scales by gamma (1 with fix_gamma) and shifts by beta.  Outputs (output, mean, var), var the variance.  The moving statistics are updated by the training backward, _backward_BatchNorm_v1.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to batch normalization  Left out, it is a new variable named
+        '<name>_data'.
+    gamma : Symbol, optional
+        gamma array  Left out, it is a new variable named '<name>_gamma'.
+    beta : Symbol, optional
+        beta array  Left out, it is a new variable named '<name>_beta'.
+    moving_mean : Symbol, optional
+        Running mean per channel, updated by the training backward.  Left out,
+        it is a new variable named '<name>_moving_mean'.
+    moving_var : Symbol, optional
+        Running variance per channel, updated by the training backward.  Left
+        out, it is a new variable named '<name>_moving_var'.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('BatchNorm_v1', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
 
 
 def BlockGrad(data=None, name=None, attr=None, **kwargs):
@@ -481,6 +527,75 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     return _compose('FullyConnected', (data, weight, bias), name, attr, kwargs, num_hidden=num_hidden, no_bias=no_bias, flatten=flatten)
 
 
+def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
+    """
+    Group normalization: the channels of data (N, C, ...) are split into num_groups groups; each (sample, group) is normalized by its mean and variance, then scaled by gamma and shifted by beta (one value per group). Outputs (output, mean, std) of which mean and std, (N, num_groups), are returned only with output_mean_var.  Backward: _backward_GroupNorm.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data  Left out, it is a new variable named '<name>_data'.
+    gamma : Symbol, optional
+        gamma array  Left out, it is a new variable named '<name>_gamma'.
+    beta : Symbol, optional
+        beta array  Left out, it is a new variable named '<name>_beta'.
+    num_groups : int, optional, default=1, in [1, 2147483647]
+        Total number of groups.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('GroupNorm', (data, gamma, beta), name, attr, kwargs, num_groups=num_groups, eps=eps, output_mean_var=output_mean_var)
+
+
+def InstanceNorm(data=None, gamma=None, beta=None, eps=_NULL, name=None, attr=None, **kwargs):
+    """
+    Instance normalization: each (sample, channel) of data (N, C, ...) is normalized by its mean and variance over the spatial dimensions, then scaled by gamma and shifted by beta (one value per channel).  Backward: _backward_InstanceNorm.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        An n-dimensional input array (n > 2) of the form [batch, channel,
+        spatial_dim1, spatial_dim2, ...].  Left out, it is a new variable named
+        '<name>_data'.
+    gamma : Symbol, optional
+        A vector of length 'channel', which multiplies the normalized input.
+        Left out, it is a new variable named '<name>_gamma'.
+    beta : Symbol, optional
+        A vector of length 'channel', which is added to the product of the
+        normalized input and the weight.  Left out, it is a new variable named
+        '<name>_beta'.
+    eps : float, optional, default=0.001
+        An `epsilon` parameter to prevent division by 0.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('InstanceNorm', (data, gamma, beta), name, attr, kwargs, eps=eps)
+
+
 def L2Normalization(data=None, eps=_NULL, mode=_NULL, name=None, attr=None, **kwargs):
     """
     Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) per instance, channel or spatial position (mode).  Outputs (output, norm), of which 'output' is visible.  Backward: _backward_L2Normalization(out_grad, out_data, norm).
@@ -539,6 +654,41 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, name=None,
         The node's outputs (index it for one).
     """
     return _compose('LRN', (data,), name, attr, kwargs, alpha=alpha, beta=beta, knorm=knorm, nsize=nsize)
+
+
+def LayerNorm(data=None, gamma=None, beta=None, axis=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
+    """
+    Layer normalization: normalizes the data along 'axis' by its mean and variance there, then scales by gamma and shifts by beta (both of the axis's length): out = (data - mean) / sqrt(var + eps) * gamma + beta.  Outputs (output, mean, std), mean and std returned only with output_mean_var.  Backward: _backward_LayerNorm.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to layer normalization  Left out, it is a new variable named
+        '<name>_data'.
+    gamma : Symbol, optional
+        gamma array  Left out, it is a new variable named '<name>_gamma'.
+    beta : Symbol, optional
+        beta array  Left out, it is a new variable named '<name>_beta'.
+    axis : int, optional, default=-1
+        The axis to perform layer normalization. Usually, this should be be axis of the channel dimension. Negative values means indexing from right to left.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('LayerNorm', (data, gamma, beta), name, attr, kwargs, axis=axis, eps=eps, output_mean_var=output_mean_var)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
@@ -804,6 +954,40 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, name=None, attr=None, **kwarg
     Aliases: reshape.
     """
     return _compose('Reshape', (data,), name, attr, kwargs, shape=shape, reverse=reverse)
+
+
+def SVMOutput(data=None, label=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, name=None, attr=None, **kwargs):
+    """
+    Support Vector Machine based transformation on input, backprop L2-SVM: the output is 'data'; the backward gives the gradient of the L2-SVM (L1-SVM with use_linear) hinge loss against 'label' with 'margin' and 'regularization_coefficient', ignoring out_grad.  Backward: _backward_SVMOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data for SVM transformation.  Left out, it is a new variable
+        named '<name>_data'.
+    label : Symbol, optional
+        Class label for the input data.  Left out, it is a new variable named
+        '<name>_label'.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('SVMOutput', (data, label), name, attr, kwargs, margin=margin, regularization_coefficient=regularization_coefficient, use_linear=use_linear)
 
 
 def SequenceLast(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, name=None, attr=None, **kwargs):
@@ -2780,6 +2964,34 @@ def gather_nd(data=None, indices=None, name=None, attr=None, **kwargs):
     return _compose('gather_nd', (data, indices), name, attr, kwargs)
 
 
+def hard_sigmoid(data=None, alpha=_NULL, beta=_NULL, name=None, attr=None, **kwargs):
+    """
+    Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).  Backward: _backward_hard_sigmoid.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array.  Left out, it is a new variable named '<name>_data'.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('hard_sigmoid', (data,), name, attr, kwargs, alpha=alpha, beta=beta)
+
+
 def identity(data=None, name=None, attr=None, **kwargs):
     """
     A copy of the input.
@@ -3602,6 +3814,34 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=No
     Aliases: min_axis.
     """
     return _compose('min', (data,), name, attr, kwargs, axis=axis, keepdims=keepdims, exclude=exclude)
+
+
+def moments(data=None, axes=_NULL, keepdims=_NULL, name=None, attr=None, **kwargs):
+    """
+    Calculate the mean and variance of `data` along 'axes' (both of the reduced shape; 'keepdims' keeps the reduced axes as size 1).  Backward: _backward_moments.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input ndarray  Left out, it is a new variable named '<name>_data'.
+    axes : Shape(tuple), optional, default=None
+        Array of ints. Axes along which to compute mean and variance.
+    keepdims : bool, optional, default=False
+        produce moments with the same dimensionality as the input.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('moments', (data,), name, attr, kwargs, axes=axes, keepdims=keepdims)
 
 
 def multi_all_finite(*data, init_output=_NULL, name=None, attr=None, **kwargs):

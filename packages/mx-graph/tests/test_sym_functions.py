@@ -39,6 +39,8 @@ KNOWN = {
     ("_backward_cast", "auto"): "MXNet lists (data) only",
     ("_backward_diag", "auto"): "MXNet lists (data) only",
     ("_backward_L2Normalization", "auto"): "MXNet lists no inputs",
+    ("_backward_InstanceNorm", "auto"): "MXNet lists no inputs",
+    ("_backward_SVMOutput", "auto"): "MXNet lists no inputs",
     ("_backward_MakeLoss", "auto"): "MXNet lists no inputs",
     ("_backward_slice", "auto"): "MXNet lists no inputs",
     ("_backward_gamma", "auto"): "MXNet names the second input rhs",

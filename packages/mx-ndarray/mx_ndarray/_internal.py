@@ -13,42 +13,43 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Custom',
- '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_L2Normalization',
- '_backward_LRN', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
+ '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
+ '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
+ '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pad', '_backward_Pooling', '_backward_SequenceLast', '_backward_SoftmaxActivation',
- '_backward_SoftmaxOutput', '_backward_UpSampling', '_backward_broadcast_axis',
- '_backward_cast', '_backward_diag', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_pick', '_backward_repeat', '_backward_sample_multinomial',
- '_backward_slice', '_backward_slice_axis', '_backward_slice_like', '_backward_smooth_l1',
- '_backward_softmax', '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take',
- '_backward_tile', '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
- '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
- '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
- '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
- '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
- '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
- '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar',
- '_histogram', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar',
- '_lesser_scalar', '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian',
- '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag',
- '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
- '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
- '_linspace', '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar',
- '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum',
- '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar',
- '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
- '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
- '_random_gamma_like', '_random_generalized_negative_binomial',
+ '_backward_Pad', '_backward_Pooling', '_backward_SVMOutput', '_backward_SequenceLast',
+ '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_UpSampling',
+ '_backward_broadcast_axis', '_backward_cast', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
+ '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_allclose',
+ '_contrib_arange_like', '_contrib_backward_index_copy', '_contrib_backward_quadratic',
+ '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
+ '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
+ '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
+ '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
+ '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
+ '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
+ '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
+ '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
+ '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
+ '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
+ '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
  '_random_generalized_negative_binomial_like', '_random_negative_binomial',
  '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
  '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
@@ -243,6 +244,63 @@ def _backward_BatchNorm(out_grad=None, mean=None, var=None, data=None, gamma=Non
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
     return _call_op('_backward_BatchNorm', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of BatchNorm_v1 from (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var): (data_grad, gamma_grad, beta_grad); in training it also moves moving_mean and moving_var (in place) toward the saved mean and var.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    mean : NDArray
+        BatchNorm_v1's output 'mean', as the forward pass computed it.
+    var : NDArray
+        BatchNorm_v1's output 'var', as the forward pass computed it.
+    data : NDArray
+        BatchNorm_v1's input 'data': Input data to batch normalization
+    gamma : NDArray
+        BatchNorm_v1's input 'gamma': gamma array
+    beta : NDArray
+        BatchNorm_v1's input 'beta': beta array
+    moving_mean : NDArray
+        BatchNorm_v1's input 'moving_mean': Running mean per channel, updated
+        by the training backward.
+    moving_var : NDArray
+        BatchNorm_v1's input 'moving_var': Running variance per channel,
+        updated by the training backward.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_BatchNorm_v1', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
@@ -611,6 +669,82 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
     return _call_op('_backward_FullyConnected', [out_grad, data, weight], out, kwargs)
 
 
+def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of GroupNorm from (out_grad, data, gamma, mean, std) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        GroupNorm's input 'data': Input data
+    gamma : NDArray
+        GroupNorm's input 'gamma': gamma array
+    mean : NDArray
+        GroupNorm's output 'mean', as the forward pass computed it.
+    std : NDArray
+        GroupNorm's output 'std', as the forward pass computed it.
+    num_groups : int, optional, default=1, in [1, 2147483647]
+        Total number of groups.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if num_groups is not _NULL:
+        kwargs['num_groups'] = num_groups
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_GroupNorm', [out_grad, data, gamma, mean, std], out, kwargs)
+
+
+def _backward_InstanceNorm(out_grad=None, data=None, gamma=None, mean=None, var=None, eps=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of InstanceNorm from (out_grad, data, gamma, mean, var) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        InstanceNorm's input 'data': An n-dimensional input array (n > 2) of
+        the form [batch, channel, spatial_dim1, spatial_dim2, ...].
+    gamma : NDArray
+        InstanceNorm's input 'gamma': A vector of length 'channel', which
+        multiplies the normalized input.
+    mean : NDArray
+        InstanceNorm's output 'mean', as the forward pass computed it.
+    var : NDArray
+        InstanceNorm's output 'var', as the forward pass computed it.
+    eps : float, optional, default=0.001
+        An `epsilon` parameter to prevent division by 0.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    return _call_op('_backward_InstanceNorm', [out_grad, data, gamma, mean, var], out, kwargs)
+
+
 def _backward_L2Normalization(out_grad=None, out_data=None, norm=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of L2Normalization's output from (out_grad, out_data, norm): data_grad.
@@ -685,6 +819,47 @@ def _backward_LRN(output_grad=None, data=None, output=None, tmp_norm=None, alpha
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
     return _call_op('_backward_LRN', [output_grad, data, output, tmp_norm], out, kwargs, True)
+
+
+def _backward_LayerNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, axis=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of LayerNorm from (out_grad, data, gamma, mean, std) with the forward's parameters: (data_grad, gamma_grad, beta_grad).
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        LayerNorm's input 'data': Input data to layer normalization
+    gamma : NDArray
+        LayerNorm's input 'gamma': gamma array
+    mean : NDArray
+        LayerNorm's output 'mean', as the forward pass computed it.
+    std : NDArray
+        LayerNorm's output 'std', as the forward pass computed it.
+    axis : int, optional, default=-1
+        The axis to perform layer normalization. Usually, this should be be axis of the channel dimension. Negative values means indexing from right to left.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('_backward_LayerNorm', [out_grad, data, gamma, mean, std], out, kwargs)
 
 
 def _backward_LeakyReLU(out_grad=None, mask=None, out_data=None, data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -950,6 +1125,40 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
+
+
+def _backward_SVMOutput(label=None, out_data=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of SVMOutput from (label, out_data): (data_grad, label_grad = 0).
+
+    Parameters
+    ----------
+    label : NDArray
+        SVMOutput's input 'label': Class label for the input data.
+    out_data : NDArray
+        The forward pass's output.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if margin is not _NULL:
+        kwargs['margin'] = margin
+    if regularization_coefficient is not _NULL:
+        kwargs['regularization_coefficient'] = regularization_coefficient
+    if use_linear is not _NULL:
+        kwargs['use_linear'] = use_linear
+    return _call_op('_backward_SVMOutput', [label, out_data], out, kwargs)
 
 
 def _backward_SequenceLast(ograd=None, data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, out=None, name=None, **kwargs):
@@ -1255,6 +1464,37 @@ def _backward_gather_nd(ograd=None, indices=None, data=None, out=None, name=None
     out : NDArray
     """
     return _call_op('_backward_gather_nd', [ograd, indices, data], out, kwargs)
+
+
+def _backward_hard_sigmoid(out_grad=None, data=None, alpha=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of hard_sigmoid: alpha * out_grad where 0 < alpha * data + beta < 1.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        hard_sigmoid's input 'data': The input array.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('_backward_hard_sigmoid', [out_grad, data], out, kwargs)
 
 
 def _backward_im2col(ograd=None, data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=None, name=None, **kwargs):
@@ -1608,6 +1848,40 @@ def _backward_log_softmax(out_grad=None, out_data=None, axis=_NULL, temperature=
     if temperature is not _NULL:
         kwargs['temperature'] = temperature
     return _call_op('_backward_log_softmax', [out_grad, out_data], out, kwargs)
+
+
+def _backward_moments(mean_grad=None, var_grad=None, data=None, mean=None, axes=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of moments from (mean_grad, var_grad, data, mean): (mean_grad + 2 var_grad (data - mean)) / N over the reduced axes.
+
+    Parameters
+    ----------
+    mean_grad : NDArray
+        moments's output 'mean_grad', as the forward pass computed it.
+    var_grad : NDArray
+        moments's output 'var_grad', as the forward pass computed it.
+    data : NDArray
+        moments's input 'data': Input ndarray
+    mean : NDArray
+        moments's output 'mean', as the forward pass computed it.
+    axes : Shape(tuple), optional, default=None
+        Array of ints. Axes along which to compute mean and variance.
+    keepdims : bool, optional, default=False
+        produce moments with the same dimensionality as the input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _call_op('_backward_moments', [mean_grad, var_grad, data, mean], out, kwargs)
 
 
 def _backward_pick(ograd=None, index=None, data=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None, name=None, **kwargs):

@@ -6,33 +6,34 @@ from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BlockGrad', 'Cast', 'Concat', 'Convolution', 'Custom',
- 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected',
- 'L2Normalization', 'LRN', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
- 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SequenceLast',
- 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation',
- 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite',
- 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel',
- 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes',
- 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
- 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
- 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
- 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
+ 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
+ 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
+ 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
+ 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
+ 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
  'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
  'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
  'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'multi_all_finite',
- 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick',
- 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
- 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag',
+ 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse',
+ 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet',
+ 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p',
+ 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
+ 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
+ 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index',
+ 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
  'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
  'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
  'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
@@ -131,6 +132,54 @@ def BatchNorm(data=None, gamma=None, beta=None, moving_mean=None, moving_var=Non
     if max_calib_range is not _NULL:
         kwargs['max_calib_range'] = max_calib_range
     return _call_op('BatchNorm', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=None, eps=_NULL, momentum=_NULL, fix_gamma=_NULL, use_global_stats=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Batch normalization (MXNet's legacy BatchNorm_v1): normalizes each channel (axis 1 of 2-D or 4-D data) by the batch's mean and variance in training, or by the moving statistics in inference, then scales by gamma (1 with fix_gamma) and shifts by beta.  Outputs (output, mean, var), var the variance.  The moving statistics are updated by the training backward, _backward_BatchNorm_v1.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to batch normalization
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    moving_mean : NDArray
+        Running mean per channel, updated by the training backward.
+    moving_var : NDArray
+        Running variance per channel, updated by the training backward.
+    eps : float, optional, default=0.001
+        Epsilon to prevent div 0
+    momentum : float, optional, default=0.9
+        Momentum for moving average
+    fix_gamma : bool, optional, default=True
+        Fix gamma while training
+    use_global_stats : bool, optional, default=False
+        Whether use global moving statistics instead of local batch-norm. This will force change batch-norm into a scale shift operator.
+    output_mean_var : bool, optional, default=False
+        Output All,normal mean and var
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if fix_gamma is not _NULL:
+        kwargs['fix_gamma'] = fix_gamma
+    if use_global_stats is not _NULL:
+        kwargs['use_global_stats'] = use_global_stats
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('BatchNorm_v1', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):
@@ -513,6 +562,72 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
 
 
+def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Group normalization: the channels of data (N, C, ...) are split into num_groups groups; each (sample, group) is normalized by its mean and variance, then scaled by gamma and shifted by beta (one value per group). Outputs (output, mean, std) of which mean and std, (N, num_groups), are returned only with output_mean_var.  Backward: _backward_GroupNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    num_groups : int, optional, default=1, in [1, 2147483647]
+        Total number of groups.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if num_groups is not _NULL:
+        kwargs['num_groups'] = num_groups
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('GroupNorm', [data, gamma, beta], out, kwargs)
+
+
+def InstanceNorm(data=None, gamma=None, beta=None, eps=_NULL, out=None, name=None, **kwargs):
+    """
+    Instance normalization: each (sample, channel) of data (N, C, ...) is normalized by its mean and variance over the spatial dimensions, then scaled by gamma and shifted by beta (one value per channel).  Backward: _backward_InstanceNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        An n-dimensional input array (n > 2) of the form [batch, channel,
+        spatial_dim1, spatial_dim2, ...].
+    gamma : NDArray
+        A vector of length 'channel', which multiplies the normalized input.
+    beta : NDArray
+        A vector of length 'channel', which is added to the product of the
+        normalized input and the weight.
+    eps : float, optional, default=0.001
+        An `epsilon` parameter to prevent division by 0.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    return _call_op('InstanceNorm', [data, gamma, beta], out, kwargs)
+
+
 def L2Normalization(data=None, eps=_NULL, mode=_NULL, out=None, name=None, **kwargs):
     """
     Normalize the input array using the L2 norm: out = data / sqrt(sum(data**2) + eps) per instance, channel or spatial position (mode).  Outputs (output, norm), of which 'output' is visible.  Backward: _backward_L2Normalization(out_grad, out_data, norm).
@@ -575,6 +690,42 @@ def LRN(data=None, alpha=_NULL, beta=_NULL, knorm=_NULL, nsize=_NULL, out=None, 
     if nsize is not _NULL:
         kwargs['nsize'] = nsize
     return _call_op('LRN', [data], out, kwargs, True)
+
+
+def LayerNorm(data=None, gamma=None, beta=None, axis=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
+    """
+    Layer normalization: normalizes the data along 'axis' by its mean and variance there, then scales by gamma and shifts by beta (both of the axis's length): out = (data - mean) / sqrt(var + eps) * gamma + beta.  Outputs (output, mean, std), mean and std returned only with output_mean_var.  Backward: _backward_LayerNorm.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to layer normalization
+    gamma : NDArray
+        gamma array
+    beta : NDArray
+        beta array
+    axis : int, optional, default=-1
+        The axis to perform layer normalization. Usually, this should be be axis of the channel dimension. Negative values means indexing from right to left.
+    eps : float, optional, default=1e-05
+        An `epsilon` parameter to prevent division by 0.
+    output_mean_var : bool, optional, default=False
+        Output the mean and std calculated along the given axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if output_mean_var is not _NULL:
+        kwargs['output_mean_var'] = output_mean_var
+    return _call_op('LayerNorm', [data, gamma, beta], out, kwargs)
 
 
 def LeakyReLU(data=None, gamma=None, act_type=_NULL, slope=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
@@ -854,6 +1005,40 @@ def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs
     if reverse is not _NULL:
         kwargs['reverse'] = reverse
     return _call_op('Reshape', [data], out, kwargs)
+
+
+def SVMOutput(data=None, label=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):
+    """
+    Support Vector Machine based transformation on input, backprop L2-SVM: the output is 'data'; the backward gives the gradient of the L2-SVM (L1-SVM with use_linear) hinge loss against 'label' with 'margin' and 'regularization_coefficient', ignoring out_grad.  Backward: _backward_SVMOutput(label, out_data).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data for SVM transformation.
+    label : NDArray
+        Class label for the input data.
+    margin : float, optional, default=1.0
+        The loss function penalizes outputs that lie outside this margin. Default margin is 1.
+    regularization_coefficient : float, optional, default=1.0
+        Regularization parameter for the SVM. This balances the tradeoff between coefficient size and error.
+    use_linear : bool, optional, default=False
+        Whether to use L1-SVM objective. L2-SVM objective is used by default.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if margin is not _NULL:
+        kwargs['margin'] = margin
+    if regularization_coefficient is not _NULL:
+        kwargs['regularization_coefficient'] = regularization_coefficient
+    if use_linear is not _NULL:
+        kwargs['use_linear'] = use_linear
+    return _call_op('SVMOutput', [data, label], out, kwargs)
 
 
 def SequenceLast(data=None, sequence_length=None, use_sequence_length=_NULL, axis=_NULL, out=None, name=None, **kwargs):
@@ -2665,6 +2850,34 @@ def gather_nd(data=None, indices=None, out=None, name=None, **kwargs):
     return _call_op('gather_nd', [data, indices], out, kwargs)
 
 
+def hard_sigmoid(data=None, alpha=_NULL, beta=_NULL, out=None, name=None, **kwargs):
+    """
+    Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).  Backward: _backward_hard_sigmoid.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input array.
+    alpha : float, optional, default=0.2
+        Slope of hard sigmoid
+    beta : float, optional, default=0.5
+        Bias of hard sigmoid.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if alpha is not _NULL:
+        kwargs['alpha'] = alpha
+    if beta is not _NULL:
+        kwargs['beta'] = beta
+    return _call_op('hard_sigmoid', [data], out, kwargs)
+
+
 def identity(data=None, out=None, name=None, **kwargs):
     """
     A copy of the input.
@@ -3439,6 +3652,34 @@ def min(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=Non
     if exclude is not _NULL:
         kwargs['exclude'] = exclude
     return _call_op('min', [data], out, kwargs)
+
+
+def moments(data=None, axes=_NULL, keepdims=_NULL, out=None, name=None, **kwargs):
+    """
+    Calculate the mean and variance of `data` along 'axes' (both of the reduced shape; 'keepdims' keeps the reduced axes as size 1).  Backward: _backward_moments.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray
+    axes : Shape(tuple), optional, default=None
+        Array of ints. Axes along which to compute mean and variance.
+    keepdims : bool, optional, default=False
+        produce moments with the same dimensionality as the input.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axes is not _NULL:
+        kwargs['axes'] = axes
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    return _call_op('moments', [data], out, kwargs)
 
 
 def multi_all_finite(*data, init_output=_NULL, out=None, name=None, **kwargs):

@@ -135,6 +135,16 @@ CASES += [
     ("_grad_add", lambda t: [data((4, 5), t), data((4, 5), t, 1)], {}, ALL),
     ("make_loss", lambda t: [data((4, 5), t)], {}, ALL),
 ]
+# hard_sigmoid (every branch) and SVMOutput's hinge-loss gradient (L2 and L1).
+CASES += [
+    ("hard_sigmoid", lambda t: [(4 * fdata((37, 5), t)).astype(t)], {"alpha": 0.3}, FLOATS),
+    ("_backward_hard_sigmoid",
+     lambda t: [fdata((37, 5), t), (4 * fdata((37, 5), t, 1)).astype(t)], {}, FLOATS),
+    ("_backward_SVMOutput", lambda t: [data((6,), t) % 4, fdata((6, 4), t, 1)],
+     {"margin": 0.5}, FLOATS),
+    ("_backward_SVMOutput", lambda t: [data((2, 3), t) % 5, fdata((2, 3, 5), t, 1)],
+     {"use_linear": True}, FLOATS),
+]
 # smooth_l1, the SimpleOp example: both branches (|x| around 1 / sigma^2).
 CASES += [
     ("smooth_l1", lambda t: [(3 * fdata((37, 5), "float64")).astype(t)], {"scalar": 1.5},

@@ -358,6 +358,7 @@ FLOAT_ONLY = {
     "_backward_Deconvolution": {"kernel": (1,), "num_filter": 1},
     "FullyConnected": {"num_hidden": 1}, "_backward_FullyConnected": {"num_hidden": 1},
     "LRN": {"nsize": 1}, "_backward_LRN": {"nsize": 1},
+    "moments": {"axes": (0,)},
     "UpSampling": {"scale": 1, "sample_type": "nearest"},
     "_backward_UpSampling": {"scale": 1, "sample_type": "nearest", "num_args": 1},
     "_backward_Embedding": {"input_dim": 2, "output_dim": 2},

@@ -158,6 +158,46 @@ def batch_norm_case(draw):
 
 
 @st.composite
+def row_norm_case(draw):
+    dtype = draw(st.sampled_from(FLOATS))
+    kind = draw(st.sampled_from(["LayerNorm", "GroupNorm", "InstanceNorm"]))
+    if kind == "LayerNorm":
+        data = draw(shape(1))
+        axis = draw(st.integers(-len(data), len(data) - 1))
+        return Case(kind, {"axis": axis}, [data] + [(data[axis],)] * 2, [dtype] * 3,
+                    derivable=(1, 2))
+    if kind == "GroupNorm":
+        groups = draw(st.integers(1, 3))
+        data = (draw(dim), groups * draw(dim)) + draw(shape(1, 2))
+        return Case(kind, {"num_groups": groups}, [data] + [(groups,)] * 2, [dtype] * 3,
+                    derivable=(1, 2))
+    data = draw(shape(3))
+    return Case(kind, {}, [data] + [(data[1],)] * 2, ["float32"] * 3, derivable=(1, 2))
+
+
+@st.composite
+def batch_norm_v1_case(draw):
+    data = draw(shape(4, 4)) if draw(st.booleans()) else draw(shape(2, 2))
+    return Case("BatchNorm_v1", {}, [data] + [(data[1],)] * 4, ["float32"] * 5,
+                derivable=(1, 2, 3, 4))
+
+
+@st.composite
+def svm_output_case(draw):
+    data = draw(shape(1))
+    return Case("SVMOutput", {}, [data, data[:-1]], [draw(st.sampled_from(FLOATS))] * 2,
+                derivable=(1,))
+
+
+@st.composite
+def moments_case(draw):
+    data = draw(shape(1))
+    axes = draw(st.lists(st.integers(0, len(data) - 1), min_size=1, unique=True))
+    return Case("moments", {"axes": tuple(axes), "keepdims": draw(st.booleans())}, [data],
+                [draw(st.sampled_from(FLOATS))])
+
+
+@st.composite
 def embedding(draw):
     p = {"input_dim": draw(dim), "output_dim": draw(dim),
          "dtype": draw(st.sampled_from(FLOATS))}
@@ -325,7 +365,8 @@ def attention(draw):
 
 
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
-            batch_norm_case, embedding, leaky_relu, softmax_output, regression, dropout,
+            batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
+            embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
             attention]
 CASES = st.one_of([f() for f in FAMILIES])
@@ -392,7 +433,8 @@ def test_every_operator_with_a_rule_is_generated():
     generated = set(_NO_PARAMS) | {
         "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
         "smooth_l1", "FullyConnected",
-        "Convolution", "Deconvolution", "BatchNorm", "Embedding", "LeakyReLU",
+        "Convolution", "Deconvolution", "BatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm",
+        "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array"} | {f"_contrib_interleaved_matmul_{k}" for k in (

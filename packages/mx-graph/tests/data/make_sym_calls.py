@@ -36,6 +36,11 @@ def _value(spec):
             "opt_shape": [1, 1], "dtype": "float32"}.get(spec.kind, "x")
 
 
+# Calls that kill MXNet 1.9.1 (a segfault takes every other reference with
+# it), left out of the plan.
+CRASHES_MXNET = {("_backward_BatchNorm_v1", "auto")}
+
+
 def plan():
     """The calls, from this project's registry."""
     import mx_ops
@@ -53,8 +58,9 @@ def plan():
                 continue
             for how, inputs in (("auto", []), ("positional", op.arguments),
                                 ("named", op.arguments), ("scoped", op.arguments[:1])):
-                calls.append({"name": name, "params": params, "inputs": list(inputs),
-                              "how": how})
+                if (name, how) not in CRASHES_MXNET:
+                    calls.append({"name": name, "params": params, "inputs": list(inputs),
+                                  "how": how})
     return calls
 
 

@@ -33,7 +33,7 @@ FAMILIES = {
     "nn": (),
     "loss": ("nn",),
     "layer": ("loss",),
-    "norm": (),
+    "norm": ("reduce",),
     "dropout": (),
     "optimizer": (),
     "layout": ("elemwise", "join", "shape"),

@@ -1,5 +1,5 @@
-"""GPU compute of BatchNorm and _backward_BatchNorm: the formulas of
-batch_norm_cpu.h as RawKernels.  One block per channel sums that
+"""GPU compute of BatchNorm, BatchNorm_v1 and their backward: the formulas
+of batch_norm_cpu.h as RawKernels.  One block per channel sums that
 channel's (outer, inner) plane in double (tree reduction in shared memory),
 derives the channel's coefficients and, in the forward training pass,
 updates the moving statistics; a grid-stride kernel then writes every
@@ -56,7 +56,7 @@ template <typename T, typename P>
 __global__ void mx_bn_stats(const T *x, const P *gamma, const P *beta, P *mmean, P *mvar,
                             P *omean, P *ovar, double *coef, long long outer,
                             long long chans, long long inner, double eps, double momentum,
-                            int fix_gamma, int batch, int req_mean, int req_var) {
+                            int fix_gamma, int batch, int req_mean, int req_var, int v1) {
   __shared__ double sh[BN_THREADS];
   const long long c = blockIdx.x, count = outer * inner;
   double mean, invstd, var = 0;
@@ -75,15 +75,16 @@ __global__ void mx_bn_stats(const T *x, const P *gamma, const P *beta, P *mmean,
     invstd = (sum == 0 && eps == 0) ? 0.0 : 1.0 / sqrt(var + eps);
   } else {
     mean = (double)mmean[c];
-    invstd = 1.0 / sqrt((double)mvar[c] + eps);
+    var = (double)mvar[c];
+    invstd = 1.0 / sqrt(var + eps);
   }
   if (threadIdx.x == 0) {
-    if (batch && count) {
+    if (batch && count && !v1) {
       mmean[c] = P((double)mmean[c] * momentum + mean * (1 - momentum));
       mvar[c] = P((double)mvar[c] * momentum + var * (1 - momentum));
     }
     bn_put(omean, c, mean, req_mean);
-    bn_put(ovar, c, invstd, req_var);
+    bn_put(ovar, c, v1 ? var : invstd, req_var);   // BatchNorm_v1 saves the variance
     coef[c] = mean;
     coef[chans + c] = invstd * (fix_gamma ? 1.0 : (double)gamma[c]);
     coef[2 * chans + c] = (double)beta[c];
@@ -107,29 +108,38 @@ __global__ void mx_bn_apply(const T *x, T *y, const double *coef, long long n,
 // and beta gradients, and coef = (mean, k0, k1, k2) for bn_dx.
 template <typename T, typename P>
 __global__ void mx_bn_grad_stats(const T *dy, const T *x, const P *smean, const P *sinvstd,
-                                 const P *gamma, const P *mmean, const P *mvar, P *dgamma,
+                                 const P *gamma, P *mmean, P *mvar, P *dgamma,
                                  P *dbeta, double *coef, long long outer, long long chans,
-                                 long long inner, double eps, int fix_gamma, int batch,
-                                 int req_gamma, int req_beta) {
+                                 long long inner, double eps, double momentum, int fix_gamma,
+                                 int batch, int req_gamma, int req_beta, int v1) {
   __shared__ double sh[BN_THREADS];
   const long long c = blockIdx.x, count = outer * inner;
   const double mean = batch ? (double)smean[c] : (double)mmean[c];
-  const double invstd = batch ? (double)sinvstd[c] : 1.0 / sqrt((double)mvar[c] + eps);
-  double s = 0, d = 0;
+  const double sv = (double)sinvstd[c];
+  const double invstd = !batch ? 1.0 / sqrt((double)mvar[c] + eps)
+                        : v1 ? 1.0 / sqrt(sv + eps) : sv;
+  double s = 0, d = 0, e = 0;
   for (long long k = threadIdx.x; k < count; k += BN_THREADS) {
     const long long i = bn_at(k, c, chans, inner);
-    const double g = bn_ld(dy[i]);
+    const double g = bn_ld(dy[i]), xc = bn_ld(x[i]) - mean;
     s += g;
-    d += (bn_ld(x[i]) - mean) * g;
+    d += xc * g;
+    e += xc;
   }
   const double sg = bn_block_sum(s, sh), dotp = bn_block_sum(d, sh);
+  // BatchNorm_v1's term in dev = sum(x - mean) (see batch_norm_cpu.h).
+  const double dev = (v1 && batch) ? bn_block_sum(e, sh) : 0.0;
   if (threadIdx.x == 0) {
+    if (v1 && batch && count) {       // BatchNorm_v1 moves its statistics here
+      mmean[c] = P((double)mmean[c] * momentum + mean * (1 - momentum));
+      mvar[c] = P((double)mvar[c] * momentum + sv * (1 - momentum));
+    }
     const double n = count ? (double)count : 1.0;
     const double w = fix_gamma ? 1.0 : (double)gamma[c];
     bn_put(dgamma, c, fix_gamma ? 0.0 : dotp * invstd, req_gamma);
     bn_put(dbeta, c, sg, req_beta);
     coef[c] = mean;
-    coef[chans + c] = batch ? sg / n : 0.0;
+    coef[chans + c] = batch ? sg / n - dotp * invstd * invstd * dev / (n * n) : 0.0;
     coef[2 * chans + c] = batch ? dotp * invstd * invstd / n : 0.0;
     coef[3 * chans + c] = invstd * w;
   }
@@ -169,7 +179,11 @@ def _i64(*values):
     return [numpy.int64(v) for v in values]
 
 
-def forward(params, inputs, outputs, reqs):
+def _v1_params(params):
+    return dict(params, axis=1, eps=float(numpy.float32(params["eps"])))
+
+
+def forward(params, inputs, outputs, reqs, v1=False):
     """BatchNorm's compute: ``fn(params, inputs, outputs, reqs)`` over CuPy
     arrays, on the current stream."""
     x, gamma, beta, mmean, mvar = inputs
@@ -185,13 +199,13 @@ def forward(params, inputs, outputs, reqs):
         (x, gamma, beta, mmean, mvar, omean, ovar, coef, *_i64(outer, chans, inner),
          numpy.float64(params["eps"]), numpy.float64(numpy.float32(params["momentum"])),
          numpy.int32(params["fix_gamma"]), numpy.int32(batch), numpy.int32(_REQ[reqs[1]]),
-         numpy.int32(_REQ[reqs[2]])))
+         numpy.int32(_REQ[reqs[2]]), numpy.int32(v1)))
     if reqs[0] != "null":
         launch(_kernel(f"mx_bn_apply<{t}>"), x.size,
                (x, y, coef, *_i64(x.size, chans, inner), numpy.int32(reqs[0] == "add")))
 
 
-def backward(params, inputs, outputs, reqs):
+def backward(params, inputs, outputs, reqs, v1=False):
     """_backward_BatchNorm's compute, over CuPy arrays."""
     dy, smean, sinvstd, x, gamma, _beta, mmean, mvar = inputs
     dx, dgamma, dbeta = outputs
@@ -205,8 +219,19 @@ def backward(params, inputs, outputs, reqs):
         (chans,), (_THREADS,),
         (dy, x, smean, sinvstd, gamma, mmean, mvar, dgamma, dbeta, coef,
          *_i64(outer, chans, inner), numpy.float64(params["eps"]),
-         numpy.int32(params["fix_gamma"]), numpy.int32(batch), numpy.int32(_REQ[reqs[1]]),
-         numpy.int32(_REQ[reqs[2]])))
+         numpy.float64(numpy.float32(params["momentum"])), numpy.int32(params["fix_gamma"]),
+         numpy.int32(batch), numpy.int32(_REQ[reqs[1]]), numpy.int32(_REQ[reqs[2]]),
+         numpy.int32(v1)))
     if reqs[0] != "null":
         launch(_kernel(f"mx_bn_dx<{t}>"), x.size,
                (dy, x, dx, coef, *_i64(x.size, chans, inner), numpy.int32(reqs[0] == "add")))
+
+
+def forward_v1(params, inputs, outputs, reqs):
+    """BatchNorm_v1's compute: BatchNorm's with its conventions."""
+    forward(_v1_params(params), inputs, outputs, reqs, v1=True)
+
+
+def backward_v1(params, inputs, outputs, reqs):
+    """_backward_BatchNorm_v1's compute."""
+    backward(_v1_params(params), inputs, outputs, reqs, v1=True)

@@ -114,18 +114,25 @@ def _types(op, names, data_index, nout_data):
     return infer
 
 
-def _pack(data_index):
-    def pack(params, shapes):
+def pack(data_index, v1=False):
+    """The packer of BatchNormParam (batch_norm_cpu.h); ``v1``: BatchNorm_v1's
+    conventions (channel axis 1, eps a float32 field)."""
+    def packer(params, shapes):
+        if v1:
+            params = dict(params, axis=1, eps=float(np.float32(params["eps"])))
         outer, chans, inner = geometry("BatchNorm", params, shapes[data_index])
         # momentum is a float32 field in MXNet; eps a double.
-        return struct.pack("=qqqddii", outer, chans, inner, params["eps"],
+        return struct.pack("=qqqddiiii", outer, chans, inner, params["eps"],
                            float(np.float32(params["momentum"])), params["fix_gamma"],
-                           params["use_global_stats"])              # BatchNormParam
-    return pack
+                           params["use_global_stats"], v1, 0)      # BatchNormParam
+    return packer
 
 
-def _workspace(data_index):
+def workspace(data_index, v1=False):
+    """The size function of the kernels' temporary space."""
     def size(params, shapes):
+        if v1:
+            params = dict(params, axis=1)
         _, chans, _ = geometry("BatchNorm", params, shapes[data_index])
         return 8 * max(1, _batch_norm_cpu.workspace_doubles(chans))
     return size
@@ -142,7 +149,7 @@ register(OpDef(
                               "state updated in place in training."},
     infer_shape=_forward_shape, infer_type=_types("BatchNorm", ARGUMENTS, 0, 1),
     compute=computes(_KERNELS["forward"], gpu_compute(_BATCH_NORM_GPU, "forward")),
-    pack_params=_pack(0), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(0),
+    pack_params=pack(0), resources=(ResourceRequest.TEMP_SPACE,), workspace=workspace(0),
     num_visible_outputs=lambda p: 3 if p["output_mean_var"] else 1,
     mutate_inputs=(3, 4), aux_states=("moving_mean", "moving_var"),
     doc="Batch normalization: normalizes each channel (along 'axis') by the batch's mean "
@@ -158,7 +165,7 @@ register(OpDef(
     infer_shape=_backward_shape,
     infer_type=_types("_backward_BatchNorm", BACKWARD_ARGUMENTS, 3, 1),
     compute=computes(_KERNELS["backward"], gpu_compute(_BATCH_NORM_GPU, "backward")),
-    pack_params=_pack(3), resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace(3),
+    pack_params=pack(3), resources=(ResourceRequest.TEMP_SPACE,), workspace=workspace(3),
     differentiable=False,
     doc="Gradient of BatchNorm from (out_grad, mean, var, data, gamma, beta, moving_mean, "
         "moving_var) with the forward's parameters: (data_grad, gamma_grad, beta_grad)."))

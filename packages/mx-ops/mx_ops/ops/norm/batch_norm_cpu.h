@@ -13,6 +13,10 @@
 //   y = (x - mean) * invstd * gamma + beta        (gamma = 1 with fix_gamma)
 // Outputs (output, mean, var): like MXNet, 'var' holds the inverse standard
 // deviation, which is what the backward pass reads.
+// BatchNorm_v1 (v1 set; MXNet's legacy batch_norm_v1-inl.h) differs in
+// three points: 'var' holds the variance (in inference: moving_var, and
+// 'mean' moving_mean), the forward leaves the moving statistics alone, and
+// the training backward updates them from the saved mean and variance.
 // Backward inputs (out_grad, mean, var, data, gamma, beta, moving_mean,
 // moving_var), outputs (data_grad, gamma_grad, beta_grad); with
 // sg = sum(dy), dotp = sum((x - mean) * dy) per channel and N items:
@@ -35,6 +39,8 @@ struct BatchNormParam {
   int64_t outer, chans, inner;
   double eps, momentum;
   int32_t fix_gamma, use_global_stats;
+  int32_t v1;        // BatchNorm_v1 (see below)
+  int32_t reserved;
 };
 
 // Rows of the outer dimension are folded in at most this many blocks; each
@@ -42,7 +48,7 @@ struct BatchNormParam {
 constexpr int64_t kBnMaxBlocks = 64;
 // The workspace holds kBnWorkspaceVectors per-channel vectors of doubles,
 // then kBnMaxBlocks * 2 partial sums per channel.
-constexpr int64_t kBnWorkspaceVectors = 9;
+constexpr int64_t kBnWorkspaceVectors = 10;
 // Below this inner length a work item is a block of whole rows (all
 // channels), so that channels-last data is read contiguously.
 constexpr int64_t kBnContiguousInner = 16;
@@ -159,9 +165,11 @@ static int bn_forward_typed(MXOpCall *c) {
   const P *beta = static_cast<const P *>(c->inputs[2].dptr);
   P *moving_mean = static_cast<P *>(c->inputs[3].dptr);
   P *moving_var = static_cast<P *>(c->inputs[4].dptr);
-  // Workspace: mean, invstd, scale, shift (C doubles each), then the partial sums.
+  // Workspace: mean, invstd, scale, shift, saved (C doubles each), then the
+  // partial sums.
   double *mean = static_cast<double *>(c->workspace);
   double *invstd = mean + C, *scale = mean + 2 * C, *shift = mean + 3 * C;
+  double *saved = mean + 4 * C;           // BatchNorm_v1's 'var' output
   double *partial = mean + kBnWorkspaceVectors * C;
   const bool batch_stats = c->is_train && !p.use_global_stats;
   if (batch_stats) {
@@ -176,7 +184,9 @@ static int bn_forward_typed(MXOpCall *c) {
       const double sum = invstd[ch], var = count ? sum / double(count) : 0.0;
       // MXNet's guard: a constant channel with eps 0 gets invstd 0, not inf.
       invstd[ch] = (sum == 0 && p.eps == 0) ? 0.0 : 1.0 / std::sqrt(var + p.eps);
-      if (count) {
+      if (p.v1) {
+        saved[ch] = var;
+      } else if (count) {
         moving_mean[ch] = P(double(moving_mean[ch]) * p.momentum + mean[ch] * (1 - p.momentum));
         moving_var[ch] = P(double(moving_var[ch]) * p.momentum + var * (1 - p.momentum));
       }
@@ -185,6 +195,7 @@ static int bn_forward_typed(MXOpCall *c) {
     for (int64_t ch = 0; ch < C; ++ch) {
       mean[ch] = double(moving_mean[ch]);
       invstd[ch] = 1.0 / std::sqrt(double(moving_var[ch]) + p.eps);
+      saved[ch] = double(moving_var[ch]);
     }
   }
   for (int64_t ch = 0; ch < C; ++ch) {
@@ -196,7 +207,7 @@ static int bn_forward_typed(MXOpCall *c) {
   MX_REQ_DISPATCH(c->req[1], (bn_store_vec<ADD, P>(static_cast<P *>(c->outputs[1].dptr),
                                                     mean, C)));
   MX_REQ_DISPATCH(c->req[2], (bn_store_vec<ADD, P>(static_cast<P *>(c->outputs[2].dptr),
-                                                    invstd, C)));
+                                                    p.v1 ? saved : invstd, C)));
   return 0;
 }
 
@@ -229,7 +240,7 @@ static int bn_backward_typed(MXOpCall *c) {
   const P *moving_mean = static_cast<const P *>(c->inputs[6].dptr);
   const P *moving_var = static_cast<const P *>(c->inputs[7].dptr);
   // Workspace: mean, invstd, the two sums per channel, k0, k1, k2, dgamma,
-  // dbeta (C doubles each but the sums), then the partial sums.
+  // dbeta, dev (C doubles each but the sums), then the partial sums.
   double *mean = static_cast<double *>(c->workspace);
   double *invstd = mean + C, *sums = mean + 2 * C, *k0 = mean + 4 * C, *k1 = mean + 5 * C;
   double *k2 = mean + 6 * C, *dg = mean + 7 * C, *db = mean + 8 * C;
@@ -237,18 +248,37 @@ static int bn_backward_typed(MXOpCall *c) {
   const bool batch_stats = c->is_train && !p.use_global_stats;
   for (int64_t ch = 0; ch < C; ++ch) {
     mean[ch] = double(batch_stats ? saved_mean[ch] : moving_mean[ch]);
-    invstd[ch] = batch_stats ? double(saved_invstd[ch])
-                             : 1.0 / std::sqrt(double(moving_var[ch]) + p.eps);
+    // BatchNorm_v1 saved the variance; BatchNorm the inverse std.
+    const double sv = double(saved_invstd[ch]);
+    invstd[ch] = !batch_stats ? 1.0 / std::sqrt(double(moving_var[ch]) + p.eps)
+                 : p.v1 ? 1.0 / std::sqrt(sv + p.eps) : sv;
+  }
+  if (p.v1 && batch_stats && count) {
+    // BatchNorm_v1 moves its moving statistics in the backward pass.
+    P *mm = static_cast<P *>(c->inputs[6].dptr), *mv = static_cast<P *>(c->inputs[7].dptr);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      mm[ch] = P(double(mm[ch]) * p.momentum + double(saved_mean[ch]) * (1 - p.momentum));
+      mv[ch] = P(double(mv[ch]) * p.momentum + double(saved_invstd[ch]) * (1 - p.momentum));
+    }
   }
   bn_channel_sums<2>(p, partial, sums, [dy, x, mean](int64_t ch, int64_t i) {
     const double g = double(dy[i]);
     return BnPair{g, (double(x[i]) - mean[ch]) * g};
   });
   const double n = count ? double(count) : 1.0;
+  // BatchNorm_v1 differentiates through a mean that need not be the data's
+  // (after an inference forward it is moving_mean): its gradient keeps the
+  // term in dev = sum(x - mean), zero for the batch's own mean.
+  double *dev = mean + 9 * C;
+  const bool v1_dev = p.v1 && batch_stats;
+  if (v1_dev)
+    bn_channel_sums<1>(p, partial, dev, [x, mean](int64_t ch, int64_t i) {
+      return BnPair{double(x[i]) - mean[ch], 0.0};
+    });
   for (int64_t ch = 0; ch < C; ++ch) {
     const double w = p.fix_gamma ? 1.0 : double(gamma[ch]);
     const double sg = sums[2 * ch], dotp = sums[2 * ch + 1], is = invstd[ch];
-    k0[ch] = batch_stats ? sg / n : 0.0;
+    k0[ch] = batch_stats ? sg / n - (v1_dev ? dotp * is * is * dev[ch] / (n * n) : 0.0) : 0.0;
     k1[ch] = batch_stats ? dotp * is * is / n : 0.0;
     k2[ch] = is * w;
     dg[ch] = p.fix_gamma ? 0.0 : dotp * is;
