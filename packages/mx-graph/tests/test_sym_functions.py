@@ -52,6 +52,10 @@ KNOWN = {
     ("_backward_softmax", "scoped"): "MXNet names the second input output",
     ("_backward_softmin", "auto"): "MXNet names the inputs ograd and output",
     ("_backward_softmin", "scoped"): "MXNet names the inputs ograd and output",
+    # node_row_ptr counts RNN's hidden reserve output (the gates the backward
+    # reads), which MXNet keeps in its stateful operator instead
+    ("RNN", "auto"): "node_row_ptr counts the hidden reserve output",
+    ("RNN", "scoped"): "node_row_ptr counts the hidden reserve output",
 }
 
 

@@ -38,6 +38,7 @@ FAMILIES = {
     "optimizer": (),
     "sort": (),
     "linalg": ("elemwise",),
+    "rnn": (),
 }
 
 # family: the names of the operators it registered (filled by load).
