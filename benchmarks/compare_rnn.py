@@ -1,18 +1,23 @@
 """The fused RNN side by side: ours (``import mx``), MXNet 1.9.1 and
-PyTorch CPU (torch.nn.LSTM), each in its own interpreter, run as
-subprocesses one after another.
+PyTorch CPU (torch.nn.LSTM), each in its own interpreter as a subprocess
+that times calls on request.
 
-    python benchmarks/compare_rnn.py [--quick] [--threads N]
+    python benchmarks/compare_rnn.py [--quick] [--repeat N] [--threads N]
         [--mxnet-python PATH] [--torch-python PATH]
 
 Case (float32): LSTM, 2 layers, hidden 256, sequence 35, batch 32, input
 256; forward alone (inference) and forward + backward (training, the
-gradients of data, parameters and initial states).  Ratios are ours over
-theirs (below 1: ours is faster).  Best of R runs; every side gets the same
-threads (OMP_NUM_THREADS; MXNet's OpenBLAS with OPENBLAS_CORETYPE=Haswell).
+gradients of data, parameters and initial states).  Each repeat runs a
+short burst of every side in turn (benchmarks.common's interleaved, so a
+busy shared machine slows all sides alike); times are medians in ms of the
+warm calls, ratios the medians of ours / theirs within each repeat (below
+1: ours is faster).  Every side gets the same threads (OMP_NUM_THREADS;
+MXNet's OpenBLAS with OPENBLAS_CORETYPE=Haswell).
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,13 +25,13 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import BURST, format_table, interleaved, summary
 from benchmarks.mxnet_worker import MXNET_PYTHON, mxnet_env
 
 _PRELUDE = textwrap.dedent("""
     import json, sys, time
     import numpy as np
-    T, N, I, H, L, repeat = (int(a) for a in sys.argv[1:7])
+    T, N, I, H, L = (int(a) for a in sys.argv[1:6])
     G = 4 * H
     NPARAM = G * (I + H + 2) + (L - 1) * G * (2 * H + 2)
     rng = np.random.default_rng(0)
@@ -34,14 +39,18 @@ _PRELUDE = textwrap.dedent("""
     W = rng.uniform(-0.06, 0.06, NPARAM).astype(np.float32)
     H0 = np.zeros((L, N, H), np.float32)
     HEAD = rng.uniform(-1, 1, (T, N, H)).astype(np.float32)
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
+    def serve(cases):
+        # One request per stdin line: {"case": name, "count": k}; replies the
+        # seconds of k back-to-back calls.
+        print(json.dumps({"ready": True}), flush=True)
+        for line in sys.stdin:
+            req = json.loads(line)
+            fn, out = cases[req["case"]], []
+            for _ in range(req["count"]):
+                t = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t)
+            print(json.dumps(out), flush=True)
 """)
 
 # Ours and MXNet share the script: the same mx.nd / mx.autograd calls.
@@ -59,7 +68,7 @@ _MX_SCRIPT = textwrap.dedent("""
             out = nd.RNN(x, w, h0, c0, **kw)[0]
         out.backward(head)
         w.grad.wait_to_read(); x.grad.wait_to_read()
-    print(json.dumps({{"forward": best(forward), "both": best(both)}}))
+    serve({{"forward": forward, "both": both}})
 """)
 
 _TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
@@ -75,36 +84,79 @@ _TORCH_SCRIPT = _PRELUDE + textwrap.dedent("""
     def both():
         out, _ = lstm(x, (h0, c0))
         out.backward(head)
-    print(json.dumps({"forward": best(forward), "both": best(both)}))
+    serve({"forward": forward, "both": both})
 """)
 
 CASES = [("forward", "LSTM forward (inference)"),
          ("both", "LSTM forward + backward")]
 
 
+class Side:
+    """One side's timing subprocess (None when its interpreter is missing)."""
+
+    def __init__(self, python, script, sizes, env):
+        self.proc = subprocess.Popen([python, "-c", script, *map(str, sizes)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=env)
+        if not self.proc.stdout.readline():
+            raise RuntimeError(f"{python} failed to start its side")
+
+    @classmethod
+    def start(cls, python, script, sizes, env):
+        if not python or not os.path.exists(python):
+            return None
+        try:
+            return cls(python, script, sizes, env)
+        except RuntimeError as e:
+            print(f"({e})")
+            return None
+
+    def runner(self, case):
+        def run(count):
+            self.proc.stdin.write(json.dumps({"case": case, "count": count}) + "\n")
+            self.proc.stdin.flush()
+            return json.loads(self.proc.stdout.readline())
+        return run
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--mxnet-python", default=MXNET_PYTHON)
     parser.add_argument("--torch-python",
                         default=os.environ.get("MX_TORCH_PYTHON", "/tmp/torch-venv/bin/python"))
     args = parser.parse_args(argv)
-    sizes = (5, 4, 16, 16, 2, 1) if args.quick else (35, 32, 256, 256, 2, 10)
+    sizes = (5, 4, 16, 16, 2) if args.quick else (35, 32, 256, 256, 2)
+    repeat = 2 if args.quick else args.repeat
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    ours = run(sys.executable, _PRELUDE + _MX_SCRIPT.format(module="mx"), sizes, env=env)
-    mxnet = run(args.mxnet_python, _PRELUDE + _MX_SCRIPT.format(module="mxnet"), sizes,
-                env=mxnet_env(args.threads))
-    torch = run(args.torch_python, _TORCH_SCRIPT, sizes, env=env)
-    fmt = lambda r, k: "-" if r is None else f"{r[k] * 1e3:.2f} ms"        # noqa: E731
-    ratio = lambda r, k: "-" if r is None else f"{ours[k] / r[k]:.2f}"      # noqa: E731
+    sides = [Side.start(sys.executable, _PRELUDE + _MX_SCRIPT.format(module="mx"), sizes, env),
+             Side.start(args.mxnet_python, _PRELUDE + _MX_SCRIPT.format(module="mxnet"), sizes,
+                        mxnet_env(args.threads)),
+             Side.start(args.torch_python, _TORCH_SCRIPT, sizes, env)]
+    if sides[0] is None:
+        raise SystemExit("our side failed to start")
+    live = [s for s in sides if s is not None]
     rows = [("case", "ours", "MXNet 1.9.1", "PyTorch", "ours/MXNet", "ours/PyTorch")]
     for key, label in CASES:
-        rows.append((label, fmt(ours, key), fmt(mxnet, key), fmt(torch, key),
-                     ratio(mxnet, key), ratio(torch, key)))
-    T, N, I, H, L, repeat = sizes
+        ms, ratios = summary(interleaved([s.runner(key) for s in live], repeat,
+                                         count=BURST))
+        it = iter(zip(ms, ratios))
+        got = [next(it) if s is not None else None for s in sides]
+        fmt = lambda g: "-" if g is None else f"{g[0]:.2f} ms"            # noqa: E731
+        ratio = lambda g: "-" if g is None else f"{1 / g[1]:.2f}"         # noqa: E731
+        rows.append((label, fmt(got[0]), fmt(got[1]), fmt(got[2]), ratio(got[1]),
+                     ratio(got[2])))
+    for s in live:
+        s.close()
+    T, N, I, H, L = sizes
     print(f"float32, T={T} N={N} I={I} H={H} layers={L}, {args.threads} threads, "
-          f"best of {repeat} runs, CPU\n")
+          f"{repeat} interleaved repeats of {BURST} calls, CPU\n")
     print(format_table(rows))
     return 0
 

@@ -100,12 +100,21 @@ static inline int64_t rnn_slab_bytes() {
   });
 }
 
-// Scratch elements: forward: the step's recurrent GEMM (N, G*H) and
-// tanh(c) (N, H); backward: two dY buffers, the gate gradients of all steps
-// (input and recurrent side), dh of all steps (projection), dh, dc, dR.
+// Elements of W_h2h packed once for all steps (rnn_prepack): W_h2h^T
+// (P x G*H) in the forward, W_h2h (G*H x P) in the backward.
+static inline int64_t rnn_prepacked_elems(const RNNParam &p) {
+  const int64_t gh = p.G * p.H, f = round_up(gh, kGemmMaxNR) * p.P;
+  const int64_t b = round_up(p.P, kGemmMaxNR) * gh;
+  return round_up(f > b ? f : b, 16);
+}
+
+// Scratch elements: the prepacked W_h2h, then forward: the step's recurrent
+// GEMM (N, G*H) and tanh(c) (N, H); backward: two dY buffers, the gate
+// gradients of all steps (input and recurrent side), dh of all steps
+// (projection), dh, dc, dR.
 static inline int64_t rnn_scratch_elems(const RNNParam &p, bool backward) {
   const RnnLayout lo(p);
-  const int64_t nf = p.N * lo.gh() + p.N * p.H + p.N;     // + the lengths (int64)
+  const int64_t nf = rnn_prepacked_elems(p) + p.N * lo.gh() + p.N * p.H + p.N;  // + lengths
   if (!backward) return nf;
   return 2 * lo.y_size() + 2 * lo.rows() * lo.gh() + lo.rows() * p.P + 2 * p.N * p.P +
          2 * p.N * p.H + p.N * p.H + nf;
@@ -140,8 +149,9 @@ struct RnnGemm {
       if (tb) pack_lanes_strided<NR>(B, ldb, j0, k0, nc, kc, d);
       else pack_lanes_contiguous<NR>(B, ldb, j0, k0, nc, kc, d);
     };
+    const int64_t slab = rnn_slab_bytes();
     gemm_team(sp.nt, sp.items, [&](int t, int64_t it) {
-      T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * rnn_slab_bytes());
+      T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
       T *bbuf = abuf + round_up(b.MC * b.KC, 16);
       const int64_t o = it * sp.block, len = sp.rows ? M : N;
       const int64_t n = len - o < sp.block ? len - o : sp.block;
@@ -158,6 +168,66 @@ struct RnnGemm {
     });
   }
 };
+
+// A B operand that every step multiplies by, packed once (gemm_isa.h's
+// panels: per KC-row block of op(B), NR-column panels of all N columns), so
+// the step GEMMs read it in place instead of repacking it each step.
+template <typename T>
+struct RnnPackedB {
+  const T *buf;
+  int64_t K, N, npad;
+};
+
+template <class Isa, typename T>
+static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, int64_t N,
+                                 T *dst) {
+  constexpr int NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  const int64_t npad = round_up(N, NR);
+  for (int64_t pc = 0; pc < K; pc += b.KC) {
+    const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
+    if (tb) pack_lanes_strided<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
+    else pack_lanes_contiguous<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
+  }
+  return RnnPackedB<T>{dst, K, N, npad};
+}
+
+// C (M x N, ldc) = or += A (M x K, row-major, lda) . B prepacked: items
+// are column blocks (whole panels, at most NC), each running the GEMM core
+// once per KC block on its panels in place.
+template <class Isa, typename T>
+static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_t lda,
+                            const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc) {
+  const int64_t N = B.N, K = B.K;
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (!acc)
+      for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
+    return;
+  }
+  constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  int nt = parallel_threads(M * N * K, (N + NR - 1) / NR);
+  if (nt > threads) nt = threads;
+  const int64_t slab = rnn_slab_bytes();
+  int64_t block = round_up((N + 2 * nt - 1) / (2 * nt), NR);
+  if (block > b.NC) block = b.NC;
+  const int64_t items = (N + block - 1) / block;
+  gemm_team(nt, items, [&](int t, int64_t it) {
+    T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
+    const int64_t o = it * block, n = N - o < block ? N - o : block;
+    for (int64_t pc = 0; pc < K; pc += b.KC) {
+      const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
+      Isa::template gemm<T>(
+          M, n, kc, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kk, T *d) MX_INLINE {
+            pack_lanes_strided<MR>(A, lda, i0, pc + k0, mc, kk, d);
+          },
+          [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
+          C + o, ldc, acc || pc > 0, abuf, const_cast<T *>(B.buf) + pc * B.npad + o * kc,
+          b.MC, b.KC, b.NC);
+    }
+  });
+}
 
 // Rows r of C (ld ldc, n columns) = bias.
 template <typename T>
@@ -236,47 +306,50 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, i
                           T *cnew, T *hn, T *rbuf, T *hout, int64_t ldh, T *tmp,
                           const int64_t *lens, int64_t t) {
   const int64_t H = p.H, G = p.G * H;
-  for (int64_t n = 0; n < p.N; ++n) {
-    T *an = a + n * G;
-    const T *sn = s + n * G;
-    T *h = p.proj ? rbuf + n * H : hout + n * ldh;
-    if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
-      std::memset(an, 0, G * sizeof(T));
-      if (p.mode == kLstm) std::memcpy(cnew + n * H, cprev + n * ldcp, H * sizeof(T));
-      if (hn) std::memset(hn + n * H, 0, H * sizeof(T));
-      if (p.proj) std::memset(h, 0, H * sizeof(T));
-      continue;
-    }
-    if (p.mode == kLstm) {
-      for (int64_t j = 0; j < G; ++j) an[j] += sn[j];
-      vsigmoid(an, an, 2 * H);
-      vtanh(an + 2 * H, an + 2 * H, H);
-      vsigmoid(an + 3 * H, an + 3 * H, H);
-      const T *cp = cprev + n * ldcp;
-      T *c = cnew + n * H;
-      for (int64_t j = 0; j < H; ++j)
-        c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
-      vtanh(c, tmp, H);
-      for (int64_t j = 0; j < H; ++j) h[j] = an[3 * H + j] * tmp[j];
-    } else if (p.mode == kGru) {
-      for (int64_t j = 0; j < 2 * H; ++j) an[j] += sn[j];
-      vsigmoid(an, an, 2 * H);
-      T *hnn = hn + n * H;
-      for (int64_t j = 0; j < H; ++j) {
-        hnn[j] = sn[2 * H + j];
-        an[2 * H + j] += an[j] * hnn[j];
+  team_for_cost(p.N, 8 * G, [&](int64_t n0, int64_t n1) {     // rows are independent
+    for (int64_t n = n0; n < n1; ++n) {
+      T *an = a + n * G;
+      const T *sn = s + n * G;
+      T *h = p.proj ? rbuf + n * H : hout + n * ldh;
+      T *tmpn = tmp + n * H;
+      if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
+        std::memset(an, 0, G * sizeof(T));
+        if (p.mode == kLstm) std::memcpy(cnew + n * H, cprev + n * ldcp, H * sizeof(T));
+        if (hn) std::memset(hn + n * H, 0, H * sizeof(T));
+        if (p.proj) std::memset(h, 0, H * sizeof(T));
+        continue;
       }
-      vtanh(an + 2 * H, an + 2 * H, H);
-      const T *hp = cprev + n * ldcp;      // GRU: cprev is h_{t-1}
-      for (int64_t j = 0; j < H; ++j)
-        h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
-    } else {
-      for (int64_t j = 0; j < H; ++j) an[j] += sn[j];
-      if (p.mode == kRnnTanh) vtanh(an, an, H);
-      else for (int64_t j = 0; j < H; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
-      for (int64_t j = 0; j < H; ++j) h[j] = an[j];
+      if (p.mode == kLstm) {
+        for (int64_t j = 0; j < G; ++j) an[j] += sn[j];
+        vsigmoid(an, an, 2 * H);
+        vtanh(an + 2 * H, an + 2 * H, H);
+        vsigmoid(an + 3 * H, an + 3 * H, H);
+        const T *cp = cprev + n * ldcp;
+        T *c = cnew + n * H;
+        for (int64_t j = 0; j < H; ++j)
+          c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
+        vtanh(c, tmpn, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = an[3 * H + j] * tmpn[j];
+      } else if (p.mode == kGru) {
+        for (int64_t j = 0; j < 2 * H; ++j) an[j] += sn[j];
+        vsigmoid(an, an, 2 * H);
+        T *hnn = hn + n * H;
+        for (int64_t j = 0; j < H; ++j) {
+          hnn[j] = sn[2 * H + j];
+          an[2 * H + j] += an[j] * hnn[j];
+        }
+        vtanh(an + 2 * H, an + 2 * H, H);
+        const T *hp = cprev + n * ldcp;      // GRU: cprev is h_{t-1}
+        for (int64_t j = 0; j < H; ++j)
+          h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
+      } else {
+        for (int64_t j = 0; j < H; ++j) an[j] += sn[j];
+        if (p.mode == kRnnTanh) vtanh(an, an, H);
+        else for (int64_t j = 0; j < H; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
+        for (int64_t j = 0; j < H; ++j) h[j] = an[j];
+      }
     }
-  }
+  });
 }
 
 // Dropout between layers l and l+1: mask (1/(1-p) or 0, ones outside
@@ -334,7 +407,7 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
   }
   const RnnGemm<Isa, T> gemm{c->workspace, threads};
   T *scratch = reinterpret_cast<T *>(static_cast<char *>(c->workspace) + threads * rnn_slab_bytes());
-  T *sbuf = scratch, *tmp = scratch + p.N * lo.gh();
+  T *pre = scratch, *sbuf = scratch + rnn_prepacked_elems(p), *tmp = sbuf + p.N * lo.gh();
   const int64_t rows = lo.rows(), GH = lo.gh(), H = p.H, P = p.P, DP = p.D * P;
   const int64_t N = p.N;
   const int64_t *lens = rnn_lengths(p, &c->inputs[lstm ? 4 : 3],
@@ -351,6 +424,7 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
       const T *wi = w + lo.w_i(l, d), *wh = w + lo.w_h(l, d), *wr = w + lo.w_r(l, d);
       rnn_fill_rows(a, rows, GH, GH, w + lo.b_i(l, d));
       gemm(rows, GH, in, xin, in, false, wi, in, true, a, GH, true);
+      const RnnPackedB<T> whT = rnn_prepack<Isa, T>(wh, P, true, P, GH, pre);
       const T *h0 = hx + (int64_t(l) * p.D + d) * N * P;
       const T *c0 = lstm ? cx + (int64_t(l) * p.D + d) * N * H : nullptr;
       for (int64_t s = 0; s < p.T; ++s) {
@@ -358,7 +432,7 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
         const T *hp = s == 0 ? h0 : y + tp * N * DP + d * P;
         const int64_t ldhp = s == 0 ? P : DP;
         rnn_fill_rows(sbuf, N, GH, GH, w + lo.b_h(l, d));
-        gemm(N, GH, P, hp, ldhp, false, wh, P, true, sbuf, GH, true);
+        rnn_gemm_packed<Isa, T>(c->workspace, threads, N, hp, ldhp, whT, sbuf, GH, true);
         const T *cprev = lstm ? (s == 0 ? c0 : cs + tp * N * H) : hp;
         const int64_t ldcp = lstm ? H : ldhp;
         T *hout = y + t * N * DP + d * P;
@@ -408,50 +482,52 @@ static void rnn_gates_bwd(const RNNParam &p, const T *a, const T *cst, const T *
                           int64_t ldcp, const T *hn, const T *dh, T *dc, T *dai, T *dah,
                           T *dhp, T *tmp, const int64_t *lens, int64_t t) {
   const int64_t H = p.H, G = p.G * H;
-  for (int64_t n = 0; n < p.N; ++n) {
-    const T *an = a + n * G, *dhn = dh + n * H;
-    T *di = dai + n * G;
-    if (rnn_padded(lens, n, t)) {      // no gate gradient; dc passes through
-      std::memset(di, 0, G * sizeof(T));
-      if (p.mode == kGru) {
-        std::memset(dah + n * G, 0, G * sizeof(T));
-        std::memset(dhp + n * H, 0, H * sizeof(T));
+  team_for_cost(p.N, 8 * G, [&](int64_t n0, int64_t n1) {     // rows are independent
+    for (int64_t n = n0; n < n1; ++n) {
+      const T *an = a + n * G, *dhn = dh + n * H;
+      T *di = dai + n * G, *tmpn = tmp + n * H;
+      if (rnn_padded(lens, n, t)) {      // no gate gradient; dc passes through
+        std::memset(di, 0, G * sizeof(T));
+        if (p.mode == kGru) {
+          std::memset(dah + n * G, 0, G * sizeof(T));
+          std::memset(dhp + n * H, 0, H * sizeof(T));
+        }
+        continue;
       }
-      continue;
+      if (p.mode == kLstm) {
+        const T *ct = cst + n * H, *cp = cprev + n * ldcp;
+        T *dcn = dc + n * H;
+        vtanh(ct, tmpn, H);
+        for (int64_t j = 0; j < H; ++j) {
+          const T i = an[j], f = an[H + j], g = an[2 * H + j], o = an[3 * H + j], tc = tmpn[j];
+          T dct = dcn[j] + dhn[j] * o * (T(1) - tc * tc);
+          if (p.clip && (ct[j] <= T(p.clip_min) || ct[j] >= T(p.clip_max))) dct = T(0);
+          di[j] = dct * g * i * (T(1) - i);
+          di[H + j] = dct * cp[j] * f * (T(1) - f);
+          di[2 * H + j] = dct * i * (T(1) - g * g);
+          di[3 * H + j] = dhn[j] * tc * o * (T(1) - o);
+          dcn[j] = dct * f;
+        }
+      } else if (p.mode == kGru) {
+        const T *hp = cprev + n * ldcp, *hnn = hn + n * H;
+        T *dhh = dah + n * G, *dp = dhp + n * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const T r = an[j], z = an[H + j], nn = an[2 * H + j];
+          const T dn = dhn[j] * (T(1) - z) * (T(1) - nn * nn);
+          const T dr = dn * hnn[j] * r * (T(1) - r);
+          const T dz = dhn[j] * (hp[j] - nn) * z * (T(1) - z);
+          di[j] = dr; di[H + j] = dz; di[2 * H + j] = dn;
+          dhh[j] = dr; dhh[H + j] = dz; dhh[2 * H + j] = dn * r;
+          dp[j] = dhn[j] * z;
+        }
+      } else {
+        for (int64_t j = 0; j < H; ++j) {
+          const T h = an[j];
+          di[j] = p.mode == kRnnTanh ? dhn[j] * (T(1) - h * h) : (h > T(0) ? dhn[j] : T(0));
+        }
+      }
     }
-    if (p.mode == kLstm) {
-      const T *ct = cst + n * H, *cp = cprev + n * ldcp;
-      T *dcn = dc + n * H;
-      vtanh(ct, tmp, H);
-      for (int64_t j = 0; j < H; ++j) {
-        const T i = an[j], f = an[H + j], g = an[2 * H + j], o = an[3 * H + j], tc = tmp[j];
-        T dct = dcn[j] + dhn[j] * o * (T(1) - tc * tc);
-        if (p.clip && (ct[j] <= T(p.clip_min) || ct[j] >= T(p.clip_max))) dct = T(0);
-        di[j] = dct * g * i * (T(1) - i);
-        di[H + j] = dct * cp[j] * f * (T(1) - f);
-        di[2 * H + j] = dct * i * (T(1) - g * g);
-        di[3 * H + j] = dhn[j] * tc * o * (T(1) - o);
-        dcn[j] = dct * f;
-      }
-    } else if (p.mode == kGru) {
-      const T *hp = cprev + n * ldcp, *hnn = hn + n * H;
-      T *dhh = dah + n * G, *dp = dhp + n * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T r = an[j], z = an[H + j], nn = an[2 * H + j];
-        const T dn = dhn[j] * (T(1) - z) * (T(1) - nn * nn);
-        const T dr = dn * hnn[j] * r * (T(1) - r);
-        const T dz = dhn[j] * (hp[j] - nn) * z * (T(1) - z);
-        di[j] = dr; di[H + j] = dz; di[2 * H + j] = dn;
-        dhh[j] = dr; dhh[H + j] = dz; dhh[2 * H + j] = dn * r;
-        dp[j] = dhn[j] * z;
-      }
-    } else {
-      for (int64_t j = 0; j < H; ++j) {
-        const T h = an[j];
-        di[j] = p.mode == kRnnTanh ? dhn[j] * (T(1) - h * h) : (h > T(0) ? dhn[j] : T(0));
-      }
-    }
-  }
+  });
 }
 
 // Column sums of rows x n (ld n) into out (=, or += with add).
@@ -491,7 +567,8 @@ static int rnn_bwd(MXOpCall *c) {
   const RnnGemm<Isa, T> gemm{c->workspace, threads};
   const int64_t rows = lo.rows(), GH = lo.gh(), H = p.H, P = p.P, DP = p.D * P, N = p.N;
   T *sc = reinterpret_cast<T *>(static_cast<char *>(c->workspace) + threads * rnn_slab_bytes());
-  T *dy = sc, *dxn = dy + lo.y_size();                 // dY of this layer, dX of it
+  T *pre = sc;                                         // W_h2h, packed
+  T *dy = sc + rnn_prepacked_elems(p), *dxn = dy + lo.y_size();   // dY of this layer, dX
   T *dai = dxn + lo.y_size(), *dah = dai + rows * GH;  // gate gradients, all steps
   T *dhall = dah + rows * GH;                          // dh of all steps (projection)
   T *dh = dhall + rows * P, *dhn = dh + N * P;         // this step's dh, dh_{t-1}
@@ -518,6 +595,7 @@ static int rnn_bwd(MXOpCall *c) {
       const T *h0 = hx + kk * N * P;
       const T *c0 = lstm ? cx + kk * N * H : nullptr;
       T *dah_ = gru ? dah : dai;
+      const RnnPackedB<T> whp = rnn_prepack<Isa, T>(wh, P, false, GH, P, pre);
       if (dhy) std::memcpy(dhn, dhy + kk * N * P, N * P * sizeof(T));
       else std::memset(dhn, 0, N * P * sizeof(T));
       if (lstm) {
@@ -544,7 +622,8 @@ static int rnn_bwd(MXOpCall *c) {
                       lstm ? H : ldhp, hn ? hn + t * N * H : nullptr, dgate, dc,
                       dai + t * N * GH, dah + t * N * GH, dhp, tmp, lens, t);
         // dh_{t-1} = dA_h W_h2h (+ GRU's direct z * dh); padded rows pass dh on.
-        gemm(N, P, GH, dah_ + t * N * GH, GH, false, wh, P, false, dhn, P, false);
+        rnn_gemm_packed<Isa, T>(c->workspace, threads, N, dah_ + t * N * GH, GH, whp, dhn, P,
+                                false);
         if (gru)
           for (int64_t i = 0; i < N * P; ++i) dhn[i] += dhp[i];
         if (lens) rnn_carry(p, lens, t, dh, P, dhn, P);
