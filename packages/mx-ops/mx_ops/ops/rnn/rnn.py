@@ -33,7 +33,7 @@ import struct
 from mx_ops.core._params import Param
 from mx_ops.core.gradient import set_gradient
 from mx_ops.core.node import make_node
-from mx_ops.core.partial_infer import set_infer_shape_partial
+from mx_ops.core.partial_infer import set_infer_shape_partial, set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.core.training import is_training
@@ -304,3 +304,22 @@ def _rnn_partial(params, ins, outs):
 
 
 set_infer_shape_partial("RNN", _rnn_partial)
+
+
+def _rnn_types(params, ins, outs):
+    """RNNType: every input but sequence_length (which may be an integer
+    type) and every output have one float dtype."""
+    n = len(ins) - (1 if params["use_sequence_length"] else 0)
+    known = next((d for d in list(ins[:n]) + list(outs) if d is not None), None)
+    if known is None:
+        return ins, outs
+    if known not in _FLOATS:
+        raise TypeInferenceError(f"RNN: dtype {known}; supported: {', '.join(_FLOATS)}")
+    for i in range(n):
+        ins.assign(i, known, why="the dtype of the RNN's float inputs and outputs")
+    for i in range(len(outs)):
+        outs.assign(i, known, why="the dtype of the RNN's float inputs and outputs")
+    return ins, outs
+
+
+set_infer_type_partial("RNN", _rnn_types)
