@@ -11,8 +11,16 @@
 
 namespace mxop {
 
+// The empty sum (K = 0): C (M x N, ldc) = 0 unless it accumulates.
+template <typename T>
+static inline void rnn_gemm_empty(int64_t M, int64_t N, T *C, int64_t ldc, bool acc) {
+  if (!acc)
+    for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
+}
+
 // C (M x N, ldc) = or += op(A) op(B), op(A) M x K (ta: A stored K x M),
-// op(B) K x N (tb: B stored N x K); row-major, on the call's team.
+// op(B) K x N (tb: B stored N x K); row-major, gemm_cpu.h's split over the
+// call's team (its slabs fit in the workspace's rnn_slab_bytes each).
 template <class Isa, typename T>
 struct RnnGemm {
   void *ws;
@@ -20,11 +28,7 @@ struct RnnGemm {
   void operator()(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, bool ta,
                   const T *B, int64_t ldb, bool tb, T *C, int64_t ldc, bool acc) const {
     if (M == 0 || N == 0) return;
-    if (K == 0) {
-      if (!acc)
-        for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
-      return;
-    }
+    if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
     constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
     const GemmBlocks b = gemm_blocks<Isa, T>();
     const GemmSplit sp = gemm_split(b, M, N, K, threads);
@@ -36,23 +40,7 @@ struct RnnGemm {
       if (tb) pack_lanes_strided<NR>(B, ldb, j0, k0, nc, kc, d);
       else pack_lanes_contiguous<NR>(B, ldb, j0, k0, nc, kc, d);
     };
-    const int64_t slab = rnn_slab_bytes();
-    gemm_team(sp.nt, sp.items, [&](int t, int64_t it) {
-      T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
-      T *bbuf = abuf + round_up(b.MC * b.KC, 16);
-      const int64_t o = it * sp.block, len = sp.rows ? M : N;
-      const int64_t n = len - o < sp.block ? len - o : sp.block;
-      if (sp.rows)
-        Isa::template gemm<T>(
-            n, N, K, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) MX_INLINE {
-              pa(o + i0, k0, mc, kc, d);
-            }, pb, C + o * ldc, ldc, acc, abuf, bbuf, b.MC, b.KC, b.NC);
-      else
-        Isa::template gemm<T>(
-            M, n, K, pa, [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) MX_INLINE {
-              pb(k0, o + j0, kc, nc, d);
-            }, C + o, ldc, acc, abuf, bbuf, b.MC, b.KC, b.NC);
-    });
+    gemm_parallel<Isa, T>(sp, b, ws, M, N, K, pa, pb, C, ldc, acc);
   }
 };
 
@@ -87,11 +75,7 @@ static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_
                             const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc) {
   const int64_t N = B.N, K = B.K;
   if (M == 0 || N == 0) return;
-  if (K == 0) {
-    if (!acc)
-      for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
-    return;
-  }
+  if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
   constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
   const GemmBlocks b = gemm_blocks<Isa, T>();
   int nt = parallel_threads(M * N * K, (N + NR - 1) / NR);
