@@ -284,6 +284,11 @@ def test_shapes_types_and_names():
     assert infer_types("RNN", p, ["float32"] * 4)[1][:3] == ["float32"] * 3
     with pytest.raises(TypeInferenceError):
         infer_types("RNN", p, ["float16"] * 4)
+    ps = op.parse_params(dict(state_size=4, num_layers=1, mode="gru", use_sequence_length=True))
+    assert infer_types("RNN", ps, ["float64", None, None, "int64"])[0] == \
+        ["float64", "float64", "float64", "int64"]
+    with pytest.raises(TypeInferenceError, match="sequence_length"):
+        op.infer_type(ps, ["float32", "float32", "float32", "float16"])
     with pytest.raises(ShapeError, match="parameters"):
         invoke("RNN", [np.zeros((2, 1, 5)), np.zeros(3), np.zeros((4, 1, 4)),
                        np.zeros((4, 1, 4))], **p)
@@ -374,3 +379,19 @@ def test_gpu_twin_matches_cpu(params, dtype):
     for w, g in zip(want, got):
         np.testing.assert_allclose(cp.asnumpy(g), w, **tol)
 
+
+
+@pytest.mark.parametrize("T, N", [(0, 3), (4, 0)])
+def test_empty_sequence_or_batch(T, N):
+    """No steps: the states pass through; no rows: empty outputs."""
+    p = dict(state_size=3, num_layers=2, mode="lstm", bidirectional=True, state_outputs=True)
+    ins = _inputs(T, N, 2, **p)
+    outs = invoke("RNN", ins, **p)
+    assert outs[0].shape == (T, N, 6)
+    np.testing.assert_array_equal(outs[1], ins[2])
+    np.testing.assert_array_equal(outs[2], ins[3])
+    heads = [np.ones_like(o) for o in outs[:3]]
+    grads = invoke("_backward_RNN", heads + ins + [outs[-1]], **p)
+    np.testing.assert_array_equal(grads[1], 0)
+    np.testing.assert_array_equal(grads[2], heads[1])
+    np.testing.assert_array_equal(grads[3], heads[2])

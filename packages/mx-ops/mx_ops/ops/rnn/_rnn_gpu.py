@@ -197,6 +197,8 @@ def _views(lo, flat, l, d):
 
 
 def _launch(fn, total, args):
+    if total == 0:
+        return
     block = 256
     fn(((total + block - 1) // block,), (block,), args)
 

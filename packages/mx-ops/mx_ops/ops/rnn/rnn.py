@@ -47,6 +47,8 @@ _KERNELS = _rnn_cpu.kernels()
 MODES = ("rnn_relu", "rnn_tanh", "lstm", "gru")
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 _FLOATS = ("float32", "float64")
+# sequence_length's dtypes (rnn_cells.h's rnn_lengths reads each).
+_LENGTH_TYPES = ("float32", "float64", "int32", "int64", "uint8", "int8")
 
 _PARAMS = {
     "state_size": Param("int", low=1, doc="size of the state for each layer"),
@@ -171,7 +173,11 @@ def _type(params, dtypes):
         raise TypeInferenceError(f"RNN: argument 'data' has dtype {d0}; supported: "
                                  f"{', '.join(_FLOATS)}")
     for name, d in zip(names[1:], dtypes[1:]):
-        if name != "sequence_length" and d != d0:
+        if name == "sequence_length":
+            if d not in _LENGTH_TYPES:
+                raise TypeInferenceError(f"RNN: argument 'sequence_length' has dtype {d}; "
+                                         f"supported: {', '.join(_LENGTH_TYPES)}")
+        elif d != d0:
             raise TypeInferenceError(f"RNN: argument '{name}' has dtype {d}, which differs "
                                      f"from 'data' {d0}")
     return [d0] * (len(_visible(params)) + 1)
