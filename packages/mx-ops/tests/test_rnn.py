@@ -257,6 +257,8 @@ def test_dropout_between_layers():
     g1 = _backward([ins[0], layer[0], ins[2][:1]], first, [g2[0] * mask, heads[1][:1]], **one)
     np.testing.assert_allclose(got[0], g1[0], rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(got[2], np.concatenate([g1[2], g2[2]]), rtol=1e-11, atol=1e-13)
+    want = np.concatenate([g1[1][:w0], g2[1][:w1], g1[1][w0:], g2[1][w1:]])
+    np.testing.assert_allclose(got[1], want, rtol=1e-11, atol=1e-13)
 
 
 def test_dropout_needs_two_layers_and_training():
