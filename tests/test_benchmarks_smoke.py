@@ -155,6 +155,12 @@ def test_compare_nn_quick(tmp_path):
         assert case in out
 
 
+def test_compare_rnn_quick(tmp_path):
+    out = _run_script("benchmarks/compare_rnn.py", "--quick", "--mxnet-python", "",
+                      "--torch-python", "", cwd=tmp_path)
+    assert "LSTM forward + backward" in out
+
+
 def test_compare_graph_quick(tmp_path):
     # References switched off: ours alone, and the missing ones only reported.
     out = _run_script("benchmarks/compare_graph.py", "--quick", "--mxnet-python", "",

@@ -18,17 +18,18 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pad', '_backward_Pooling', '_backward_SVMOutput', '_backward_SequenceLast',
- '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
- '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
- '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
- '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
+ '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
+ '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_diag',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_allclose',
@@ -1099,6 +1100,80 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
         The node's outputs.
     """
     return _compose('_backward_Pooling', (out_grad, in_data, out_data), name, attr, kwargs, kernel=kernel, pool_type=pool_type, global_pool=global_pool, cudnn_off=cudnn_off, pooling_convention=pooling_convention, stride=stride, pad=pad, p_value=p_value, count_include_pad=count_include_pad, layout=layout)
+
+
+def _backward_RNN(out_grad=None, state_output_grad=None, statecell_output_grad=None, data=None, parameters=None, state=None, state_cell=None, sequence_length=None, reserve=None, state_size=_NULL, num_layers=_NULL, bidirectional=_NULL, mode=_NULL, p=_NULL, state_outputs=_NULL, projection_size=_NULL, lstm_state_clip_min=_NULL, lstm_state_clip_max=_NULL, lstm_state_clip_nan=_NULL, use_sequence_length=_NULL, name=None, attr=None, **kwargs):
+    """
+    Gradient of RNN (backpropagation through time): inputs (out_grad[, state_output grad[, statecell_output grad]], data, parameters, state[, state_cell][, sequence_length], reserve); outputs the gradients of data, parameters, state[, state_cell].
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    state_output_grad : Symbol, optional
+        RNN's output 'state_output_grad', as the forward pass computed it.
+        Left out, it is a new variable named '<name>_state_output_grad'.
+    statecell_output_grad : Symbol, optional
+        RNN's output 'statecell_output_grad', as the forward pass computed it.
+        Left out, it is a new variable named '<name>_statecell_output_grad'.
+    data : Symbol, optional
+        RNN's input 'data': Input data, (sequence length, batch, input size).
+        Left out, it is a new variable named '<name>_data'.
+    parameters : Symbol, optional
+        RNN's input 'parameters': Vector of all RNN trainable parameters
+        concatenated (every layer's and direction's weights, then their
+        biases).  Left out, it is a new variable named '<name>_parameters'.
+    state : Symbol, optional
+        RNN's input 'state': initial hidden state of the RNN, (layers *
+        directions, batch, projection or state size)  Left out, it is a new
+        variable named '<name>_state'.
+    state_cell : Symbol, optional
+        RNN's input 'state_cell': initial cell state for LSTM networks (only
+        for LSTM)  Left out, it is a new variable named '<name>_state_cell'.
+    sequence_length : Symbol, optional
+        RNN's input 'sequence_length': Vector of valid sequence lengths for
+        each element in batch. (Only used if use_sequence_length kwarg is True)
+        Left out, it is a new variable named '<name>_sequence_length'.
+    reserve : Symbol, optional
+        RNN's output 'reserve', as the forward pass computed it.  Left out, it
+        is a new variable named '<name>_reserve'.
+    state_size : int, in [1, 2147483647]
+        size of the state for each layer
+    num_layers : int, in [1, 2147483647]
+        number of stacked layers
+    bidirectional : bool, optional, default=False
+        whether to use bidirectional recurrent layers
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+        the type of RNN to compute
+    p : float, optional, default=0.0, in [0.0, 1.0]
+        drop rate of the dropout on the outputs of each RNN layer, except the last layer.
+    state_outputs : bool, optional, default=False
+        Whether to have the states as symbol outputs.
+    projection_size : int, optional, default=None, in [1, 2147483647]
+        size of project size
+    lstm_state_clip_min : float, optional, default=None
+        Minimum clip value of LSTM states. This option must be used together with lstm_state_clip_max.
+    lstm_state_clip_max : float, optional, default=None
+        Maximum clip value of LSTM states. This option must be used together with lstm_state_clip_min.
+    lstm_state_clip_nan : bool, optional, default=False
+        Whether to stop NaN from propagating in state by clipping it to min/max. If clipping range is not specified, this option is ignored.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_RNN', (out_grad, state_output_grad, statecell_output_grad, data, parameters, state, state_cell, sequence_length, reserve), name, attr, kwargs, state_size=state_size, num_layers=num_layers, bidirectional=bidirectional, mode=mode, p=p, state_outputs=state_outputs, projection_size=projection_size, lstm_state_clip_min=lstm_state_clip_min, lstm_state_clip_max=lstm_state_clip_max, lstm_state_clip_nan=lstm_state_clip_nan, use_sequence_length=use_sequence_length)
 
 
 def _backward_SVMOutput(label=None, out_data=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, name=None, attr=None, **kwargs):

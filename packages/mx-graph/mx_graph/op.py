@@ -9,7 +9,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
  'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
  'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
+ 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
  'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
  'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
  'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
@@ -921,6 +921,68 @@ def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_o
         The node's outputs.
     """
     return _compose('Pooling', (data,), name, attr, kwargs, kernel=kernel, pool_type=pool_type, global_pool=global_pool, cudnn_off=cudnn_off, pooling_convention=pooling_convention, stride=stride, pad=pad, p_value=p_value, count_include_pad=count_include_pad, layout=layout)
+
+
+def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length=None, state_size=_NULL, num_layers=_NULL, bidirectional=_NULL, mode=_NULL, p=_NULL, state_outputs=_NULL, projection_size=_NULL, lstm_state_clip_min=_NULL, lstm_state_clip_max=_NULL, lstm_state_clip_nan=_NULL, use_sequence_length=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies recurrent layers to input data: vanilla RNN (relu or tanh), LSTM or GRU, stacked num_layers deep, optionally bidirectional, with the fused parameter vector of cuDNN's layout.  Outputs (output[, state_output[, statecell_output]]) with state_outputs.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data, (sequence length, batch, input size).  Left out, it is a
+        new variable named '<name>_data'.
+    parameters : Symbol, optional
+        Vector of all RNN trainable parameters concatenated (every layer's and
+        direction's weights, then their biases).  Left out, it is a new
+        variable named '<name>_parameters'.
+    state : Symbol, optional
+        initial hidden state of the RNN, (layers * directions, batch,
+        projection or state size)  Left out, it is a new variable named
+        '<name>_state'.
+    state_cell : Symbol, optional
+        initial cell state for LSTM networks (only for LSTM)  Left out, it is a
+        new variable named '<name>_state_cell'.
+    sequence_length : Symbol, optional
+        Vector of valid sequence lengths for each element in batch. (Only used
+        if use_sequence_length kwarg is True)  Left out, it is a new variable
+        named '<name>_sequence_length'.
+    state_size : int, in [1, 2147483647]
+        size of the state for each layer
+    num_layers : int, in [1, 2147483647]
+        number of stacked layers
+    bidirectional : bool, optional, default=False
+        whether to use bidirectional recurrent layers
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+        the type of RNN to compute
+    p : float, optional, default=0.0, in [0.0, 1.0]
+        drop rate of the dropout on the outputs of each RNN layer, except the last layer.
+    state_outputs : bool, optional, default=False
+        Whether to have the states as symbol outputs.
+    projection_size : int, optional, default=None, in [1, 2147483647]
+        size of project size
+    lstm_state_clip_min : float, optional, default=None
+        Minimum clip value of LSTM states. This option must be used together with lstm_state_clip_max.
+    lstm_state_clip_max : float, optional, default=None
+        Maximum clip value of LSTM states. This option must be used together with lstm_state_clip_min.
+    lstm_state_clip_nan : bool, optional, default=False
+        Whether to stop NaN from propagating in state by clipping it to min/max. If clipping range is not specified, this option is ignored.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('RNN', (data, parameters, state, state_cell, sequence_length), name, attr, kwargs, state_size=state_size, num_layers=num_layers, bidirectional=bidirectional, mode=mode, p=p, state_outputs=state_outputs, projection_size=projection_size, lstm_state_clip_min=lstm_state_clip_min, lstm_state_clip_max=lstm_state_clip_max, lstm_state_clip_nan=lstm_state_clip_nan, use_sequence_length=use_sequence_length)
 
 
 def Reshape(data=None, shape=_NULL, reverse=_NULL, name=None, attr=None, **kwargs):

@@ -19,17 +19,18 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pad', '_backward_Pooling', '_backward_SVMOutput', '_backward_SequenceLast',
- '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
- '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
- '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
- '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
+ '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
+ '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_diag',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_allclose',
@@ -1125,6 +1126,92 @@ def _backward_Pooling(out_grad=None, in_data=None, out_data=None, kernel=_NULL, 
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Pooling', [out_grad, in_data, out_data], out, kwargs)
+
+
+def _backward_RNN(out_grad=None, state_output_grad=None, statecell_output_grad=None, data=None, parameters=None, state=None, state_cell=None, sequence_length=None, reserve=None, state_size=_NULL, num_layers=_NULL, bidirectional=_NULL, mode=_NULL, p=_NULL, state_outputs=_NULL, projection_size=_NULL, lstm_state_clip_min=_NULL, lstm_state_clip_max=_NULL, lstm_state_clip_nan=_NULL, use_sequence_length=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of RNN (backpropagation through time): inputs (out_grad[, state_output grad[, statecell_output grad]], data, parameters, state[, state_cell][, sequence_length], reserve); outputs the gradients of data, parameters, state[, state_cell].
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    state_output_grad : NDArray
+        RNN's output 'state_output_grad', as the forward pass computed it.
+    statecell_output_grad : NDArray
+        RNN's output 'statecell_output_grad', as the forward pass computed it.
+    data : NDArray
+        RNN's input 'data': Input data, (sequence length, batch, input size).
+    parameters : NDArray
+        RNN's input 'parameters': Vector of all RNN trainable parameters
+        concatenated (every layer's and direction's weights, then their
+        biases).
+    state : NDArray
+        RNN's input 'state': initial hidden state of the RNN, (layers *
+        directions, batch, projection or state size)
+    state_cell : NDArray
+        RNN's input 'state_cell': initial cell state for LSTM networks (only
+        for LSTM)
+    sequence_length : NDArray
+        RNN's input 'sequence_length': Vector of valid sequence lengths for
+        each element in batch. (Only used if use_sequence_length kwarg is True)
+    reserve : NDArray
+        RNN's output 'reserve', as the forward pass computed it.
+    state_size : int, in [1, 2147483647]
+        size of the state for each layer
+    num_layers : int, in [1, 2147483647]
+        number of stacked layers
+    bidirectional : bool, optional, default=False
+        whether to use bidirectional recurrent layers
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+        the type of RNN to compute
+    p : float, optional, default=0.0, in [0.0, 1.0]
+        drop rate of the dropout on the outputs of each RNN layer, except the last layer.
+    state_outputs : bool, optional, default=False
+        Whether to have the states as symbol outputs.
+    projection_size : int, optional, default=None, in [1, 2147483647]
+        size of project size
+    lstm_state_clip_min : float, optional, default=None
+        Minimum clip value of LSTM states. This option must be used together with lstm_state_clip_max.
+    lstm_state_clip_max : float, optional, default=None
+        Maximum clip value of LSTM states. This option must be used together with lstm_state_clip_min.
+    lstm_state_clip_nan : bool, optional, default=False
+        Whether to stop NaN from propagating in state by clipping it to min/max. If clipping range is not specified, this option is ignored.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if state_size is not _NULL:
+        kwargs['state_size'] = state_size
+    if num_layers is not _NULL:
+        kwargs['num_layers'] = num_layers
+    if bidirectional is not _NULL:
+        kwargs['bidirectional'] = bidirectional
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if p is not _NULL:
+        kwargs['p'] = p
+    if state_outputs is not _NULL:
+        kwargs['state_outputs'] = state_outputs
+    if projection_size is not _NULL:
+        kwargs['projection_size'] = projection_size
+    if lstm_state_clip_min is not _NULL:
+        kwargs['lstm_state_clip_min'] = lstm_state_clip_min
+    if lstm_state_clip_max is not _NULL:
+        kwargs['lstm_state_clip_max'] = lstm_state_clip_max
+    if lstm_state_clip_nan is not _NULL:
+        kwargs['lstm_state_clip_nan'] = lstm_state_clip_nan
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    return _call_op('_backward_RNN', [out_grad, state_output_grad, statecell_output_grad, data, parameters, state, state_cell, sequence_length, reserve], out, kwargs, True)
 
 
 def _backward_SVMOutput(label=None, out_data=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):

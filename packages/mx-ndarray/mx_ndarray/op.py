@@ -10,7 +10,7 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
  'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
  'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
+ 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
  'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
  'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
  'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
@@ -972,6 +972,81 @@ def Pooling(data=None, kernel=_NULL, pool_type=_NULL, global_pool=_NULL, cudnn_o
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('Pooling', [data], out, kwargs)
+
+
+def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length=None, state_size=_NULL, num_layers=_NULL, bidirectional=_NULL, mode=_NULL, p=_NULL, state_outputs=_NULL, projection_size=_NULL, lstm_state_clip_min=_NULL, lstm_state_clip_max=_NULL, lstm_state_clip_nan=_NULL, use_sequence_length=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies recurrent layers to input data: vanilla RNN (relu or tanh), LSTM or GRU, stacked num_layers deep, optionally bidirectional, with the fused parameter vector of cuDNN's layout.  Outputs (output[, state_output[, statecell_output]]) with state_outputs.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data, (sequence length, batch, input size).
+    parameters : NDArray
+        Vector of all RNN trainable parameters concatenated (every layer's and
+        direction's weights, then their biases).
+    state : NDArray
+        initial hidden state of the RNN, (layers * directions, batch,
+        projection or state size)
+    state_cell : NDArray
+        initial cell state for LSTM networks (only for LSTM)
+    sequence_length : NDArray
+        Vector of valid sequence lengths for each element in batch. (Only used
+        if use_sequence_length kwarg is True)
+    state_size : int, in [1, 2147483647]
+        size of the state for each layer
+    num_layers : int, in [1, 2147483647]
+        number of stacked layers
+    bidirectional : bool, optional, default=False
+        whether to use bidirectional recurrent layers
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+        the type of RNN to compute
+    p : float, optional, default=0.0, in [0.0, 1.0]
+        drop rate of the dropout on the outputs of each RNN layer, except the last layer.
+    state_outputs : bool, optional, default=False
+        Whether to have the states as symbol outputs.
+    projection_size : int, optional, default=None, in [1, 2147483647]
+        size of project size
+    lstm_state_clip_min : float, optional, default=None
+        Minimum clip value of LSTM states. This option must be used together with lstm_state_clip_max.
+    lstm_state_clip_max : float, optional, default=None
+        Maximum clip value of LSTM states. This option must be used together with lstm_state_clip_min.
+    lstm_state_clip_nan : bool, optional, default=False
+        Whether to stop NaN from propagating in state by clipping it to min/max. If clipping range is not specified, this option is ignored.
+    use_sequence_length : bool, optional, default=False
+        If set to true, this layer takes in an extra input parameter `sequence_length` to specify variable length sequence
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if state_size is not _NULL:
+        kwargs['state_size'] = state_size
+    if num_layers is not _NULL:
+        kwargs['num_layers'] = num_layers
+    if bidirectional is not _NULL:
+        kwargs['bidirectional'] = bidirectional
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if p is not _NULL:
+        kwargs['p'] = p
+    if state_outputs is not _NULL:
+        kwargs['state_outputs'] = state_outputs
+    if projection_size is not _NULL:
+        kwargs['projection_size'] = projection_size
+    if lstm_state_clip_min is not _NULL:
+        kwargs['lstm_state_clip_min'] = lstm_state_clip_min
+    if lstm_state_clip_max is not _NULL:
+        kwargs['lstm_state_clip_max'] = lstm_state_clip_max
+    if lstm_state_clip_nan is not _NULL:
+        kwargs['lstm_state_clip_nan'] = lstm_state_clip_nan
+    if use_sequence_length is not _NULL:
+        kwargs['use_sequence_length'] = use_sequence_length
+    return _call_op('RNN', [data, parameters, state, state_cell, sequence_length], out, kwargs, True)
 
 
 def Reshape(data=None, shape=_NULL, reverse=_NULL, out=None, name=None, **kwargs):

@@ -359,6 +359,8 @@ FLOAT_ONLY = {
     "FullyConnected": {"num_hidden": 1}, "_backward_FullyConnected": {"num_hidden": 1},
     "LRN": {"nsize": 1}, "_backward_LRN": {"nsize": 1},
     "moments": {"axes": (0,)},
+    "RNN": {"state_size": 1, "num_layers": 1, "mode": "gru"},
+    "_backward_RNN": {"state_size": 1, "num_layers": 1, "mode": "gru"},
     "UpSampling": {"scale": 1, "sample_type": "nearest"},
     "_backward_UpSampling": {"scale": 1, "sample_type": "nearest", "num_args": 1},
     "_backward_Embedding": {"input_dim": 2, "output_dim": 2},

@@ -25,6 +25,7 @@ from mx_ops.ops.elemwise import elemwise
 from mx_ops.ops.loss import loss
 from mx_ops.ops.norm import batch_norm
 from mx_ops.ops.optimizer import optimizer
+from mx_ops.ops.rnn import rnn
 from mx_ops.ops.shape import shape as shape_ops
 
 FLOATS = ("float16", "float32", "float64")
@@ -364,11 +365,31 @@ def attention(draw):
                 [draw(st.sampled_from(FLOATS))] * len(ins), derivable=derivable)
 
 
+@st.composite
+def rnn_case(draw):
+    mode = draw(st.sampled_from(rnn.MODES))
+    p = {"mode": mode, "state_size": draw(dim), "num_layers": draw(st.integers(1, 3)),
+         "bidirectional": draw(st.booleans()), "state_outputs": draw(st.booleans()),
+         "use_sequence_length": draw(st.booleans())}
+    if mode == "lstm" and draw(st.booleans()):
+        p["projection_size"] = draw(dim)
+    data = draw(shape(3, 3))
+    parsed = get("RNN").parse_params(p)
+    L, D, H, P = rnn._dims(parsed)
+    ins = [data, (rnn.param_size(parsed, data[2]),), (L * D, data[1], P)]
+    ins += [(L * D, data[1], H)] if mode == "lstm" else []
+    ins += [(data[1],)] if p["use_sequence_length"] else []
+    t = draw(st.sampled_from(("float32", "float64")))
+    dtypes = [t] * (len(ins) - p["use_sequence_length"]) + (
+        [draw(st.sampled_from(("int32", "float32")))] if p["use_sequence_length"] else [])
+    return Case("RNN", p, ins, dtypes, derivable=tuple(range(1, len(ins))))
+
+
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
-            attention]
+            attention, rnn_case]
 CASES = st.one_of([f() for f in FAMILIES])
 
 
@@ -437,7 +458,7 @@ def test_every_operator_with_a_rule_is_generated():
         "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
-        "size_array"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "size_array", "RNN"} | {f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

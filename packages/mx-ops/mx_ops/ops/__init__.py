@@ -45,6 +45,7 @@ FAMILIES = {
     "histogram": ("init",),
     "contrib_index": ("init",),
     "contrib_math": (),
+    "rnn": (),
 }
 
 # family: the names of the operators it registered (filled by load).

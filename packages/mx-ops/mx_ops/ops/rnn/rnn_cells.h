@@ -1,0 +1,178 @@
+// One time step's gate nonlinearities of the fused RNN (lstm, gru,
+// rnn_tanh, rnn_relu), forward and backward, split over the batch rows, and
+// the padded steps of use_sequence_length.
+#ifndef MX_OPS_RNN_CELLS_H_
+#define MX_OPS_RNN_CELLS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "rnn_gemm.h"
+#include "vexp.h"
+
+namespace mxop {
+
+template <typename T>
+static inline T rnn_clip(const RNNParam &p, T c) {
+  if (!p.clip) return c;
+  if (std::isnan(c)) return p.clip_nan ? T(p.clip_min) : c;
+  return c < T(p.clip_min) ? T(p.clip_min) : (c > T(p.clip_max) ? T(p.clip_max) : c);
+}
+
+// The time step processed s-th by direction d.
+static inline int64_t rnn_step(const RNNParam &p, int d, int64_t s) {
+  return d == 0 ? s : p.T - 1 - s;
+}
+
+// Per batch row the number of valid steps, from the sequence_length input
+// (any dtype, clamped to [0, T]); nullptr without use_sequence_length.
+// Steps t >= length are padding (cuDNN's padded layout): the state passes
+// through them unchanged ("carried" in Y, so a reverse direction starts
+// from the initial state at its last valid step), their outputs are zero
+// and they take no gradient.
+static int64_t *rnn_lengths(const RNNParam &p, const MXTBlob *b, int64_t *lens) {
+  if (!p.use_seq_len) return nullptr;
+  for (int64_t n = 0; n < p.N; ++n) {
+    double v;
+    switch (b->dtype) {
+      case MX_FLOAT32: v = static_cast<const float *>(b->dptr)[n]; break;
+      case MX_FLOAT64: v = static_cast<const double *>(b->dptr)[n]; break;
+      case MX_INT32: v = static_cast<const int32_t *>(b->dptr)[n]; break;
+      case MX_INT64: v = double(static_cast<const int64_t *>(b->dptr)[n]); break;
+      case MX_UINT8: v = static_cast<const uint8_t *>(b->dptr)[n]; break;
+      case MX_INT8: v = static_cast<const int8_t *>(b->dptr)[n]; break;
+      default: v = double(p.T); break;
+    }
+    lens[n] = !(v > 0) ? 0 : (v >= double(p.T) ? p.T : int64_t(v));
+  }
+  return lens;
+}
+
+static inline bool rnn_padded(const int64_t *lens, int64_t n, int64_t t) {
+  return lens != nullptr && t >= lens[n];
+}
+
+// Padded rows of step t: h carried from hp into hout.
+template <typename T>
+static void rnn_carry(const RNNParam &p, const int64_t *lens, int64_t t, const T *hp,
+                      int64_t ldhp, T *hout, int64_t ldh) {
+  for (int64_t n = 0; n < p.N; ++n)
+    if (rnn_padded(lens, n, t)) std::memcpy(hout + n * ldh, hp + n * ldhp, p.P * sizeof(T));
+}
+
+// One step's nonlinearities for rows [0, N): a = the gates' pre-activation
+// input side (T*N layout row block of step t), s = the recurrent side;
+// writes the activated gates over a, the new c / hn / o*tanh(c) extras and
+// h into hout (ld ldh).
+template <typename T>
+static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, int64_t ldcp,
+                          T *cnew, T *hn, T *rbuf, T *hout, int64_t ldh, T *tmp,
+                          const int64_t *lens, int64_t t) {
+  const int64_t H = p.H, G = p.G * H;
+  team_for_cost(p.N, 8 * G, [&](int64_t n0, int64_t n1) {     // rows are independent
+    for (int64_t n = n0; n < n1; ++n) {
+      T *an = a + n * G;
+      const T *sn = s + n * G;
+      T *h = p.proj ? rbuf + n * H : hout + n * ldh;
+      T *tmpn = tmp + n * H;
+      if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
+        std::memset(an, 0, G * sizeof(T));
+        if (p.mode == kLstm) std::memcpy(cnew + n * H, cprev + n * ldcp, H * sizeof(T));
+        if (hn) std::memset(hn + n * H, 0, H * sizeof(T));
+        if (p.proj) std::memset(h, 0, H * sizeof(T));
+        continue;
+      }
+      if (p.mode == kLstm) {
+        for (int64_t j = 0; j < G; ++j) an[j] += sn[j];
+        vsigmoid(an, an, 2 * H);
+        vtanh(an + 2 * H, an + 2 * H, H);
+        vsigmoid(an + 3 * H, an + 3 * H, H);
+        const T *cp = cprev + n * ldcp;
+        T *c = cnew + n * H;
+        for (int64_t j = 0; j < H; ++j)
+          c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
+        vtanh(c, tmpn, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = an[3 * H + j] * tmpn[j];
+      } else if (p.mode == kGru) {
+        for (int64_t j = 0; j < 2 * H; ++j) an[j] += sn[j];
+        vsigmoid(an, an, 2 * H);
+        T *hnn = hn + n * H;
+        for (int64_t j = 0; j < H; ++j) {
+          hnn[j] = sn[2 * H + j];
+          an[2 * H + j] += an[j] * hnn[j];
+        }
+        vtanh(an + 2 * H, an + 2 * H, H);
+        const T *hp = cprev + n * ldcp;      // GRU: cprev is h_{t-1}
+        for (int64_t j = 0; j < H; ++j)
+          h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
+      } else {
+        for (int64_t j = 0; j < H; ++j) an[j] += sn[j];
+        if (p.mode == kRnnTanh) vtanh(an, an, H);
+        else for (int64_t j = 0; j < H; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
+        for (int64_t j = 0; j < H; ++j) h[j] = an[j];
+      }
+    }
+  });
+}
+
+// The backward of one step's nonlinearities, rows [0, N): dh (N, H: the
+// gradient reaching o*tanh(c) or h), dc (N, H, in: from step t+1; out: to
+// step t-1); writes the pre-activation gradients dai (input side) and dah
+// (recurrent side; the same but GRU's n gate) and, for GRU, the direct
+// part of dh_{t-1} into dhp.
+template <typename T>
+static void rnn_gates_bwd(const RNNParam &p, const T *a, const T *cst, const T *cprev,
+                          int64_t ldcp, const T *hn, const T *dh, T *dc, T *dai, T *dah,
+                          T *dhp, T *tmp, const int64_t *lens, int64_t t) {
+  const int64_t H = p.H, G = p.G * H;
+  team_for_cost(p.N, 8 * G, [&](int64_t n0, int64_t n1) {     // rows are independent
+    for (int64_t n = n0; n < n1; ++n) {
+      const T *an = a + n * G, *dhn = dh + n * H;
+      T *di = dai + n * G, *tmpn = tmp + n * H;
+      if (rnn_padded(lens, n, t)) {      // no gate gradient; dc passes through
+        std::memset(di, 0, G * sizeof(T));
+        if (p.mode == kGru) {
+          std::memset(dah + n * G, 0, G * sizeof(T));
+          std::memset(dhp + n * H, 0, H * sizeof(T));
+        }
+        continue;
+      }
+      if (p.mode == kLstm) {
+        const T *ct = cst + n * H, *cp = cprev + n * ldcp;
+        T *dcn = dc + n * H;
+        vtanh(ct, tmpn, H);
+        for (int64_t j = 0; j < H; ++j) {
+          const T i = an[j], f = an[H + j], g = an[2 * H + j], o = an[3 * H + j], tc = tmpn[j];
+          T dct = dcn[j] + dhn[j] * o * (T(1) - tc * tc);
+          if (p.clip && (ct[j] <= T(p.clip_min) || ct[j] >= T(p.clip_max))) dct = T(0);
+          di[j] = dct * g * i * (T(1) - i);
+          di[H + j] = dct * cp[j] * f * (T(1) - f);
+          di[2 * H + j] = dct * i * (T(1) - g * g);
+          di[3 * H + j] = dhn[j] * tc * o * (T(1) - o);
+          dcn[j] = dct * f;
+        }
+      } else if (p.mode == kGru) {
+        const T *hp = cprev + n * ldcp, *hnn = hn + n * H;
+        T *dhh = dah + n * G, *dp = dhp + n * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const T r = an[j], z = an[H + j], nn = an[2 * H + j];
+          const T dn = dhn[j] * (T(1) - z) * (T(1) - nn * nn);
+          const T dr = dn * hnn[j] * r * (T(1) - r);
+          const T dz = dhn[j] * (hp[j] - nn) * z * (T(1) - z);
+          di[j] = dr; di[H + j] = dz; di[2 * H + j] = dn;
+          dhh[j] = dr; dhh[H + j] = dz; dhh[2 * H + j] = dn * r;
+          dp[j] = dhn[j] * z;
+        }
+      } else {
+        for (int64_t j = 0; j < H; ++j) {
+          const T h = an[j];
+          di[j] = p.mode == kRnnTanh ? dhn[j] * (T(1) - h * h) : (h > T(0) ? dhn[j] : T(0));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace mxop
+#endif  // MX_OPS_RNN_CELLS_H_

@@ -1,0 +1,118 @@
+// The fused RNN's GEMMs on gemm_cpu.h's core: a plain row-major product
+// with either operand transposed, and a product by a B operand packed once
+// and read in place by every time step (the recurrent weights).
+#ifndef MX_OPS_RNN_GEMM_H_
+#define MX_OPS_RNN_GEMM_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "rnn_layout.h"
+
+namespace mxop {
+
+// The empty sum (K = 0): C (M x N, ldc) = 0 unless it accumulates.
+template <typename T>
+static inline void rnn_gemm_empty(int64_t M, int64_t N, T *C, int64_t ldc, bool acc) {
+  if (!acc)
+    for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
+}
+
+// C (M x N, ldc) = or += op(A) op(B), op(A) M x K (ta: A stored K x M),
+// op(B) K x N (tb: B stored N x K); row-major, gemm_cpu.h's split over the
+// call's team (its slabs fit in the workspace's rnn_slab_bytes each).
+template <class Isa, typename T>
+struct RnnGemm {
+  void *ws;
+  int threads;
+  void operator()(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, bool ta,
+                  const T *B, int64_t ldb, bool tb, T *C, int64_t ldc, bool acc) const {
+    if (M == 0 || N == 0) return;
+    if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
+    constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
+    const GemmBlocks b = gemm_blocks<Isa, T>();
+    const GemmSplit sp = gemm_split(b, M, N, K, threads);
+    auto pa = [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, T *d) MX_INLINE {
+      if (ta) pack_lanes_contiguous<MR>(A, lda, i0, k0, mc, kc, d);
+      else pack_lanes_strided<MR>(A, lda, i0, k0, mc, kc, d);
+    };
+    auto pb = [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, T *d) MX_INLINE {
+      if (tb) pack_lanes_strided<NR>(B, ldb, j0, k0, nc, kc, d);
+      else pack_lanes_contiguous<NR>(B, ldb, j0, k0, nc, kc, d);
+    };
+    gemm_parallel<Isa, T>(sp, b, ws, M, N, K, pa, pb, C, ldc, acc);
+  }
+};
+
+// A B operand that every step multiplies by, packed once (gemm_isa.h's
+// panels: per KC-row block of op(B), NR-column panels of all N columns), so
+// the step GEMMs read it in place instead of repacking it each step.
+template <typename T>
+struct RnnPackedB {
+  const T *buf;
+  int64_t K, N, npad;
+};
+
+template <class Isa, typename T>
+static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, int64_t N,
+                                 T *dst) {
+  constexpr int NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  const int64_t npad = round_up(N, NR);
+  for (int64_t pc = 0; pc < K; pc += b.KC) {
+    const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
+    if (tb) pack_lanes_strided<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
+    else pack_lanes_contiguous<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
+  }
+  return RnnPackedB<T>{dst, K, N, npad};
+}
+
+// C (M x N, ldc) = or += A (M x K, row-major, lda) . B prepacked: items
+// are column blocks (whole panels, at most NC), each running the GEMM core
+// once per KC block on its panels in place.
+template <class Isa, typename T>
+static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_t lda,
+                            const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc) {
+  const int64_t N = B.N, K = B.K;
+  if (M == 0 || N == 0) return;
+  if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
+  constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  int nt = parallel_threads(M * N * K, (N + NR - 1) / NR);
+  if (nt > threads) nt = threads;
+  const int64_t slab = rnn_slab_bytes();
+  int64_t block = round_up((N + 2 * nt - 1) / (2 * nt), NR);
+  if (block > b.NC) block = b.NC;
+  const int64_t items = (N + block - 1) / block;
+  gemm_team(nt, items, [&](int t, int64_t it) {
+    T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
+    const int64_t o = it * block, n = N - o < block ? N - o : block;
+    for (int64_t pc = 0; pc < K; pc += b.KC) {
+      const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
+      Isa::template gemm<T>(
+          M, n, kc, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kk, T *d) MX_INLINE {
+            pack_lanes_strided<MR>(A, lda, i0, pc + k0, mc, kk, d);
+          },
+          [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
+          C + o, ldc, acc || pc > 0, abuf, const_cast<T *>(B.buf) + pc * B.npad + o * kc,
+          b.MC, b.KC, b.NC);
+    }
+  });
+}
+
+// Rows r of C (ld ldc, n columns) = bias.
+template <typename T>
+static inline void rnn_fill_rows(T *C, int64_t rows, int64_t n, int64_t ldc, const T *bias) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(C + r * ldc, bias, n * sizeof(T));
+}
+
+// dst (=, +=) src over n elements (req), or nothing for 'null'.
+template <typename T>
+static inline void rnn_put(T *dst, const T *src, int64_t n, int32_t req) {
+  if (req == MX_REQ_NULL || dst == src) return;
+  if (req == MX_REQ_ADD) for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  else std::memcpy(dst, src, n * sizeof(T));
+}
+
+}  // namespace mxop
+#endif  // MX_OPS_RNN_GEMM_H_
