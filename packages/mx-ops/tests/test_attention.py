@@ -232,3 +232,24 @@ def test_gpu_matches_cpu(name, backward, dtype, req):
         expect = b + w if req == "add" else w
         np.testing.assert_allclose(cupy.asnumpy(o).astype(np.float64), expect, rtol=tol,
                                    atol=tol * 10, err_msg=op)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_large_products_take_the_gemm_core(name):
+    # Sq * Sk * D above dot_cpu.h's BLAS cut: the GEMM core's path, forward
+    # against NumPy, backward by a directional difference of <g, F(x)>
+    # (exact up to rounding: each op is bilinear in its inputs' parts).
+    h = 2
+    ins = make_inputs(name, 64, 72, 2, h, 72)
+    out = invoke(_op(name), ins, heads=h)
+    np.testing.assert_allclose(out, reference(name, ins, h), rtol=1e-10, atol=1e-10)
+    g = rng.standard_normal(out.shape)
+    grads = invoke(f"_backward_interleaved_matmul_{name}", [g] + ins, heads=h)
+    grads = grads if isinstance(grads, list) else [grads]
+    for i, x in enumerate(ins):
+        v = rng.standard_normal(x.shape)
+        def loss(t):
+            moved = [y + t * v if j == i else y for j, y in enumerate(ins)]
+            return float(np.sum(g * reference(name, moved, h)))
+        want = (loss(1e-3) - loss(-1e-3)) / 2e-3
+        np.testing.assert_allclose(np.sum(grads[i] * v), want, rtol=1e-6, err_msg=str(i))

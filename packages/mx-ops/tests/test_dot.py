@@ -77,3 +77,26 @@ def test_dot_errors(call, exc, text):
     with pytest.raises(exc) as info:
         call()
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("batch", [1, 3, 9])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_products_take_the_gemm_core(ta, tb, batch, dtype):
+    # M*N*K above the BLAS cut (dot_cpu.h's kBlasSingleThreadMNK): the
+    # GEMM core, split into blocks (few products) or one item per product.
+    rng = np.random.default_rng(batch)
+    m, n, k = 70, 60, 80
+    a = rng.standard_normal((batch, k, m) if ta else (batch, m, k)).astype(dtype)
+    b = rng.standard_normal((batch, n, k) if tb else (batch, k, n)).astype(dtype)
+    want = np.matmul(np.swapaxes(a, 1, 2) if ta else a, np.swapaxes(b, 1, 2) if tb else b)
+    tol = 1e-4 if dtype == "float32" else 1e-11
+    if batch:
+        got = invoke("batch_dot", [a, b], transpose_a=ta, transpose_b=tb)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        acc = np.ones(want.shape, dtype)
+        invoke("batch_dot", [a, b], out=acc, req="add", transpose_a=ta, transpose_b=tb)
+        np.testing.assert_allclose(acc, want + 1, rtol=tol, atol=tol)
+    if batch == 1:
+        got = invoke("dot", [a[0], b[0]], transpose_a=ta, transpose_b=tb)
+        np.testing.assert_allclose(got, want[0], rtol=tol, atol=tol)

@@ -5,6 +5,8 @@ reading and writing the interleaved projections in place.  float32 and
 float64 (MXNet's CPU kernels take float32 only)."""
 from libc.stdint cimport int64_t
 
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "attention_cpu.h" namespace "mxop" nogil:
@@ -17,9 +19,12 @@ cdef extern from "attention_cpu.h" namespace "mxop" nogil:
     int att_encdec_valatt_kernel(MXOpCall* c)
     int att_encdec_valatt_backward_kernel(MXOpCall* c)
     int64_t gemm_batch_workspace_bytes(int threads)
+    void gemm_batch_set_blas(void* sgemm, void* dgemm)
     int c_max_threads "mxop::max_threads"()
 
 include "mx_ops/core/_isa.pxi"
+
+gemm_batch_set_blas(<void*>sgemm, <void*>dgemm)     # small products (dot_cpu.h)
 
 
 def kernels():

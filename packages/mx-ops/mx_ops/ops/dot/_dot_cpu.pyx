@@ -8,13 +8,18 @@ from libc.stdlib cimport malloc, free
 from mx_ops.core._types cimport (MXFCompute, MXOpCall, MXTBlob, MX_FLOAT32, MX_FLOAT64, MX_FLOAT16,
                                  MX_REQ_NULL, MX_REQ_ADD, mx_tblob_size)
 
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
 cdef extern from "dot_cpu.h" namespace "mxop" nogil:
+    void gemm_batch_set_blas(void* sgemm, void* dgemm)
     int dot_products_any(MXOpCall* c, int dtype, int64_t batch, int64_t M, int64_t N, int64_t K,
                          bint ta, bint tb, const void* A, const void* B, void* C, bint add)
     int64_t gemm_batch_workspace_bytes(int threads)
     int c_max_threads "mxop::max_threads"()
 
 include "mx_ops/core/_isa.pxi"
+
+gemm_batch_set_blas(<void*>sgemm, <void*>dgemm)     # small products (dot_cpu.h)
 
 cdef extern from *:
     """

@@ -33,8 +33,11 @@ cdef extern from "../dot/dot_cpu.h" namespace "mxop" nogil:
         int64_t lda, ldb, ldc
         int64_t sa_outer, sa_inner, sb_outer, sb_inner, sc_outer, sc_inner
     int gemm_batch(MXOpCall* c, int dtype, const GemmBatch& g, bint add)
+    void gemm_batch_set_blas(void* sgemm, void* dgemm)
     int64_t gemm_batch_workspace_bytes(int threads)
     int c_max_threads "mxop::max_threads"()
+
+gemm_batch_set_blas(<void*>sgemm, <void*>dgemm)     # small products (dot_cpu.h)
 
 
 def gemm_workspace_bytes(threads=None):
