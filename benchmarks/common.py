@@ -7,6 +7,7 @@ Add a new helper instead.
 import json
 import os
 import subprocess
+import textwrap
 
 import numpy as np
 
@@ -161,6 +162,20 @@ def summary(per):
     ms = [1e3 * float(np.median(ts)) for ts in per]
     ratios = [float(np.median(np.array(ts) / np.array(per[0]))) for ts in per]
     return ms, ratios
+
+
+# The best-of-R timer of the side-by-side scripts' workers (which set
+# `repeat` and import time first): appended to each worker's prelude.
+WORKER_TIMER = textwrap.dedent("""
+    def best(fn):
+        fn()
+        out = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t)
+        return out
+""")
 
 
 def run_json_script(python, script, args, env=None, timeout=900):

@@ -22,7 +22,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import WORKER_TIMER, format_table, run_json_script as run
 from benchmarks.mxnet_worker import MXNET_PYTHON
 from benchmarks.torch_worker import TORCH_PYTHON
 
@@ -35,15 +35,7 @@ _PRELUDE = textwrap.dedent("""
     ATT = rng.random((B * H, S, S), dtype=np.float32)
     G_QK = rng.standard_normal((B * H, S, S), dtype=np.float32)
     G_VAL = rng.standard_normal((S, B, H * D), dtype=np.float32)
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
-""")
+""") + WORKER_TIMER
 
 # Ours and MXNet's: the module name is the script's last argument.
 _MX_SCRIPT = _PRELUDE + textwrap.dedent("""

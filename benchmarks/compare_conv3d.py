@@ -21,7 +21,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import WORKER_TIMER, format_table, run_json_script as run
 from benchmarks.mxnet_worker import MXNET_PYTHON
 from benchmarks.torch_worker import TORCH_PYTHON
 
@@ -33,15 +33,7 @@ _PRELUDE = textwrap.dedent("""
     X = rng.standard_normal((N, C, D, H, W), dtype=np.float32)
     WT = rng.standard_normal((F, C, 3, 3, 3), dtype=np.float32) * 0.1
     B = rng.standard_normal(F, dtype=np.float32)
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
-""")
+""") + WORKER_TIMER
 
 # Ours and MXNet's: the module name is the script's last argument.
 _MX_SCRIPT = _PRELUDE + textwrap.dedent("""

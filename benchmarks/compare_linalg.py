@@ -20,7 +20,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import WORKER_TIMER, format_table, run_json_script as run
 
 SHAPES = [(4096, 32), (64, 256)]
 
@@ -29,14 +29,7 @@ _PRELUDE = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     shapes, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
+""") + WORKER_TIMER + textwrap.dedent("""
     def inputs(batch, n):
         rng = np.random.default_rng(0)
         a = rng.standard_normal((batch, n, n)).astype("float32")

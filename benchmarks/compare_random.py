@@ -21,7 +21,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import format_table, run_json_script as run
+from benchmarks.common import WORKER_TIMER, format_table, run_json_script as run
 
 BIG = 1_000_000
 
@@ -29,15 +29,7 @@ BIG = 1_000_000
 _PRELUDE = textwrap.dedent("""
     import json, sys, time
     big, n, repeat = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
-""")
+""") + WORKER_TIMER
 
 # Runs with `mx` bound to our package or to MXNet: the same API.
 _MX_SCRIPT = _PRELUDE + textwrap.dedent("""

@@ -20,7 +20,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import ratio_table, run_json_script as run
+from benchmarks.common import WORKER_TIMER, ratio_table, run_json_script as run
 
 # What every worker script starts with: arguments, data and a best-of-R timer.
 _PRELUDE = textwrap.dedent("""
@@ -35,15 +35,7 @@ _PRELUDE = textwrap.dedent("""
     P = rng.standard_normal((100 * rows, 100), dtype=np.float32)
     PIDX = rng.integers(0, 100, 100 * rows)
     K = 10
-    def best(fn):
-        fn()
-        out = float("inf")
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out = min(out, time.perf_counter() - t)
-        return out
-""")
+""") + WORKER_TIMER
 
 _MX_SCRIPT = _PRELUDE + textwrap.dedent("""
     import mx
