@@ -93,7 +93,8 @@ def _bwd_shape(params, shapes):
 
 register(OpDef(
     "CTCLoss", arguments=("data", "label", "data_lengths", "label_lengths"),
-    list_input_names=_inputs, outputs=("output", "grad"), num_visible_outputs=1,
+    list_input_names=_inputs, num_visible_outputs=1,
+    outputs=("output0", "output1"),         # MXNet names none: the loss, the hidden gradient
     params=_PARAMS, aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     input_docs={"data": "Input ndarray",
                 "label": "Ground-truth labels for the loss.",
