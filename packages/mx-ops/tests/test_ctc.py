@@ -176,6 +176,8 @@ def test_inference_and_errors():
                          (((2, 4, 6), (4, 3)), "cannot exceed")):
         with pytest.raises(ShapeError, match=what):
             infer_shapes(op, q, list(shapes))
+    with pytest.raises(ShapeError, match="blank"):
+        op.infer_shape(q, [(7, 4, 0), (4, 3)])         # 0 is "unknown" to infer_shapes
     with pytest.raises(ShapeError, match="data_lengths"):
         infer_shapes(op, p, [(7, 4, 6), (4, 3), (3,), (4,)])
     with pytest.raises(Exception, match="blank_label"):

@@ -43,12 +43,14 @@ __global__ void mx_ctc_fwd(const T *x, const long long *steps, const long long *
       for (long long t = 0; t < n; ++t) {
         const T *row = xb + t * stride;
         A mx = ninf;
-        for (long long a = threadIdx.x; a < A_; a += blockDim.x) mx = A(row[a]) > mx ? A(row[a]) : mx;
+        for (long long a = threadIdx.x; a < A_; a += blockDim.x)
+          mx = A(row[a]) > mx ? A(row[a]) : mx;
         mx = block_reduce(mx, MaxOp(), ninf);
         A s = A(0);
         for (long long a = threadIdx.x; a < A_; a += blockDim.x) s += exp(A(row[a]) - mx);
         const A lse = mx + log(block_reduce(s, SumOp(), A(0)));
-        for (long long a = threadIdx.x; a < A_; a += blockDim.x) lpb[t * A_ + a] = A(row[a]) - lse;
+        for (long long a = threadIdx.x; a < A_; a += blockDim.x)
+          lpb[t * A_ + a] = A(row[a]) - lse;
       }
       __syncthreads();
       for (long long s = threadIdx.x; s < S; s += blockDim.x)
@@ -68,7 +70,8 @@ __global__ void mx_ctc_fwd(const T *x, const long long *steps, const long long *
       const A *last = al + (n - 1) * S_max;
       loglik = S > 1 ? ctc_lse(last[S - 1], last[S - 2]) : last[0];
     }
-    if (threadIdx.x == 0 && loss_req) nn_store(loss, b, -loglik, loss_req == 2);
+    if (threadIdx.x == 0 && loss_req)
+      nn_store(loss, b, feasible ? -loglik : A(0), loss_req == 2);
     if (!grad_req) continue;
     const long long written = feasible ? n : 0;
     for (long long t = written - 1; t >= 0; --t) {
@@ -141,6 +144,8 @@ def _sequences(params, inputs):
         steps = cupy.full(N, T, numpy.int64)
     if params["use_label_lengths"]:
         count = cupy.clip(_as_index(rest.pop(0)), 0, L)
+    elif L == 0:
+        count = cupy.zeros(N, numpy.int64)
     else:
         pad = lab == (-1 if params["blank_label"] == "last" else 0)
         count = cupy.where(pad.any(axis=1), pad.argmax(axis=1), L).astype(numpy.int64)

@@ -54,9 +54,10 @@ def _inputs(p):
 def _shape(params, shapes):
     """MXNet's CTCLossOpShape: data 3-D, label (N, L) with L <= T, lengths (N,)."""
     data, label = tuple(shapes[0]), tuple(shapes[1])
-    if len(data) != 3:
+    if len(data) != 3 or data[2] < 1:
         raise ShapeError(f"CTCLoss: argument 'data' has shape {data}; it must be 3-D "
-                         f"(sequence length, batch, alphabet)")
+                         f"(sequence length, batch, alphabet), the alphabet holding at least "
+                         f"the blank")
     if len(label) != 2 or label[0] != data[1]:
         raise ShapeError(f"CTCLoss: argument 'label' has shape {label}; for 'data' {data} it "
                          f"must be ({data[1]}, label length)")

@@ -1,24 +1,25 @@
 // CTCLoss (MXNet 1.x's ctc_loss-inl.h, warp-ctc's CPU algorithm) on the CPU.
 //
 // data (T, N, A) holds activations; the softmax over the alphabet is taken
-// here.  Sequence b has n_b = data_lengths[b] steps (T without them) and
-// the labels label[b, :m_b]: m_b = label_lengths[b], or the labels before
-// the first padding value (0 with blank 'first', -1 with 'last').  With
-// the blank k and the extended labels z = (k, l1, k, l2, ..., lm, k) the
-// forward variables, in log space, are
+// here.  Sequence b has n = data_lengths[b] steps (T without them) and the
+// labels label[b, :m]: m = label_lengths[b], or the labels before the
+// first padding value (0 with blank 'first', -1 with 'last').  With the
+// blank k and the extended labels z = (k, l1, k, l2, ..., lm, k) (S = 2m + 1
+// states) the forward variables, in log space, are
 //   alpha[0, 0] = lp[0, k],  alpha[0, 1] = lp[0, l1],
 //   alpha[t, s] = lse(alpha[t-1, s], alpha[t-1, s-1], alpha[t-1, s-2] where
 //                     z[s] is a label other than z[s-2]) + lp[t, z[s]]
-// with lp the log-softmax; loss[b] = -lse(alpha[n-1, S-1], alpha[n-1, S-2]).
-// The gradient w.r.t. the activations (MXNet's hidden output 'grad'),
-// with beta the same recursion run backwards (emission at t included):
-//   grad[t, b, a] = y[t, a] - exp(lse_{s: z[s] = a}(alpha + beta)[t, s]
-//                                 - lp[t, a] + loss[b])
-// and 0 at t >= n_b.  A sequence whose labels cannot fit its steps (m +
+// with lp the log-softmax; loss[b] = -lse(alpha[n-1, S-1], alpha[n-1, S-2])
+// = -loglik.  The gradient w.r.t. the activations (MXNet's hidden output
+// 'grad'), with beta the same recursion run backwards (emission at t
+// included), is softmax minus the posterior of the states emitting a:
+//   grad[t, b, a] = y[t, a] - sum_{s: z[s] = a} exp(alpha + beta - lp[t, a] - loglik)[t, s]
+// and 0 at t >= n.  A sequence whose labels cannot fit its steps (m +
 // repeated neighbours > n) has loss 0 and gradient 0, as in MXNet.
 // Lengths are clipped to the arrays and labels to the alphabet (MXNet
 // reads out of bounds there).  Sequences are split across cores; each
-// keeps its alpha (n x S), two beta rows and its log-softmax (n x A).
+// keeps its alpha (n x S), two beta rows and its log-softmax (n x A), and
+// visits only the states that can lie on a complete path at each step.
 //
 // Backward (_backward_ctc_loss), inputs (out_grad (N,), grad (T, N, A)):
 //   data_grad[t, b, a] = out_grad[b] * grad[t, b, a].
@@ -45,6 +46,14 @@ static inline A ctc_lse(A a, A b) {
   if (a < b) { const A t = a; a = b; b = t; }
   if (b == -std::numeric_limits<A>::infinity()) return a;
   return a + std::log1p(std::exp(b - a));
+}
+
+// log(e^a + e^b + e^c): two exps and one log where ctc_lse twice takes four.
+template <typename A>
+static inline A ctc_lse3(A a, A b, A c) {
+  const A m = a > b ? (a > c ? a : c) : (b > c ? b : c);
+  if (m == -std::numeric_limits<A>::infinity()) return m;
+  return m + std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m));
 }
 
 // Element i of an index array of any dtype, truncated as MXNet's cast to int.
@@ -121,6 +130,11 @@ static A ctc_sequence(const T *x, int64_t stride, int64_t n, int64_t A_, const i
     const A lse = mx + std::log(sum);
     for (int64_t a = 0; a < A_; ++a) out[a] = A(row[a]) - lse;
   }
+  // Only states s in [lo(t), hi(t)) can lie on a path that starts at step 0
+  // (s <= 2t + 1) and ends at step n - 1 (s >= S - 2 (n - t)); the rest
+  // stay -inf.
+  auto lo = [&](int64_t t) { const int64_t v = S - 2 * (n - t); return v > 0 ? v : 0; };
+  auto hi = [&](int64_t t) { const int64_t v = 2 * t + 2; return v < S ? v : S; };
   alpha.assign(size_t(n * S), ninf);
   alpha[0] = lp[blank];
   if (S > 1) alpha[1] = lp[z(1)];
@@ -128,12 +142,9 @@ static A ctc_sequence(const T *x, int64_t stride, int64_t n, int64_t A_, const i
     const A *prev = alpha.data() + (t - 1) * S;
     A *cur = alpha.data() + t * S;
     const A *l = lp.data() + t * A_;
-    for (int64_t s = 0; s < S; ++s) {
-      A v = prev[s];
-      if (s >= 1) v = ctc_lse(v, prev[s - 1]);
-      if (skip(s)) v = ctc_lse(v, prev[s - 2]);
-      cur[s] = v == ninf ? ninf : v + l[z(s)];
-    }
+    for (int64_t s = lo(t), e = hi(t); s < e; ++s)
+      cur[s] = ctc_lse3(prev[s], s >= 1 ? prev[s - 1] : ninf, skip(s) ? prev[s - 2] : ninf)
+               + l[z(s)];
   }
   const A *last = alpha.data() + (n - 1) * S;
   const A loglik = S > 1 ? ctc_lse(last[S - 1], last[S - 2]) : last[0];
@@ -146,27 +157,23 @@ static A ctc_sequence(const T *x, int64_t stride, int64_t n, int64_t A_, const i
     A *cur = beta.data() + (t & 1) * S;
     const A *next = beta.data() + ((t + 1) & 1) * S;
     const A *l = lp.data() + t * A_;
+    const int64_t s0 = lo(t), s1 = hi(t);
+    for (int64_t s = 0; s < S; ++s) cur[s] = ninf;
     if (t == n - 1) {
-      for (int64_t s = 0; s < S; ++s) cur[s] = ninf;
       cur[S - 1] = l[z(S - 1)];
       if (S > 1) cur[S - 2] = l[z(S - 2)];
     } else {
-      for (int64_t s = 0; s < S; ++s) {
-        A v = next[s];
-        if (s + 1 < S) v = ctc_lse(v, next[s + 1]);
-        if (s + 2 < S && skip(s + 2)) v = ctc_lse(v, next[s + 2]);
-        cur[s] = v == ninf ? ninf : v + l[z(s)];
-      }
+      for (int64_t s = s0; s < s1; ++s)
+        cur[s] = ctc_lse3(next[s], s + 1 < S ? next[s + 1] : ninf,
+                          s + 2 < S && skip(s + 2) ? next[s + 2] : ninf) + l[z(s)];
     }
-    for (int64_t a = 0; a < A_; ++a) acc[a] = ninf;
+    // acc[a]: the posterior probability of the states emitting a at step t,
+    // alpha beta / y over the likelihood (at most 1: no overflow).
+    for (int64_t a = 0; a < A_; ++a) acc[a] = A(0);
     const A *al = alpha.data() + t * S;
-    for (int64_t s = 0; s < S; ++s) acc[z(s)] = ctc_lse(acc[z(s)], al[s] + cur[s]);
+    for (int64_t s = s0; s < s1; ++s) acc[z(s)] += std::exp(al[s] + cur[s] - l[z(s)] - loglik);
     T *grow = g + t * stride;
-    for (int64_t a = 0; a < A_; ++a) {
-      const A y = std::exp(l[a]);
-      const A occ = acc[a] == ninf ? A(0) : std::exp(acc[a] - l[a] - loglik);
-      nn_store<ADD>(grow, a, A(y - occ));
-    }
+    for (int64_t a = 0; a < A_; ++a) nn_store<ADD>(grow, a, A(std::exp(l[a]) - acc[a]));
   }
   return -loglik;
 }
@@ -184,7 +191,8 @@ static void ctc_forward_typed(MXOpCall *c) {
   T *grad = grad_req == MX_REQ_NULL ? nullptr : static_cast<T *>(c->outputs[1].dptr);
   const CtcSequences seq = ctc_sequences(c, p);
   const int64_t blank = p.blank_last ? A_ - 1 : 0, stride = N * A_;
-  parallel_for_cost(N, T_ * (A_ + 4 * L + 2), [&](int64_t b0, int64_t b1) {
+  // Each state of each step costs a few exps and a log.
+  parallel_for_cost(N, T_ * (2 * A_ + 16 * L + 8), [&](int64_t b0, int64_t b1) {
     std::vector<A> lp, alpha, beta, acc;
     for (int64_t b = b0; b < b1; ++b) {
       T *g = grad == nullptr ? nullptr : grad + b * A_;
