@@ -83,10 +83,10 @@ static CtcSequences ctc_sequences(const MXOpCall *c, const CtcParam &p) {
   s.steps.assign(size_t(N), T);
   s.count.assign(size_t(N), 0);
   s.labels.assign(size_t(N * L), 0);
-  int next = 2;
+  const int lengths = 2;                    // the first lengths input
   for (int64_t b = 0; b < N; ++b) {
     if (p.use_data_lengths) {
-      const int64_t n = ctc_index(c->inputs[next], b);
+      const int64_t n = ctc_index(c->inputs[lengths], b);
       s.steps[b] = n < 0 ? 0 : n > T ? T : n;
     }
     int64_t m = L;
@@ -96,7 +96,7 @@ static CtcSequences ctc_sequences(const MXOpCall *c, const CtcParam &p) {
       s.labels[b * L + j] = v < 0 ? 0 : v >= A ? A - 1 : v;
     }
     if (p.use_label_lengths) {
-      const int64_t v = ctc_index(c->inputs[next + p.use_data_lengths], b);
+      const int64_t v = ctc_index(c->inputs[lengths + p.use_data_lengths], b);
       m = v < 0 ? 0 : v > L ? L : v;
     }
     s.count[b] = m;
