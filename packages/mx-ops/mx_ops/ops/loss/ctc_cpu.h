@@ -33,6 +33,7 @@
 
 #include "nn_common.h"
 #include "parallel.h"
+#include "vexp.h"
 
 namespace mxop {
 
@@ -46,14 +47,6 @@ static inline A ctc_lse(A a, A b) {
   if (a < b) { const A t = a; a = b; b = t; }
   if (b == -std::numeric_limits<A>::infinity()) return a;
   return a + std::log1p(std::exp(b - a));
-}
-
-// log(e^a + e^b + e^c): two exps and one log where ctc_lse twice takes four.
-template <typename A>
-static inline A ctc_lse3(A a, A b, A c) {
-  const A m = a > b ? (a > c ? a : c) : (b > c ? b : c);
-  if (m == -std::numeric_limits<A>::infinity()) return m;
-  return m + std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m));
 }
 
 // Element i of an index array of any dtype, truncated as MXNet's cast to int.
@@ -104,12 +97,45 @@ static CtcSequences ctc_sequences(const MXOpCall *c, const CtcParam &p) {
   return s;
 }
 
+// Per-thread scratch of ctc_sequence.
+template <typename A>
+struct CtcScratch {
+  std::vector<A> lp, alpha, beta, acc, mx, ex;
+};
+
+// One step of the recursion over the states [s0, s1): out[s] = lse(in[s],
+// in[s + d], in[s + 2d] where allowed) + l[z(s)], d = -1 for alpha (from
+// the step before) and +1 for beta (from the step after).  The three terms'
+// exps go through one vectorised vexp; each state then takes one log.
+template <typename A, typename Z, typename Skip>
+static inline void ctc_step(const A *in, A *out, const A *l, int64_t s0, int64_t s1, int64_t S,
+                            int d, Z z, Skip skip2, CtcScratch<A> &w) {
+  const A ninf = -std::numeric_limits<A>::infinity();
+  const int64_t W = s1 - s0;
+  if (W <= 0) return;
+  A *m = w.mx.data(), *e = w.ex.data();
+  for (int64_t k = 0; k < W; ++k) {
+    const int64_t s = s0 + k;
+    const A a = in[s];
+    const A b = s + d >= 0 && s + d < S ? in[s + d] : ninf;
+    const A c = skip2(s) ? in[s + 2 * d] : ninf;
+    A top = a > b ? (a > c ? a : c) : (b > c ? b : c);
+    top = top == ninf ? A(0) : top;      // all -inf: the exps give 0, the log -inf
+    m[k] = top;
+    e[k] = a - top;
+    e[W + k] = b - top;
+    e[2 * W + k] = c - top;
+  }
+  vexp(e, e, 3 * W);
+  for (int64_t k = 0; k < W; ++k)
+    out[s0 + k] = m[k] + std::log(e[k] + e[W + k] + e[2 * W + k]) + l[z(s0 + k)];
+}
+
 // One sequence: its loss, and its gradient rows (stride N * A) when g != 0;
 // *written: the steps whose gradient rows it wrote.
 template <typename T, typename A, bool ADD>
 static A ctc_sequence(const T *x, int64_t stride, int64_t n, int64_t A_, const int64_t *lab,
-                      int64_t m, int64_t blank, T *g, int64_t *written, std::vector<A> &lp,
-                      std::vector<A> &alpha, std::vector<A> &beta, std::vector<A> &acc) {
+                      int64_t m, int64_t blank, T *g, int64_t *written, CtcScratch<A> &w) {
   const A ninf = -std::numeric_limits<A>::infinity();
   int64_t repeats = 0;
   for (int64_t j = 1; j < m; ++j) repeats += lab[j] == lab[j - 1];
@@ -119,61 +145,62 @@ static A ctc_sequence(const T *x, int64_t stride, int64_t n, int64_t A_, const i
   auto z = [&](int64_t s) { return s & 1 ? lab[s >> 1] : blank; };
   // skip(s): the transition s-2 -> s (a label unlike the one before it).
   auto skip = [&](int64_t s) { return (s & 1) && s >= 3 && lab[s >> 1] != lab[(s >> 1) - 1]; };
-  lp.resize(size_t(n * A_));
-  for (int64_t t = 0; t < n; ++t) {
+  w.lp.resize(size_t(n * A_));
+  w.acc.resize(size_t(A_ > 3 * S ? A_ : 3 * S));
+  w.mx.resize(size_t(S));
+  w.ex.resize(size_t(3 * S > A_ ? 3 * S : A_));
+  for (int64_t t = 0; t < n; ++t) {                    // the log-softmax
     const T *row = x + t * stride;
-    A *out = lp.data() + t * A_;
-    A mx = A(row[0]);
-    for (int64_t a = 1; a < A_; ++a) mx = A(row[a]) > mx ? A(row[a]) : mx;
-    A sum = A(0);
-    for (int64_t a = 0; a < A_; ++a) sum += std::exp(A(row[a]) - mx);
-    const A lse = mx + std::log(sum);
-    for (int64_t a = 0; a < A_; ++a) out[a] = A(row[a]) - lse;
+    A *out = w.lp.data() + t * A_;
+    A top = A(row[0]);
+    for (int64_t a = 0; a < A_; ++a) {
+      out[a] = A(row[a]);
+      top = out[a] > top ? out[a] : top;
+    }
+    const A lse = top + std::log(vexp_shift_sum(out, w.ex.data(), A_, top, A(1)));
+    for (int64_t a = 0; a < A_; ++a) out[a] -= lse;
   }
   // Only states s in [lo(t), hi(t)) can lie on a path that starts at step 0
   // (s <= 2t + 1) and ends at step n - 1 (s >= S - 2 (n - t)); the rest
   // stay -inf.
   auto lo = [&](int64_t t) { const int64_t v = S - 2 * (n - t); return v > 0 ? v : 0; };
   auto hi = [&](int64_t t) { const int64_t v = 2 * t + 2; return v < S ? v : S; };
-  alpha.assign(size_t(n * S), ninf);
+  w.alpha.assign(size_t(n * S), ninf);
+  A *alpha = w.alpha.data();
+  const A *lp = w.lp.data();
   alpha[0] = lp[blank];
   if (S > 1) alpha[1] = lp[z(1)];
-  for (int64_t t = 1; t < n; ++t) {
-    const A *prev = alpha.data() + (t - 1) * S;
-    A *cur = alpha.data() + t * S;
-    const A *l = lp.data() + t * A_;
-    for (int64_t s = lo(t), e = hi(t); s < e; ++s)
-      cur[s] = ctc_lse3(prev[s], s >= 1 ? prev[s - 1] : ninf, skip(s) ? prev[s - 2] : ninf)
-               + l[z(s)];
-  }
-  const A *last = alpha.data() + (n - 1) * S;
+  for (int64_t t = 1; t < n; ++t)
+    ctc_step(alpha + (t - 1) * S, alpha + t * S, lp + t * A_, lo(t), hi(t), S, -1, z, skip, w);
+  const A *last = alpha + (n - 1) * S;
   const A loglik = S > 1 ? ctc_lse(last[S - 1], last[S - 2]) : last[0];
   if (g == nullptr) return -loglik;
   *written = n;
   // Beta backwards in time, two rows; each step's gradient row at once.
-  beta.assign(size_t(2 * S), ninf);
-  acc.resize(size_t(A_));
+  w.beta.assign(size_t(2 * S), ninf);
+  auto skip_up = [&](int64_t s) { return s + 2 < S && skip(s + 2); };
   for (int64_t t = n - 1; t >= 0; --t) {
-    A *cur = beta.data() + (t & 1) * S;
-    const A *next = beta.data() + ((t + 1) & 1) * S;
-    const A *l = lp.data() + t * A_;
+    A *cur = w.beta.data() + (t & 1) * S;
+    const A *next = w.beta.data() + ((t + 1) & 1) * S;
+    const A *l = lp + t * A_;
     const int64_t s0 = lo(t), s1 = hi(t);
     for (int64_t s = 0; s < S; ++s) cur[s] = ninf;
     if (t == n - 1) {
       cur[S - 1] = l[z(S - 1)];
       if (S > 1) cur[S - 2] = l[z(S - 2)];
     } else {
-      for (int64_t s = s0; s < s1; ++s)
-        cur[s] = ctc_lse3(next[s], s + 1 < S ? next[s + 1] : ninf,
-                          s + 2 < S && skip(s + 2) ? next[s + 2] : ninf) + l[z(s)];
+      ctc_step(next, cur, l, s0, s1, S, 1, z, skip_up, w);
     }
-    // acc[a]: the posterior probability of the states emitting a at step t,
-    // alpha beta / y over the likelihood (at most 1: no overflow).
-    for (int64_t a = 0; a < A_; ++a) acc[a] = A(0);
-    const A *al = alpha.data() + t * S;
-    for (int64_t s = s0; s < s1; ++s) acc[z(s)] += std::exp(al[s] + cur[s] - l[z(s)] - loglik);
+    // The posterior probability of each state at step t, alpha beta / y over
+    // the likelihood (at most 1: no overflow), summed per symbol into e.
+    A *post = w.acc.data(), *e = w.ex.data();
+    const A *al = alpha + t * S;
+    for (int64_t s = s0; s < s1; ++s) post[s - s0] = al[s] + cur[s] - l[z(s)] - loglik;
+    vexp(post, post, s1 - s0);
+    vexp(l, e, A_);                                   // the softmax
+    for (int64_t s = s0; s < s1; ++s) e[z(s)] -= post[s - s0];
     T *grow = g + t * stride;
-    for (int64_t a = 0; a < A_; ++a) nn_store<ADD>(grow, a, A(std::exp(l[a]) - acc[a]));
+    for (int64_t a = 0; a < A_; ++a) nn_store<ADD>(grow, a, e[a]);
   }
   return -loglik;
 }
@@ -193,13 +220,13 @@ static void ctc_forward_typed(MXOpCall *c) {
   const int64_t blank = p.blank_last ? A_ - 1 : 0, stride = N * A_;
   // Each state of each step costs a few exps and a log.
   parallel_for_cost(N, T_ * (2 * A_ + 16 * L + 8), [&](int64_t b0, int64_t b1) {
-    std::vector<A> lp, alpha, beta, acc;
+    CtcScratch<A> scratch;
     for (int64_t b = b0; b < b1; ++b) {
       T *g = grad == nullptr ? nullptr : grad + b * A_;
       int64_t written;
       const A v = ctc_sequence<T, A, ADD>(x + b * A_, stride, seq.steps[b], A_,
                                           seq.labels.data() + b * L, seq.count[b], blank, g,
-                                          &written, lp, alpha, beta, acc);
+                                          &written, scratch);
       nn_put(loss, b, v, loss_req);
       if (g == nullptr || ADD) continue;
       // Steps the recursion did not write (past the sequence, or all of an
