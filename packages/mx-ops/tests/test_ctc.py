@@ -116,6 +116,25 @@ def test_against_numpy(dtype, blank_label):
         np.testing.assert_allclose(grad.astype(np.float64), want_grad, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_long_sequences_against_numpy(dtype):
+    """Wide windows of states and a wide alphabet: the vectorised exps'
+    full-width bodies, not only their tails."""
+    rng = np.random.default_rng(4)
+    T, N, A, L = 60, 3, 70, 25
+    data = (rng.standard_normal((T, N, A)) * 4).astype(dtype)
+    label = rng.integers(1, A, (N, L)).astype(np.int64)
+    label[1, 5:9] = label[1, 4]                            # a run of repeats
+    loss, grad = invoke("CTCLoss", [data, label])
+    want_loss, want_grad = ctc_reference(data.astype(np.float64), label)
+    tol = 1e-5 if dtype == "float32" else 1e-11
+    np.testing.assert_allclose(loss, want_loss, rtol=tol)
+    # float32 log-probabilities of losses in the hundreds carry ~1e-5 absolute
+    # error into each posterior's exponent, and 60 steps of it add up.
+    np.testing.assert_allclose(grad, want_grad, rtol=tol, atol=3e-4 if dtype == "float32"
+                               else tol)
+
+
 def test_edge_sequences():
     """Zero steps, no labels, labels filling every step, all-blank."""
     rng = np.random.default_rng(5)

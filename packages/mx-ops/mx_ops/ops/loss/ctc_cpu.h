@@ -18,8 +18,9 @@
 // repeated neighbours > n) has loss 0 and gradient 0, as in MXNet.
 // Lengths are clipped to the arrays and labels to the alphabet (MXNet
 // reads out of bounds there).  Sequences are split across cores; each
-// keeps its alpha (n x S), two beta rows and its log-softmax (n x A), and
-// visits only the states that can lie on a complete path at each step.
+// keeps its alpha (n x S), two beta rows and its log-softmax (n x A),
+// visits only the states that can lie on a complete path at each step, and
+// takes each step's exps in one vectorised call (vexp.h), one log a state.
 //
 // Backward (_backward_ctc_loss), inputs (out_grad (N,), grad (T, N, A)):
 //   data_grad[t, b, a] = out_grad[b] * grad[t, b, a].
