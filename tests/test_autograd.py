@@ -3,6 +3,7 @@ programs): gradients against NumPy formulas and finite differences,
 against the simple_bind executor for the same networks, grad_req,
 retain_graph, higher order, Function, get_symbol, and MXNet 1.9.1's
 behaviour and messages where a script could depend on them."""
+import pathlib
 import threading
 
 import numpy as np
@@ -588,3 +589,29 @@ def test_repeated_tape_reuses_its_program():
     assert _autograd.program_cache_size() == built + 3
     for step, g in enumerate(grads):
         np.testing.assert_allclose(g, grads[0] * (step + 1), rtol=1e-5)
+
+
+def test_ctc_loss_gradient_matches_mxnet():
+    """CTCLoss's gradient comes from its hidden output, scaled by the head
+    gradient; MXNet 1.9.1's (packages/mx-ops/tests/data/ctc_mxnet191.npz)
+    through mx.nd, mx.nd.contrib and a bound symbol."""
+    data = np.load(pathlib.Path(__file__).parents[1] / "packages" / "mx-ops" / "tests"
+                   / "data" / "ctc_mxnet191.npz")
+    case = {k.split("/")[1]: data[k] for k in data.files if k.startswith("lengths/")}
+    lengths = [mx.nd.array(case["data_lengths"]), mx.nd.array(case["label_lengths"])]
+    for fn in (mx.nd.CTCLoss, mx.nd.contrib.ctc_loss):
+        x = variable(case["data"])
+        with ag.record():
+            y = fn(x, mx.nd.array(case["label"]), *lengths, use_data_lengths=True,
+                   use_label_lengths=True)
+        y.backward(mx.nd.array(case["og"]))
+        np.testing.assert_allclose(y.asnumpy(), case["loss"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(x.grad.asnumpy(), case["grad"], rtol=1e-4, atol=1e-5)
+    sym = mx.sym.CTCLoss(mx.sym.var("data"), mx.sym.var("label"), blank_label="first")
+    case = {k.split("/")[1]: data[k] for k in data.files if k.startswith("first_padded/")}
+    exe = sym.simple_bind(mx.cpu(), data=case["data"].shape, label=case["label"].shape)
+    exe.forward(is_train=True, data=case["data"], label=case["label"])
+    exe.backward(mx.nd.array(case["og"]))
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), case["loss"], rtol=1e-5)
+    np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), case["grad"], rtol=1e-4,
+                               atol=1e-5)

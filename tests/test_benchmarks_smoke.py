@@ -5,6 +5,7 @@ import importlib
 import inspect
 import itertools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -142,6 +143,14 @@ def test_compare_conv3d_quick(tmp_path):
     out = _run_script("benchmarks/compare_conv3d.py", "--quick", "--mxnet-python", "",
                       "--torch-python", "", cwd=tmp_path)
     assert "Convolution 3-D, data (2, 4, 8, 8, 8)" in out and "forward + backward" in out
+
+
+def test_compare_ctc_quick(tmp_path):
+    out = _run_script("benchmarks/compare_ctc.py", "--quick", "--torch-python", "",
+                      cwd=tmp_path)
+    # Our column holds times (a failed worker would leave "-").
+    assert re.search(r"CTCLoss forward, T=50.* \d+\.\d+ ms", out), out
+    assert re.search(r"CTCLoss forward \+ backward.* \d+\.\d+ ms", out), out
 
 
 def test_compare_norm_quick(tmp_path):

@@ -20,9 +20,9 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_diag',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
- '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_ctc_loss',
+ '_backward_diag', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_hard_sigmoid', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
  '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
  '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
  '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
@@ -32,24 +32,25 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_allclose',
- '_contrib_arange_like', '_contrib_backward_index_copy', '_contrib_backward_quadratic',
- '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
- '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
- '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
- '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
- '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater', '_greater_equal',
- '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot', '_hypot_scalar',
- '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
- '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
- '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
- '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
- '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
- '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
- '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
- '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
- '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_CTCLoss',
+ '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
+ '_contrib_backward_quadratic', '_contrib_ctc_loss', '_contrib_div_sqrt_dim',
+ '_contrib_index_array', '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
+ '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
+ '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
+ '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
+ '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar',
+ '_histogram', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar',
+ '_lesser_scalar', '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian',
+ '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag',
+ '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
+ '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
+ '_linspace', '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar',
+ '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum',
+ '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar',
+ '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
+ '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
+ '_random_gamma_like', '_random_generalized_negative_binomial',
  '_random_generalized_negative_binomial_like', '_random_negative_binomial',
  '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
  '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
@@ -1395,6 +1396,34 @@ def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, name
         The node's outputs.
     """
     return _compose('_backward_broadcast_axis', (ograd, data), name, attr, kwargs, axis=axis, size=size)
+
+
+def _backward_ctc_loss(out_grad=None, grad=None, name=None, attr=None, **kwargs):
+    """
+    Gradient of CTCLoss: out_grad[b] * grad[t, b, :], grad being the forward's hidden output.
+
+    Parameters
+    ----------
+    out_grad : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_out_grad'.
+    grad : Symbol, optional
+        CTCLoss's output 'grad', as the forward pass computed it.  Left out, it
+        is a new variable named '<name>_grad'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_ctc_loss', (out_grad, grad), name, attr, kwargs)
 
 
 def _backward_diag(ograd=None, data=None, k=_NULL, axis1=_NULL, axis2=_NULL, name=None, attr=None, **kwargs):
@@ -4430,6 +4459,8 @@ _backward_cast = _alias(_backward_Cast, '_backward_cast')
 _backward_linear_reg_out = _alias(_backward_LinearRegressionOutput, '_backward_linear_reg_out')
 _backward_logistic_reg_out = _alias(_backward_LogisticRegressionOutput, '_backward_logistic_reg_out')
 _backward_mae_reg_out = _alias(_backward_MAERegressionOutput, '_backward_mae_reg_out')
+_contrib_CTCLoss = _alias(_op.CTCLoss, '_contrib_CTCLoss')
+_contrib_ctc_loss = _alias(_op.CTCLoss, '_contrib_ctc_loss')
 _copy = _alias(_op.identity, '_copy')
 _crop_assign = _alias(_slice_assign, '_crop_assign')
 _crop_assign_scalar = _alias(_slice_assign_scalar, '_crop_assign_scalar')

@@ -6,8 +6,8 @@ from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
- 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'CTCLoss', 'Cast', 'Concat',
+ 'Convolution', 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
  'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
  'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
  'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
@@ -21,27 +21,28 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Conc
  'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
- 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1',
- 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln',
- 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag',
- 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse',
- 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet',
- 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p',
- 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min',
- 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
- 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians', 'random_exponential',
- 'random_gamma', 'random_generalized_negative_binomial', 'random_negative_binomial',
- 'random_normal', 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index',
- 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
- 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
- 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
+ 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
+ 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
+ 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
+ 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
+ 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
+ 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
+ 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
+ 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
+ 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
+ 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -202,6 +203,48 @@ def BlockGrad(data=None, out=None, name=None, **kwargs):
     Aliases: stop_gradient.
     """
     return _call_op('BlockGrad', [data], out, kwargs)
+
+
+def CTCLoss(data=None, label=None, data_lengths=None, label_lengths=None, use_data_lengths=_NULL, use_label_lengths=_NULL, blank_label=_NULL, out=None, name=None, **kwargs):
+    """
+    Connectionist Temporal Classification Loss: the negative log-likelihood of each label sequence under softmax(data) over the alphabet, summed over the alignments (blank, repeated labels collapsed).  'data' is (sequence length, batch, alphabet), 'label' (batch, label length); output (batch,).  A sequence whose labels do not fit its steps has loss 0.  Without label_lengths the labels end at the padding value: 0 with blank_label='first', -1 with 'last' (what MXNet 1.9.1 computes; its blank_label text says the reverse).
+
+    Parameters
+    ----------
+    data : NDArray
+        Input ndarray
+    label : NDArray
+        Ground-truth labels for the loss.
+    data_lengths : NDArray
+        Lengths of data for each of the samples. Only required when
+        use_data_lengths is true.
+    label_lengths : NDArray
+        Lengths of labels for each of the samples. Only required when
+        use_label_lengths is true.
+    use_data_lengths : bool, optional, default=False
+        Whether the data lenghts are decided by `data_lengths`. If false, the lengths are equal to the max sequence length.
+    use_label_lengths : bool, optional, default=False
+        Whether the label lenghts are decided by `label_lengths`, or derived from `padding_mask`. If false, the lengths are derived from the first occurrence of the value of `padding_mask`. The value of `padding_mask` is ``0`` when first CTC label is reserved for blank, and ``-1`` when last label is reserved for blank. See `blank_label`.
+    blank_label : {'first', 'last'}, optional, default='first'
+        Set the label that is reserved for blank label.If "first", 0-th label is reserved, and label values for tokens in the vocabulary are between ``1`` and ``alphabet_size-1``, and the padding mask is ``-1``. If "last", last label value ``alphabet_size-1`` is reserved for blank label instead, and label values for tokens in the vocabulary are between ``0`` and ``alphabet_size-2``, and the padding mask is ``0``.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+
+    Aliases: ctc_loss, _contrib_CTCLoss, _contrib_ctc_loss.
+    """
+    if use_data_lengths is not _NULL:
+        kwargs['use_data_lengths'] = use_data_lengths
+    if use_label_lengths is not _NULL:
+        kwargs['use_label_lengths'] = use_label_lengths
+    if blank_label is not _NULL:
+        kwargs['blank_label'] = blank_label
+    return _call_op('CTCLoss', [data, label, data_lengths, label_lengths], out, kwargs, True)
 
 
 def Cast(data=None, dtype=_NULL, out=None, name=None, **kwargs):
@@ -5817,6 +5860,7 @@ cast = Cast
 choose_element_0index = pick
 concat = Concat
 crop = slice
+ctc_loss = CTCLoss
 flatten = Flatten
 flip = reverse
 max_axis = max

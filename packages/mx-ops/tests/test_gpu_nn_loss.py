@@ -1,5 +1,5 @@
 """GPU twins of SoftmaxOutput, the regression outputs, MakeLoss, BlockGrad,
-Embedding, UpSampling and L2Normalization (forward and backward ops)
+Embedding, UpSampling, L2Normalization and CTCLoss (forward and backward ops)
 against their CPU kernels: the same invoke on NumPy and on CuPy arrays,
 for every float dtype and every req.  Skipped without CuPy and a device."""
 import importlib.util
@@ -110,6 +110,18 @@ for _mode, _shape in (("instance", (3, 700)), ("channel", (2, 5, 3, 2)),
         y, n = invoke("L2Normalization", [_r(_shape).astype(t)], mode=_mode)
         return [_r(_shape, 1).astype(t), y, n]
     CASES.append(("_backward_L2Normalization", _l2_back, {"mode": _mode}))
+# CTCLoss: padded labels with repeats, lengths of other dtypes (a sequence
+# too short for its labels, one without steps), an alphabet wider than a block.
+_CTC_LABELS = np.array([[1, 2, 2, 0], [3, 3, 3, 1], [5, 0, 0, 0], [4, 1, 4, 2]])
+CASES += [
+    ("CTCLoss", lambda t: [_r((9, 4, 6), 0, -3, 3).astype(t), _CTC_LABELS.astype(t)], {}),
+    ("CTCLoss", lambda t: [_r((7, 4, 6), 1, -3, 3).astype(t), (_CTC_LABELS - 1).astype("int32"),
+                           np.array([7, 4, 0, 6], "int64"), np.array([3, 4, 1, 0.0])],
+     {"use_data_lengths": True, "use_label_lengths": True, "blank_label": "last"}),
+    ("CTCLoss", lambda t: [_r((20, 3, 300), 2, -3, 3).astype(t),
+                           _labels((3, 8), 299, 3) + 1], {}),
+    ("_backward_ctc_loss", lambda t: [_r((4,), 1).astype(t), _r((9, 4, 6), 2).astype(t)], {}),
+]
 
 PARAMS = [(op, make, kw, t) for op, make, kw in CASES for t in FLOATS]
 
@@ -180,5 +192,6 @@ def test_gpu_computes_registered_where_cupy_is():
                  "_backward_LinearRegressionOutput", "_backward_LogisticRegressionOutput",
                  "_backward_MAERegressionOutput", "MakeLoss", "_backward_MakeLoss",
                  "BlockGrad", "Embedding", "_backward_Embedding", "UpSampling",
-                 "_backward_UpSampling", "L2Normalization", "_backward_L2Normalization"):
+                 "_backward_UpSampling", "L2Normalization", "_backward_L2Normalization",
+                 "CTCLoss", "_backward_ctc_loss"):
         assert ("gpu" in registry.get(name).compute) == have, name
