@@ -12,9 +12,10 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
- '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
+ '_backward_Convolution', '_backward_Custom', '_backward_CustomFunction',
+ '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
+ '_backward_FullyConnected', '_backward_GridGenerator', '_backward_GroupNorm',
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
@@ -297,6 +298,40 @@ def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=
         The node's outputs (index it for one).
     """
     return _compose('_backward_BatchNorm_v1', (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
+
+
+def _backward_BilinearSampler(ograd=None, data=None, grid=None, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    BilinearSampler's gradients of 'data' and 'grid' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        BilinearSampler's input 'data': Input data to the BilinearsamplerOp.
+        Left out, it is a new variable named '<name>_data'.
+    grid : Symbol, optional
+        BilinearSampler's input 'grid': Input grid to the
+        BilinearsamplerOp.grid has two channels: x_src, y_src  Left out, it is
+        a new variable named '<name>_grid'.
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_BilinearSampler', (ograd, data, grid), name, attr, kwargs, cudnn_off=cudnn_off)
 
 
 def _backward_Cast(ograd=None, data=None, name=None, attr=None, **kwargs):
@@ -635,6 +670,35 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
         The node's outputs (index it for one).
     """
     return _compose('_backward_FullyConnected', (out_grad, data, weight), name, attr, kwargs, num_hidden=num_hidden, no_bias=no_bias, flatten=flatten)
+
+
+def _backward_GridGenerator(ograd=None, transform_type=_NULL, target_shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    GridGenerator's gradient of 'data' from the output's: the target grid's coordinates summed against it ('affine'), or it scaled back to pixels ('warp').
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_GridGenerator', (ograd,), name, attr, kwargs, transform_type=transform_type, target_shape=target_shape)
 
 
 def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):

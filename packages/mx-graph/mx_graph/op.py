@@ -5,19 +5,19 @@
 from mx_graph.op_functions import NULL as _NULL, alias as _alias, compose as _compose
 from mx_graph._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
- 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
- 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
- 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
- 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockGrad', 'Cast', 'Concat',
+ 'Convolution', 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GridGenerator', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN',
+ 'LayerNorm', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
+ 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput',
+ 'SequenceLast', 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax',
+ 'SoftmaxActivation', 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n',
+ 'all_finite', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+ 'argmax_channel', 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add',
+ 'broadcast_axes', 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
  'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
@@ -169,6 +169,36 @@ def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=
         The node's outputs (index it for one).
     """
     return _compose('BatchNorm_v1', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
+
+
+def BilinearSampler(data=None, grid=None, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies bilinear sampling to input feature map: out[n, c, h, w] interpolates data[n, c] at (x, y) = grid[n, :, h, w], normalised to [-1, 1]; points outside read zeros.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to the BilinearsamplerOp.  Left out, it is a new variable
+        named '<name>_data'.
+    grid : Symbol, optional
+        Input grid to the BilinearsamplerOp.grid has two channels: x_src, y_src
+        Left out, it is a new variable named '<name>_grid'.
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('BilinearSampler', (data, grid), name, attr, kwargs, cudnn_off=cudnn_off)
 
 
 def BlockGrad(data=None, name=None, attr=None, **kwargs):
@@ -525,6 +555,35 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
         The node's outputs.
     """
     return _compose('FullyConnected', (data, weight, bias), name, attr, kwargs, num_hidden=num_hidden, no_bias=no_bias, flatten=flatten)
+
+
+def GridGenerator(data=None, transform_type=_NULL, target_shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    Generates 2D sampling grid for bilinear sampling: from an affine matrix (transform_type 'affine', data (batch, 6), target_shape (H, W)) or an optical flow (transform_type 'warp', data (batch, 2, H, W)); the output (batch, 2, H, W) holds normalised x and y in [-1, 1].
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to the function.  Left out, it is a new variable named
+        '<name>_data'.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('GridGenerator', (data,), name, attr, kwargs, transform_type=transform_type, target_shape=target_shape)
 
 
 def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):

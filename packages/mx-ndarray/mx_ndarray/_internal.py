@@ -13,9 +13,10 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
- '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
+ '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
+ '_backward_Convolution', '_backward_Custom', '_backward_CustomFunction',
+ '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
+ '_backward_FullyConnected', '_backward_GridGenerator', '_backward_GroupNorm',
  '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
  '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
@@ -302,6 +303,36 @@ def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=
     if output_mean_var is not _NULL:
         kwargs['output_mean_var'] = output_mean_var
     return _call_op('_backward_BatchNorm_v1', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def _backward_BilinearSampler(ograd=None, data=None, grid=None, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    BilinearSampler's gradients of 'data' and 'grid' from the output's.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        BilinearSampler's input 'data': Input data to the BilinearsamplerOp.
+    grid : NDArray
+        BilinearSampler's input 'grid': Input grid to the
+        BilinearsamplerOp.grid has two channels: x_src, y_src
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('_backward_BilinearSampler', [ograd, data, grid], out, kwargs)
 
 
 def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
@@ -668,6 +699,35 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _call_op('_backward_FullyConnected', [out_grad, data, weight], out, kwargs)
+
+
+def _backward_GridGenerator(ograd=None, transform_type=_NULL, target_shape=_NULL, out=None, name=None, **kwargs):
+    """
+    GridGenerator's gradient of 'data' from the output's: the target grid's coordinates summed against it ('affine'), or it scaled back to pixels ('warp').
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    return _call_op('_backward_GridGenerator', [ograd], out, kwargs)
 
 
 def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):

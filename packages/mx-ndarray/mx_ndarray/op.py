@@ -6,19 +6,19 @@ from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'Cast', 'Concat', 'Convolution',
- 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
- 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
- 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
- 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockGrad', 'Cast', 'Concat',
+ 'Convolution', 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
+ 'FullyConnected', 'GridGenerator', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN',
+ 'LayerNorm', 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput',
+ 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput',
+ 'SequenceLast', 'SequenceMask', 'SequenceReverse', 'SliceChannel', 'Softmax',
+ 'SoftmaxActivation', 'SoftmaxOutput', 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n',
+ 'all_finite', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax',
+ 'argmax_channel', 'argmin', 'argsort', 'batch_dot', 'batch_take', 'broadcast_add',
+ 'broadcast_axes', 'broadcast_axis', 'broadcast_div', 'broadcast_equal', 'broadcast_greater',
+ 'broadcast_greater_equal', 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal',
+ 'broadcast_like', 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor',
+ 'broadcast_maximum', 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
  'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
  'crop', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div',
@@ -180,6 +180,32 @@ def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=
     if output_mean_var is not _NULL:
         kwargs['output_mean_var'] = output_mean_var
     return _call_op('BatchNorm_v1', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def BilinearSampler(data=None, grid=None, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies bilinear sampling to input feature map: out[n, c, h, w] interpolates data[n, c] at (x, y) = grid[n, :, h, w], normalised to [-1, 1]; points outside read zeros.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the BilinearsamplerOp.
+    grid : NDArray
+        Input grid to the BilinearsamplerOp.grid has two channels: x_src, y_src
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('BilinearSampler', [data, grid], out, kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):
@@ -560,6 +586,34 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
+
+
+def GridGenerator(data=None, transform_type=_NULL, target_shape=_NULL, out=None, name=None, **kwargs):
+    """
+    Generates 2D sampling grid for bilinear sampling: from an affine matrix (transform_type 'affine', data (batch, 6), target_shape (H, W)) or an optical flow (transform_type 'warp', data (batch, 2, H, W)); the output (batch, 2, H, W) holds normalised x and y in [-1, 1].
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the function.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    return _call_op('GridGenerator', [data], out, kwargs)
 
 
 def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):

@@ -240,6 +240,19 @@ CASES += [
      {"num_arrays": 2}, FLOATS),
 ]
 
+# GridGenerator and BilinearSampler (grids reach outside [-1, 1]), with their backwards.
+_AFFINE, _WARP = {"transform_type": "affine", "target_shape": (5, 7)}, {"transform_type": "warp"}
+CASES += [
+    ("GridGenerator", lambda t: [fdata((2, 6), t)], _AFFINE, ["float32"]),
+    ("GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _WARP, ["float32"]),
+    ("_backward_GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _AFFINE, ["float32"]),
+    ("_backward_GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _WARP, ["float32"]),
+    ("BilinearSampler", lambda t: [fdata((2, 3, 5, 6), t), fdata((2, 2, 4, 7), t, 1) * 1.2],
+     {}, FLOATS),
+    ("_backward_BilinearSampler", lambda t: [fdata((2, 3, 4, 7), t), fdata((2, 3, 5, 6), t, 1),
+                                             fdata((2, 2, 4, 7), t, 2) * 1.2], {}, FLOATS),
+]
+
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
 

@@ -1,0 +1,16 @@
+"""The CPU kernels of the spatial family (spatial_cpu.h), as addresses."""
+from mx_ops.core._types cimport MXFCompute, MXOpCall
+
+cdef extern from "spatial_cpu.h" namespace "mxop" nogil:
+    int grid_generator_run(MXOpCall* c)
+    int grid_generator_backward_run(MXOpCall* c)
+    int bilinear_sampler_run(MXOpCall* c)
+    int bilinear_sampler_backward_run(MXOpCall* c)
+
+
+def kernels():
+    """{operator name: address} for GridGenerator, BilinearSampler and their backwards."""
+    return {"GridGenerator": <size_t><MXFCompute>grid_generator_run,
+            "_backward_GridGenerator": <size_t><MXFCompute>grid_generator_backward_run,
+            "BilinearSampler": <size_t><MXFCompute>bilinear_sampler_run,
+            "_backward_BilinearSampler": <size_t><MXFCompute>bilinear_sampler_backward_run}

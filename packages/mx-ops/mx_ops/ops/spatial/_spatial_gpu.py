@@ -1,0 +1,244 @@
+"""GPU compute of the spatial family with the semantics of spatial_cpu.h:
+one thread per output element (GridGenerator), per grid point
+(BilinearSampler's output and grid gradient) or per affine coefficient
+(GridGenerator's backward).  The sampler's data gradient scatters with
+atomicAdd into a scratch array of the compute type (float for float16),
+then lands in the output under its req.
+Importing this module without CuPy raises ImportError."""
+import cupy
+import numpy
+
+from mx_ops.core._cuda import FLOAT_CTYPES, NN_HEAD, launch, raw_module
+
+_SOURCE = NN_HEAD + r"""
+#define MX_REQ_NULL 0
+#define MX_REQ_ADD 3
+template <typename T, typename A>
+__device__ inline void mx_put(T *out, long long i, A v, int req) {
+  if (req != MX_REQ_NULL) out[i] = req == MX_REQ_ADD ? T(A(out[i]) + v) : T(v);
+}
+
+template <typename A>
+__device__ inline A grid_coord(long long i, long long n) {
+  return A(-1) + A(i) * A(2.0 / double(n - 1));
+}
+
+// GridGenerator (grid_generator of spatial_cpu.h): out (N, 2, H, W), dst the
+// target grid, written by the threads of batch 0.
+template <typename T>
+__global__ void mx_grid_gen(const T *in, T *out, T *dst, long long N, long long H,
+                            long long W, int warp, int req, int dreq) {
+  typedef typename Acc<T>::type A;
+  const long long HW = H * W;
+  MX_GRID_STRIDE(j, N * HW) {
+    const long long n = j / HW, i = j % HW, w = i % W, h = i / W;
+    if (n == 0) {
+      mx_put(dst, i, warp ? A(w) : grid_coord<A>(w, W), dreq);
+      mx_put(dst, HW + i, warp ? A(h) : grid_coord<A>(h, H), dreq);
+      if (!warp) mx_put(dst, 2 * HW + i, A(1), dreq);
+    }
+    const long long o0 = n * 2 * HW + i, o1 = o0 + HW;
+    if (warp) {
+      const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
+      mx_put(out, o0, (A(in[o0]) + A(w)) / nx - A(1), req);
+      mx_put(out, o1, (A(in[o1]) + A(h)) / ny - A(1), req);
+    } else {
+      const T *t = in + n * 6;
+      const A x = grid_coord<A>(w, W), y = grid_coord<A>(h, H);
+      mx_put(out, o0, A(t[0]) * x + A(t[1]) * y + A(t[2]), req);
+      mx_put(out, o1, A(t[3]) * x + A(t[4]) * y + A(t[5]), req);
+    }
+  }
+}
+
+// GridGenerator's backward: warp, one thread per element; affine, one per
+// coefficient (n, k, j) summing over the target grid.
+template <typename T>
+__global__ void mx_grid_gen_bwd(const T *g, T *out, long long N, long long H, long long W,
+                                int warp, int req) {
+  typedef typename Acc<T>::type A;
+  const long long HW = H * W;
+  if (warp) {
+    const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
+    MX_GRID_STRIDE(i, N * 2 * HW) mx_put(out, i, A(g[i]) / ((i / HW) % 2 ? ny : nx), req);
+    return;
+  }
+  MX_GRID_STRIDE(q, N * 6) {
+    const long long r = q / 3, j = q % 3;
+    const T *gr = g + r * HW;
+    double s = 0;
+    for (long long i = 0; i < HW; ++i) {
+      const double c = j == 0 ? double(grid_coord<A>(i % W, W))
+                     : j == 1 ? double(grid_coord<A>(i / W, H)) : 1.0;
+      s += double(A(gr[i])) * c;
+    }
+    mx_put(out, q, A(s), req);
+  }
+}
+
+// One sampling point (Tap of spatial_cpu.h).
+template <typename A>
+struct Tap {
+  long long x0, y0;
+  A wx, wy;
+  bool in00, in01, in10, in11;
+  __device__ Tap(A gx, A gy, long long H, long long W) {
+    const A x = (gx + A(1)) * A(W - 1) / A(2), y = (gy + A(1)) * A(H - 1) / A(2);
+    const A fx = floor(x), fy = floor(y);
+    x0 = (long long)fx;
+    y0 = (long long)fy;
+    wx = A(1) - (x - fx);
+    wy = A(1) - (y - fy);
+    const bool x0in = x0 >= 0 && x0 <= W - 1, x1in = x0 + 1 >= 0 && x0 + 1 <= W - 1;
+    const bool y0in = y0 >= 0 && y0 <= H - 1, y1in = y0 + 1 >= 0 && y0 + 1 <= H - 1;
+    in00 = y0in && x0in;
+    in01 = y0in && x1in;
+    in10 = y1in && x0in;
+    in11 = y1in && x1in;
+  }
+  template <typename T>
+  __device__ void read(const T *p, long long W, A v[4]) const {
+    const long long at = y0 * W + x0;
+    v[0] = in00 ? A(p[at]) : A(0);
+    v[1] = in01 ? A(p[at + 1]) : A(0);
+    v[2] = in10 ? A(p[at + W]) : A(0);
+    v[3] = in11 ? A(p[at + W + 1]) : A(0);
+  }
+};
+
+// BilinearSampler: one thread per grid point (n, i), over the channels.
+template <typename T>
+__global__ void mx_bsampler(const T *data, const T *grid, T *out, T *tmp, long long N,
+                            long long C, long long H, long long W, long long P, int req,
+                            int treq) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(j, N * P) {
+    const long long n = j / P, i = j % P;
+    const T *g = grid + n * 2 * P + i;
+    mx_put(tmp, 2 * j, A(g[0]), treq);
+    mx_put(tmp, 2 * j + 1, A(g[P]), treq);
+    if (req == MX_REQ_NULL) continue;
+    const Tap<A> t{A(g[0]), A(g[P]), H, W};
+    A v[4];
+    for (long long ch = 0; ch < C; ++ch) {
+      t.read(data + (n * C + ch) * H * W, W, v);
+      mx_put(out, (n * C + ch) * P + i,
+             t.wy * (t.wx * v[0] + (A(1) - t.wx) * v[1]) +
+                 (A(1) - t.wy) * (t.wx * v[2] + (A(1) - t.wx) * v[3]), req);
+    }
+  }
+}
+
+// The data gradient, scattered with atomicAdd into `acc` (the compute type).
+template <typename T, typename A>
+__global__ void mx_bsampler_bwd_data(const T *g, const T *grid, A *acc, long long N,
+                                     long long C, long long H, long long W, long long P) {
+  MX_GRID_STRIDE(j, N * C * P) {
+    const long long r = j / P, i = j % P;
+    const T *gp = grid + (r / C) * 2 * P;
+    const Tap<A> t{A(gp[i]), A(gp[P + i]), H, W};
+    const A v = A(g[j]);
+    A *gd = acc + r * H * W + t.y0 * W + t.x0;
+    if (t.in00) atomicAdd(gd, v * t.wy * t.wx);
+    if (t.in01) atomicAdd(gd + 1, v * t.wy * (A(1) - t.wx));
+    if (t.in10) atomicAdd(gd + W, v * (A(1) - t.wy) * t.wx);
+    if (t.in11) atomicAdd(gd + W + 1, v * (A(1) - t.wy) * (A(1) - t.wx));
+  }
+}
+
+// The grid gradient: one thread per grid point, over the channels.
+template <typename T>
+__global__ void mx_bsampler_bwd_grid(const T *g, const T *data, const T *grid, T *ggrid,
+                                     long long N, long long C, long long H, long long W,
+                                     long long P, int req) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(j, N * P) {
+    const long long n = j / P, i = j % P;
+    const T *gp = grid + n * 2 * P + i;
+    const Tap<A> t{A(gp[0]), A(gp[P]), H, W};
+    A v[4], sx = 0, sy = 0;
+    for (long long ch = 0; ch < C; ++ch) {
+      t.read(data + (n * C + ch) * H * W, W, v);
+      const A o = A(g[(n * C + ch) * P + i]);
+      sx += o * (t.wy * (v[1] - v[0]) + (A(1) - t.wy) * (v[3] - v[2]));
+      sy += o * (t.wx * (v[2] - v[0]) + (A(1) - t.wx) * (v[3] - v[1]));
+    }
+    mx_put(ggrid, n * 2 * P + i, sx * A(W - 1) / A(2), req);
+    mx_put(ggrid, n * 2 * P + P + i, sy * A(H - 1) / A(2), req);
+  }
+}
+"""
+_ACC = {"float": "float", "double": "double", "float16": "float"}
+_NAMES = ([f"{k}<{t}>" for k in ("mx_grid_gen", "mx_grid_gen_bwd", "mx_bsampler",
+                                  "mx_bsampler_bwd_grid") for t in FLOAT_CTYPES.values()]
+          + [f"mx_bsampler_bwd_data<{t}, {_ACC[t]}>" for t in FLOAT_CTYPES.values()])
+_kernel = raw_module(_SOURCE, _NAMES)
+_REQ = {"null": 0, "write": 1, "inplace": 1, "add": 3}
+
+
+def compile_cases():
+    """The kernel source of this module, for the NVRTC check."""
+    return [("raw", "mx_spatial", _SOURCE, tuple(_NAMES))]
+
+
+def _fn(name, a):
+    return _kernel(f"{name}<{FLOAT_CTYPES[a.dtype.name]}>")
+
+
+def _i64(*values):
+    return tuple(numpy.int64(v) for v in values)
+
+
+def grid_generator(pack):
+    """GridGenerator: (data) -> (output, grid_dst)."""
+    def run(params, inputs, outputs, reqs):
+        out, dst = outputs
+        warp = numpy.int32(params["transform_type"] == "warp")
+        N, _, H, W = out.shape
+        launch(_fn("mx_grid_gen", out), N * H * W,
+               (inputs[0], out, dst, *_i64(N, H, W), warp, numpy.int32(_REQ[reqs[0]]),
+                numpy.int32(_REQ[reqs[1]])))
+    return run
+
+
+def grid_generator_backward(pack):
+    """_backward_GridGenerator: (ograd) -> data_grad."""
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        g = inputs[0]
+        warp = params["transform_type"] == "warp"
+        N, _, H, W = g.shape
+        launch(_fn("mx_grid_gen_bwd", g), N * 2 * H * W if warp else N * 6,
+               (g, outputs[0], *_i64(N, H, W), numpy.int32(warp), numpy.int32(_REQ[reqs[0]])))
+    return run
+
+
+def bilinear_sampler(params, inputs, outputs, reqs):
+    """BilinearSampler: (data, grid) -> (output, tmp)."""
+    data, grid = inputs
+    N, C, H, W = data.shape
+    P = grid.shape[2] * grid.shape[3]
+    launch(_fn("mx_bsampler", data), N * P,
+           (data, grid, *outputs, *_i64(N, C, H, W, P), numpy.int32(_REQ[reqs[0]]),
+            numpy.int32(_REQ[reqs[1]])))
+
+
+def bilinear_sampler_backward(params, inputs, outputs, reqs):
+    """_backward_BilinearSampler: (ograd, data, grid) -> (data_grad, grid_grad)."""
+    g, data, grid = inputs
+    gdata, ggrid = outputs
+    N, C, H, W = data.shape
+    P = grid.shape[2] * grid.shape[3]
+    if reqs[0] != "null":
+        ctype = FLOAT_CTYPES[data.dtype.name]
+        acc = cupy.zeros(data.shape, numpy.float64 if ctype == "double" else numpy.float32)
+        launch(_kernel(f"mx_bsampler_bwd_data<{ctype}, {_ACC[ctype]}>"), N * C * P,
+               (g, grid, acc, *_i64(N, C, H, W, P)))
+        if reqs[0] == "add":
+            gdata[...] = gdata.astype(acc.dtype) + acc
+        else:
+            gdata[...] = acc
+    if reqs[1] != "null":
+        launch(_fn("mx_bsampler_bwd_grid", data), N * P,
+               (g, data, grid, ggrid, *_i64(N, C, H, W, P), numpy.int32(_REQ[reqs[1]])))

@@ -1,0 +1,57 @@
+"""Records MXNet 1.9.1's GridGenerator and BilinearSampler (outputs and
+input gradients under random output gradients) in
+tests/data/spatial_mxnet191.npz for tests/test_spatial.py.
+Run with MXNet 1.9.1's Python:
+    /tmp/mxnet-venv/bin/python packages/mx-ops/tests/data/make_spatial_reference.py
+The sampler's grids reach past [-1, 1] so that taps outside the data (read
+as zeros) are covered.  Each case stores '<case>/in<i>', '<case>/g',
+'<case>/out', '<case>/grad<i>'; 'index' maps each case to its op,
+parameters and input count."""
+import json
+import os
+
+import mxnet as mx
+import numpy as np
+
+rng = np.random.RandomState(0)
+
+CASES = [  # (case, op, inputs, parameters, dtype)
+    ("affine", "GridGenerator", [rng.randn(3, 6)],
+     dict(transform_type="affine", target_shape=(4, 5)), "float32"),
+    ("affine_wide", "GridGenerator", [rng.randn(2, 6)],
+     dict(transform_type="affine", target_shape=(2, 7)), "float32"),
+    ("warp", "GridGenerator", [rng.randn(2, 2, 3, 4) * 2],
+     dict(transform_type="warp"), "float32"),
+    ("sampler", "BilinearSampler", [rng.randn(2, 3, 5, 6), rng.uniform(-1.3, 1.3, (2, 2, 4, 7))],
+     dict(), "float32"),
+    ("sampler_f64", "BilinearSampler", [rng.randn(1, 2, 4, 4), rng.uniform(-1.1, 1.1, (1, 2, 3, 3))],
+     dict(), "float64"),
+    ("sampler_up", "BilinearSampler", [rng.randn(1, 1, 2, 3), rng.uniform(-1.0, 1.0, (1, 2, 5, 5))],
+     dict(cudnn_off=True), "float32"),
+]
+
+
+def main():
+    out, index = {}, {}
+    for case, op, arrays, params, dtype in CASES:
+        ins = [mx.nd.array(a, dtype=dtype) for a in arrays]
+        for x in ins:
+            x.attach_grad()
+        with mx.autograd.record():
+            y = getattr(mx.nd, op)(*ins, **params)
+        g = mx.nd.array(rng.randn(*y.shape), dtype=dtype)
+        y.backward(g)
+        for i, x in enumerate(ins):
+            out[f"{case}/in{i}"] = x.asnumpy()
+            out[f"{case}/grad{i}"] = x.grad.asnumpy()
+        out[f"{case}/g"] = g.asnumpy()
+        out[f"{case}/out"] = y.asnumpy()
+        index[case] = {"op": op, "params": {k: list(v) if isinstance(v, tuple) else v
+                                            for k, v in params.items()}, "inputs": len(ins)}
+    out["index"] = np.array(json.dumps(index))
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spatial_mxnet191.npz")
+    np.savez_compressed(path, **out)
+
+
+if __name__ == "__main__":
+    main()
