@@ -21,16 +21,16 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_diag',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
- '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_SpatialTransformer', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_diag', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_allclose',
@@ -1387,6 +1387,48 @@ def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_N
         The node's outputs (index it for one).
     """
     return _compose('_backward_SoftmaxOutput', (ograd, label, out_data), name, attr, kwargs, grad_scale=grad_scale, ignore_label=ignore_label, multi_output=multi_output, use_ignore=use_ignore, preserve_shape=preserve_shape, normalization=normalization, out_grad=out_grad, smooth_alpha=smooth_alpha)
+
+
+def _backward_SpatialTransformer(ograd=None, data=None, loc=None, target_shape=_NULL, transform_type=_NULL, sampler_type=_NULL, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    SpatialTransformer's gradients of 'data' and 'loc' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        SpatialTransformer's input 'data': Input data to the
+        SpatialTransformerOp.  Left out, it is a new variable named
+        '<name>_data'.
+    loc : Symbol, optional
+        SpatialTransformer's input 'loc': localisation net, the output dim
+        should be 6 when transform_type is affine. You shold initialize the
+        weight and bias with identity tranform.  Left out, it is a new variable
+        named '<name>_loc'.
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        output shape(h, w) of spatial transformer: (y, x)
+    transform_type : {'affine'}
+        transformation type
+    sampler_type : {'bilinear'}
+        sampling type
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_SpatialTransformer', (ograd, data, loc), name, attr, kwargs, target_shape=target_shape, transform_type=transform_type, sampler_type=sampler_type, cudnn_off=cudnn_off)
 
 
 def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, name=None, attr=None, **kwargs):

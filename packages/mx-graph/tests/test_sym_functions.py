@@ -63,6 +63,7 @@ KNOWN = {
     ("_backward_im2col", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_GridGenerator", "auto"): "MXNet lists no inputs",
     ("_backward_BilinearSampler", "auto"): "MXNet lists no inputs",
+    ("_backward_SpatialTransformer", "auto"): "MXNet lists no inputs",
     # node_row_ptr counts RNN's hidden reserve output (the gates the backward
     # reads), which MXNet keeps in its stateful operator instead
     ("RNN", "auto"): "node_row_ptr counts the hidden reserve output",

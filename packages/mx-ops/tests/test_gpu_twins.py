@@ -240,8 +240,11 @@ CASES += [
      {"num_arrays": 2}, FLOATS),
 ]
 
-# GridGenerator and BilinearSampler (grids reach outside [-1, 1]), with their backwards.
+# GridGenerator, BilinearSampler and SpatialTransformer (grids reach outside [-1, 1]),
+# with their backwards.
 _AFFINE, _WARP = {"transform_type": "affine", "target_shape": (5, 7)}, {"transform_type": "warp"}
+_ST = {"transform_type": "affine", "sampler_type": "bilinear", "target_shape": (4, 7)}
+_EYE = np.array([1, 0, 0, 0, 1, 0])
 CASES += [
     ("GridGenerator", lambda t: [fdata((2, 6), t)], _AFFINE, ["float32"]),
     ("GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _WARP, ["float32"]),
@@ -251,6 +254,11 @@ CASES += [
      {}, FLOATS),
     ("_backward_BilinearSampler", lambda t: [fdata((2, 3, 4, 7), t), fdata((2, 3, 5, 6), t, 1),
                                              fdata((2, 2, 4, 7), t, 2) * 1.2], {}, FLOATS),
+    ("SpatialTransformer", lambda t: [fdata((2, 3, 5, 6), t), fdata((2, 6), t, 1) + _EYE.astype(t)],
+     _ST, FLOATS),
+    ("_backward_SpatialTransformer", lambda t: [fdata((2, 3, 4, 7), t), fdata((2, 3, 5, 6), t, 1),
+                                                fdata((2, 6), t, 2) + _EYE.astype(t)], _ST,
+     FLOATS),
 ]
 
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES

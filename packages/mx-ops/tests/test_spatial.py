@@ -1,4 +1,4 @@
-"""GridGenerator and BilinearSampler (the spatial family) against NumPy
+"""GridGenerator, BilinearSampler and SpatialTransformer (the spatial family) against NumPy
 references and MXNet 1.9.1's recorded outputs and gradients
 (data/spatial_mxnet191.npz): every req of each output (hidden ones
 included), the gradient makers against finite differences, shapes,
@@ -154,6 +154,55 @@ def test_bilinear_sampler_backward_reqs(nn, dtype):
     nn.check_reqs("_backward_BilinearSampler", args, want, {}, dtype)
 
 
+_ST = dict(transform_type="affine", sampler_type="bilinear")
+
+
+def _loc(rng, n):
+    """Near-identity affine maps (a localisation net's usual start) with some reach outside."""
+    return np.array([1, 0, 0, 0, 1, 0]) + rng.uniform(-0.4, 0.4, (n, 6))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dshape, target", [((2, 3, 5, 6), (4, 7)), ((1, 2, 3, 3), (6, 5)),
+                                            ((3, 4, 24, 20), (17, 23))])
+def test_spatial_transformer(nn, dtype, dshape, target):
+    rng = np.random.default_rng(sum(dshape))
+    data = rng.standard_normal(dshape).astype(dtype)
+    loc = _loc(rng, dshape[0]).astype(dtype)
+    grid, dst = grid_reference(loc, "affine", target)
+    # the sampling grid is held in the dtype, as in MXNet
+    out, _ = sampler_reference(data, grid.astype(dtype))
+    nn.check_reqs("SpatialTransformer", [data, loc], [out, dst, grid],
+                  dict(target_shape=target, **_ST), dtype)
+
+
+def test_spatial_transformer_gradient():
+    rng = np.random.default_rng(6)
+    data, loc = rng.standard_normal((2, 2, 4, 5)), _loc(rng, 2)
+    check_numeric_gradient("SpatialTransformer", [data, loc], eps=1e-6, rtol=1e-5, atol=1e-7,
+                           target_shape=(3, 4), **_ST)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_spatial_transformer_backward_reqs(nn, dtype):
+    rng = np.random.default_rng(7)
+    data, loc = rng.standard_normal((2, 3, 4, 5)), _loc(rng, 2)
+    og = rng.uniform(-1, 1, (2, 3, 3, 4))
+    params = dict(target_shape=(3, 4), **_ST)
+    want = symbolic_gradient("SpatialTransformer", [data, loc],
+                             [og, np.zeros((3, 12)), np.zeros((2, 2, 3, 4))], **params)
+    # the same as GridGenerator's gradient of the sampler's grid gradient
+    grid = invoke("GridGenerator", [loc.astype(np.float32)], transform_type="affine",
+                  target_shape=(3, 4))[0]
+    gdata, ggrid = invoke("_backward_BilinearSampler", [og, data, grid.astype(np.float64)])
+    np.testing.assert_allclose(want[0], gdata, rtol=1e-5, atol=1e-5)
+    gloc = invoke("_backward_GridGenerator", [ggrid.astype(np.float32)], transform_type="affine",
+                  target_shape=(3, 4))
+    np.testing.assert_allclose(want[1], gloc, rtol=1e-4, atol=1e-4)
+    args = [a.astype(dtype) for a in (og, data, loc)]
+    nn.check_reqs("_backward_SpatialTransformer", args, want, params, dtype)
+
+
 def _mxnet_cases():
     with np.load(DATA) as f:
         ref = {k: f[k] for k in f.files}
@@ -190,6 +239,11 @@ def test_shapes_and_partial_inference():
         (2, 3, 4, 7), (2, 4, 7, 2)]
     assert get("GridGenerator").visible_output_count(affine) == 1
     assert get("BilinearSampler").visible_output_count({}) == 1
+    st = get("SpatialTransformer")
+    params = st.parse_params(dict(target_shape=(3, 4), **_ST))
+    assert st.infer_shape(params, [(2, 3, 5, 6), (2, 6)]) == [(2, 3, 3, 4), (3, 12),
+                                                               (2, 2, 3, 4)]
+    assert st.visible_output_count(params) == 1
 
 
 @pytest.mark.parametrize("op, ins, params", [
@@ -200,6 +254,11 @@ def test_shapes_and_partial_inference():
     ("BilinearSampler", [np.zeros((2, 3, 4, 4)), np.zeros((2, 3, 4, 4))], {}),
     ("BilinearSampler", [np.zeros((2, 3, 4, 4)), np.zeros((1, 2, 4, 4))], {}),
     ("BilinearSampler", [np.zeros((3, 4, 4)), np.zeros((3, 2, 4, 4))], {}),
+    ("SpatialTransformer", [np.zeros((2, 3, 4, 4)), np.zeros((2, 6))], _ST),
+    ("SpatialTransformer", [np.zeros((2, 3, 4, 4)), np.zeros((2, 5))],
+     dict(target_shape=(2, 2), **_ST)),
+    ("SpatialTransformer", [np.zeros((2, 3, 4, 4)), np.zeros((1, 6))],
+     dict(target_shape=(2, 2), **_ST)),
 ])
 def test_shape_errors(op, ins, params):
     with pytest.raises(ShapeError):

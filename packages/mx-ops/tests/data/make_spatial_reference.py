@@ -1,4 +1,4 @@
-"""Records MXNet 1.9.1's GridGenerator and BilinearSampler (outputs and
+"""Records MXNet 1.9.1's GridGenerator, BilinearSampler and SpatialTransformer (outputs and
 input gradients under random output gradients) in
 tests/data/spatial_mxnet191.npz for tests/test_spatial.py.
 Run with MXNet 1.9.1's Python:
@@ -22,12 +22,19 @@ CASES = [  # (case, op, inputs, parameters, dtype)
      dict(transform_type="affine", target_shape=(2, 7)), "float32"),
     ("warp", "GridGenerator", [rng.randn(2, 2, 3, 4) * 2],
      dict(transform_type="warp"), "float32"),
-    ("sampler", "BilinearSampler", [rng.randn(2, 3, 5, 6), rng.uniform(-1.3, 1.3, (2, 2, 4, 7))],
-     dict(), "float32"),
-    ("sampler_f64", "BilinearSampler", [rng.randn(1, 2, 4, 4), rng.uniform(-1.1, 1.1, (1, 2, 3, 3))],
-     dict(), "float64"),
+    ("sampler", "BilinearSampler",
+     [rng.randn(2, 3, 5, 6), rng.uniform(-1.3, 1.3, (2, 2, 4, 7))], dict(), "float32"),
+    ("sampler_f64", "BilinearSampler",
+     [rng.randn(1, 2, 4, 4), rng.uniform(-1.1, 1.1, (1, 2, 3, 3))], dict(), "float64"),
     ("sampler_up", "BilinearSampler", [rng.randn(1, 1, 2, 3), rng.uniform(-1.0, 1.0, (1, 2, 5, 5))],
      dict(cudnn_off=True), "float32"),
+    ("transformer", "SpatialTransformer",
+     [rng.randn(2, 3, 5, 6),
+      np.array([[0.9, 0.2, 0.1, -0.3, 1.1, 0.05], [1.2, -0.4, 0.3, 0.5, 0.8, -0.2]])],
+     dict(target_shape=(4, 7), transform_type="affine", sampler_type="bilinear"), "float32"),
+    ("transformer_f64", "SpatialTransformer",
+     [rng.randn(1, 2, 4, 5), rng.randn(1, 6) * 0.8],
+     dict(target_shape=(3, 3), transform_type="affine", sampler_type="bilinear"), "float64"),
 ]
 
 

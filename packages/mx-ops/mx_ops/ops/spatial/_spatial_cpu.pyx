@@ -6,11 +6,15 @@ cdef extern from "spatial_cpu.h" namespace "mxop" nogil:
     int grid_generator_backward_run(MXOpCall* c)
     int bilinear_sampler_run(MXOpCall* c)
     int bilinear_sampler_backward_run(MXOpCall* c)
+    int spatial_transformer_run(MXOpCall* c)
+    int spatial_transformer_backward_run(MXOpCall* c)
 
 
 def kernels():
-    """{operator name: address} for GridGenerator, BilinearSampler and their backwards."""
+    """{operator name: address} of the spatial family's operators and backwards."""
     return {"GridGenerator": <size_t><MXFCompute>grid_generator_run,
             "_backward_GridGenerator": <size_t><MXFCompute>grid_generator_backward_run,
             "BilinearSampler": <size_t><MXFCompute>bilinear_sampler_run,
-            "_backward_BilinearSampler": <size_t><MXFCompute>bilinear_sampler_backward_run}
+            "_backward_BilinearSampler": <size_t><MXFCompute>bilinear_sampler_backward_run,
+            "SpatialTransformer": <size_t><MXFCompute>spatial_transformer_run,
+            "_backward_SpatialTransformer": <size_t><MXFCompute>spatial_transformer_backward_run}

@@ -1,7 +1,8 @@
 """GPU compute of the spatial family with the semantics of spatial_cpu.h:
 one thread per output element (GridGenerator), per grid point
 (BilinearSampler's output and grid gradient) or per affine coefficient
-(GridGenerator's backward).  The sampler's data gradient scatters with
+(GridGenerator's backward); SpatialTransformer runs the affine grid into a
+scratch array, then the sampler's kernels.  The sampler's data gradient scatters with
 atomicAdd into a scratch array of the compute type (float for float16),
 then lands in the output under its req.
 Importing this module without CuPy raises ImportError."""
@@ -224,10 +225,8 @@ def bilinear_sampler(params, inputs, outputs, reqs):
             numpy.int32(_REQ[reqs[1]])))
 
 
-def bilinear_sampler_backward(params, inputs, outputs, reqs):
-    """_backward_BilinearSampler: (ograd, data, grid) -> (data_grad, grid_grad)."""
-    g, data, grid = inputs
-    gdata, ggrid = outputs
+def _sample_backward(g, data, grid, gdata, ggrid, reqs):
+    """The sampler's gradients of data and grid under reqs."""
     N, C, H, W = data.shape
     P = grid.shape[2] * grid.shape[3]
     if reqs[0] != "null":
@@ -242,3 +241,48 @@ def bilinear_sampler_backward(params, inputs, outputs, reqs):
     if reqs[1] != "null":
         launch(_fn("mx_bsampler_bwd_grid", data), N * P,
                (g, data, grid, ggrid, *_i64(N, C, H, W, P), numpy.int32(_REQ[reqs[1]])))
+
+
+def bilinear_sampler_backward(params, inputs, outputs, reqs):
+    """_backward_BilinearSampler: (ograd, data, grid) -> (data_grad, grid_grad)."""
+    _sample_backward(*inputs, *outputs, reqs)
+
+
+def _affine_grid(loc, shape, dst=None, dst_req="null"):
+    """The affine grid (N, 2, Ho, Wo) of loc, written whole; grid_dst under its req."""
+    grid = cupy.empty(shape, loc.dtype)
+    N, _, H, W = shape
+    launch(_fn("mx_grid_gen", grid), N * H * W,
+           (loc, grid, grid if dst is None else dst, *_i64(N, H, W), numpy.int32(0),
+            numpy.int32(_REQ["write"]), numpy.int32(_REQ[dst_req])))
+    return grid
+
+
+def spatial_transformer(params, inputs, outputs, reqs):
+    """SpatialTransformer: (data, loc) -> (output, grid_dst, grid_src)."""
+    data, loc = inputs
+    out, dst, src = outputs
+    grid = _affine_grid(loc, src.shape, dst, reqs[1])
+    if reqs[2] == "add":
+        src += grid
+    elif reqs[2] != "null":
+        src[...] = grid
+    N, C, H, W = data.shape
+    P = grid.shape[2] * grid.shape[3]
+    launch(_fn("mx_bsampler", data), N * P,
+           (data, grid, out, grid, *_i64(N, C, H, W, P), numpy.int32(_REQ[reqs[0]]),
+            numpy.int32(0)))
+
+
+def spatial_transformer_backward(params, inputs, outputs, reqs):
+    """_backward_SpatialTransformer: (ograd, data, loc) -> (data_grad, loc_grad)."""
+    g, data, loc = inputs
+    gdata, gloc = outputs
+    grid = _affine_grid(loc, (g.shape[0], 2) + g.shape[2:])
+    ggrid = cupy.empty_like(grid)
+    _sample_backward(g, data, grid, gdata, ggrid, [reqs[0], "null" if reqs[1] == "null"
+                                                   else "write"])
+    if reqs[1] != "null":
+        N, _, H, W = ggrid.shape
+        launch(_fn("mx_grid_gen_bwd", ggrid), N * 6,
+               (ggrid, gloc, *_i64(N, H, W), numpy.int32(0), numpy.int32(_REQ[reqs[1]])))

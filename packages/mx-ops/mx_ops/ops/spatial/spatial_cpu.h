@@ -1,4 +1,4 @@
-// GridGenerator and BilinearSampler (MXNet's spatial-transformer pieces)
+// GridGenerator, BilinearSampler and SpatialTransformer (the two in one)
 // with their backwards.  Grids hold normalised coordinates in [-1, 1]:
 // channel 0 is x (across the width), channel 1 is y (down the height);
 // x = -1 maps to column 0, x = 1 to column W-1.  Every loop is split
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "dtype.h"
 #include "nn_common.h"
@@ -30,69 +31,65 @@ static inline A grid_coord(int64_t i, int64_t n) {
   return A(-1) + A(i) * A(2.0 / double(n - 1));
 }
 
-// affine: data (N, 6) is theta (N, 2, 3); out[n, k, h, w] = theta[n, k] . (x_w, y_h, 1);
-// grid_dst (3, H*W) holds the rows x, y and 1.  warp: data is a flow (N, 2, H, W)
-// in pixels; out = (flow + (w, h)) / ((W-1)/2, (H-1)/2) - 1; grid_dst (2, H, W)
-// holds (w, h).
+// The target grid (MXNet's grid_dst) under req: 'affine' (3, H*W) rows x, y
+// and 1; 'warp' (2, H, W) the pixel positions (w, h).
 template <typename T>
-static void grid_generator(MXOpCall *c, bool warp) {
+static void grid_dst(T *dst, int64_t H, int64_t W, bool warp, int32_t req) {
   typedef typename NnAcc<T>::type A;
-  const T *in = static_cast<const T *>(c->inputs[0].dptr);
-  const MXTBlob &o = c->outputs[0];
-  T *out = static_cast<T *>(o.dptr), *dst = static_cast<T *>(c->outputs[1].dptr);
-  const int64_t N = o.shape[0], H = o.shape[2], W = o.shape[3], HW = H * W;
-  const int32_t req = c->req[0], dreq = c->req[1];
+  if (req == MX_REQ_NULL) return;
+  const int64_t HW = H * W;
   parallel_for_cost(HW, 3, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      if (warp) {
-        nn_put(dst, i, A(i % W), dreq);
-        nn_put(dst, HW + i, A(i / W), dreq);
-      } else {
-        nn_put(dst, i, grid_coord<A>(i % W, W), dreq);
-        nn_put(dst, HW + i, grid_coord<A>(i / W, H), dreq);
-        nn_put(dst, 2 * HW + i, A(1), dreq);
-      }
-    }
-  });
-  if (req == MX_REQ_NULL) return;
-  const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
-  parallel_for_cost(N * HW, 6, [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) {
-      const int64_t n = j / HW, i = j % HW, w = i % W, h = i / W;
-      const int64_t o0 = n * 2 * HW + i, o1 = o0 + HW;
-      if (warp) {
-        nn_put(out, o0, (A(in[o0]) + A(w)) / nx - A(1), req);
-        nn_put(out, o1, (A(in[o1]) + A(h)) / ny - A(1), req);
-      } else {
-        const T *t = in + n * 6;
-        const A x = grid_coord<A>(w, W), y = grid_coord<A>(h, H);
-        nn_put(out, o0, A(t[0]) * x + A(t[1]) * y + A(t[2]), req);
-        nn_put(out, o1, A(t[3]) * x + A(t[4]) * y + A(t[5]), req);
-      }
+      nn_put(dst, i, warp ? A(i % W) : grid_coord<A>(i % W, W), req);
+      nn_put(dst, HW + i, warp ? A(i / W) : grid_coord<A>(i / W, H), req);
+      if (!warp) nn_put(dst, 2 * HW + i, A(1), req);
     }
   });
 }
 
-// The gradient of 'data' from the output's, inputs (ograd): affine
-// g[n, k, j] = sum over (h, w) of ograd[n, k, h, w] * (x_w, y_h, 1)[j];
-// warp g[n, 0] = ograd[n, 0] / ((W-1)/2), g[n, 1] = ograd[n, 1] / ((H-1)/2).
+// 'affine': theta (N, 6) is (N, 2, 3); out[n, k, h, w] = theta[n, k] . (x_w, y_h, 1).
 template <typename T>
-static void grid_generator_backward(MXOpCall *c, bool warp) {
+static void affine_grid(const T *theta, T *out, int64_t N, int64_t H, int64_t W, int32_t req) {
   typedef typename NnAcc<T>::type A;
-  const T *g = static_cast<const T *>(c->inputs[0].dptr);
-  T *out = static_cast<T *>(c->outputs[0].dptr);
-  const MXTBlob &og = c->inputs[0];
-  const int64_t N = og.shape[0], H = og.shape[2], W = og.shape[3], HW = H * W;
-  const int32_t req = c->req[0];
-  if (warp) {
-    const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
-    parallel_for(N * 2 * HW, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) nn_put(out, i, A(g[i]) / ((i / HW) % 2 ? ny : nx), req);
-    });
-    return;
-  }
+  if (req == MX_REQ_NULL) return;
+  const int64_t HW = H * W;
+  parallel_for_cost(N * HW, 6, [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      const int64_t n = j / HW, i = j % HW;
+      const T *t = theta + n * 6;
+      const A x = grid_coord<A>(i % W, W), y = grid_coord<A>(i / W, H);
+      nn_put(out, n * 2 * HW + i, A(t[0]) * x + A(t[1]) * y + A(t[2]), req);
+      nn_put(out, n * 2 * HW + HW + i, A(t[3]) * x + A(t[4]) * y + A(t[5]), req);
+    }
+  });
+}
+
+// 'warp': flow (N, 2, H, W) in pixels; out = (flow + (w, h)) / ((W-1)/2, (H-1)/2) - 1.
+template <typename T>
+static void warp_grid(const T *flow, T *out, int64_t N, int64_t H, int64_t W, int32_t req) {
+  typedef typename NnAcc<T>::type A;
+  if (req == MX_REQ_NULL) return;
+  const int64_t HW = H * W;
+  const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
+  parallel_for_cost(N * 2 * HW, 2, [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      const int64_t i = j % HW;
+      const bool y = (j / HW) % 2;
+      nn_put(out, j, (A(flow[j]) + A(y ? i / W : i % W)) / (y ? ny : nx) - A(1), req);
+    }
+  });
+}
+
+// affine_grid's adjoint: g[n, k, j] = sum over (h, w) of ograd[n, k, h, w] *
+// (x_w, y_h, 1)[j], one (n, k) row of theta per item.
+template <typename T>
+static void affine_grid_backward(const T *g, T *out, int64_t N, int64_t H, int64_t W,
+                                 int32_t req) {
+  typedef typename NnAcc<T>::type A;
+  if (req == MX_REQ_NULL) return;
+  const int64_t HW = H * W;
   parallel_for_cost(N * 2, 3 * HW, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {            // r = (n, k): one row of theta
+    for (int64_t r = b; r < e; ++r) {
       const T *gr = g + r * HW;
       double sx = 0, sy = 0, s1 = 0;
       for (int64_t i = 0; i < HW; ++i) {
@@ -108,7 +105,20 @@ static void grid_generator_backward(MXOpCall *c, bool warp) {
   });
 }
 
-// --- BilinearSampler ---------------------------------------------------------------------
+// warp_grid's adjoint: ograd / ((W-1)/2, (H-1)/2) per channel.
+template <typename T>
+static void warp_grid_backward(const T *g, T *out, int64_t N, int64_t H, int64_t W,
+                               int32_t req) {
+  typedef typename NnAcc<T>::type A;
+  if (req == MX_REQ_NULL) return;
+  const int64_t HW = H * W;
+  const A nx = (A(W) - A(1)) / A(2), ny = (A(H) - A(1)) / A(2);
+  parallel_for(N * 2 * HW, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) nn_put(out, i, A(g[i]) / ((i / HW) % 2 ? ny : nx), req);
+  });
+}
+
+// --- bilinear sampling ---------------------------------------------------------------------
 
 // The four neighbours of one sampling point of an (H, W) plane: the top-left
 // pixel (x0, y0), its weights wx = 1 - frac(x), wy = 1 - frac(y), and which of
@@ -144,26 +154,20 @@ struct Tap {
   }
 };
 
-// out[n, c, i] = the bilinear interpolation of data[n, c] at grid[n, :, i];
-// tmp (N, Ho, Wo, 2) holds the grid point by point (cuDNN's layout).
+// The shapes of one sampling: data (N, C, H, W), grid (N, 2, P points).
+struct SampleDims { int64_t N, C, H, W, P; };
+
+// out[n, c, i] = the bilinear interpolation of data[n, c] at grid[n, :, i].
 template <typename T>
-static void bilinear_sampler(MXOpCall *c) {
+static void sample(const T *data, const T *grid, T *out, const SampleDims &s, int32_t req) {
   typedef typename NnAcc<T>::type A;
-  const MXTBlob &d = c->inputs[0], &o = c->outputs[0];
-  const T *data = static_cast<const T *>(d.dptr);
-  const T *grid = static_cast<const T *>(c->inputs[1].dptr);
-  T *out = static_cast<T *>(o.dptr), *tmp = static_cast<T *>(c->outputs[1].dptr);
-  const int64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
-  const int64_t P = o.shape[2] * o.shape[3];
-  const int32_t req = c->req[0], treq = c->req[1];
-  parallel_for_cost(N * P, 4 * C + 2, [&](int64_t b, int64_t e) {
+  if (req == MX_REQ_NULL) return;
+  const int64_t C = s.C, H = s.H, W = s.W, P = s.P;
+  parallel_for_cost(s.N * P, 4 * C, [&](int64_t b, int64_t e) {
     A v[4];
     for (int64_t j = b; j < e; ++j) {
       const int64_t n = j / P, i = j % P;
       const T *g = grid + n * 2 * P + i;
-      nn_put(tmp, 2 * j, A(g[0]), treq);
-      nn_put(tmp, 2 * j + 1, A(g[P]), treq);
-      if (req == MX_REQ_NULL) continue;
       const Tap<A> t{A(g[0]), A(g[P]), H, W};
       for (int64_t ch = 0; ch < C; ++ch) {
         t.read(data + (n * C + ch) * H * W, W, v);
@@ -175,20 +179,15 @@ static void bilinear_sampler(MXOpCall *c) {
   });
 }
 
-// Inputs (ograd, data, grid); outputs the gradients of data and grid.
+// sample's gradients from ograd (N, C, P): of data (dreq) and of grid (greq).
 template <typename T>
-static void bilinear_sampler_backward(MXOpCall *c) {
+static void sample_backward(const T *g, const T *data, const T *grid, T *gdata, T *ggrid,
+                            const SampleDims &s, int32_t dreq, int32_t greq) {
   typedef typename NnAcc<T>::type A;
-  const MXTBlob &d = c->inputs[1], &og = c->inputs[0];
-  const T *g = static_cast<const T *>(og.dptr), *data = static_cast<const T *>(d.dptr);
-  const T *grid = static_cast<const T *>(c->inputs[2].dptr);
-  T *gdata = static_cast<T *>(c->outputs[0].dptr), *ggrid = static_cast<T *>(c->outputs[1].dptr);
-  const int64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
-  const int64_t P = og.shape[2] * og.shape[3];
-  const int32_t dreq = c->req[0], greq = c->req[1];
+  const int64_t C = s.C, H = s.H, W = s.W, P = s.P;
   if (dreq != MX_REQ_NULL) {
     // Each (n, c) plane scatters into its own plane of gdata: no two workers meet.
-    parallel_for_cost(N * C, 4 * P + H * W, [&](int64_t b, int64_t e) {
+    parallel_for_cost(s.N * C, 4 * P + H * W, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         T *gd = gdata + r * H * W;
         if (dreq != MX_REQ_ADD) std::fill(gd, gd + H * W, T(0));
@@ -207,7 +206,7 @@ static void bilinear_sampler_backward(MXOpCall *c) {
   }
   if (greq == MX_REQ_NULL) return;
   // d out / d x = wy (v01 - v00) + (1 - wy) (v11 - v10), times dx/dgx = (W-1)/2; y alike.
-  parallel_for_cost(N * P, 4 * C, [&](int64_t b, int64_t e) {
+  parallel_for_cost(s.N * P, 4 * C, [&](int64_t b, int64_t e) {
     A v[4];
     for (int64_t j = b; j < e; ++j) {
       const int64_t n = j / P, i = j % P;
@@ -224,6 +223,101 @@ static void bilinear_sampler_backward(MXOpCall *c) {
       nn_put(ggrid, n * 2 * P + P + i, sy * A(H - 1) / A(2), greq);
     }
   });
+}
+
+static inline SampleDims sample_dims(const MXTBlob &data, const MXTBlob &grid) {
+  return {data.shape[0], data.shape[1], data.shape[2], data.shape[3],
+          grid.shape[2] * grid.shape[3]};
+}
+
+// --- the operators ---------------------------------------------------------------------------
+
+// GridGenerator: inputs (data); outputs (output (N, 2, H, W), grid_dst).
+template <typename T>
+static void grid_generator(MXOpCall *c, bool warp) {
+  const MXTBlob &o = c->outputs[0];
+  const T *in = static_cast<const T *>(c->inputs[0].dptr);
+  T *out = static_cast<T *>(o.dptr);
+  const int64_t N = o.shape[0], H = o.shape[2], W = o.shape[3];
+  grid_dst(static_cast<T *>(c->outputs[1].dptr), H, W, warp, c->req[1]);
+  (warp ? warp_grid<T> : affine_grid<T>)(in, out, N, H, W, c->req[0]);
+}
+
+// _backward_GridGenerator: inputs (ograd); outputs (data_grad).
+template <typename T>
+static void grid_generator_backward(MXOpCall *c, bool warp) {
+  const MXTBlob &og = c->inputs[0];
+  (warp ? warp_grid_backward<T> : affine_grid_backward<T>)(
+      static_cast<const T *>(og.dptr), static_cast<T *>(c->outputs[0].dptr), og.shape[0],
+      og.shape[2], og.shape[3], c->req[0]);
+}
+
+// BilinearSampler: inputs (data, grid); outputs (output, tmp): tmp (N, Ho, Wo, 2)
+// holds the grid point by point (cuDNN's layout).
+template <typename T>
+static void bilinear_sampler(MXOpCall *c) {
+  typedef typename NnAcc<T>::type A;
+  const SampleDims s = sample_dims(c->inputs[0], c->inputs[1]);
+  const T *grid = static_cast<const T *>(c->inputs[1].dptr);
+  T *tmp = static_cast<T *>(c->outputs[1].dptr);
+  const int32_t treq = c->req[1];
+  if (treq != MX_REQ_NULL)
+    parallel_for_cost(s.N * s.P, 2, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        const T *g = grid + (j / s.P) * 2 * s.P + j % s.P;
+        nn_put(tmp, 2 * j, A(g[0]), treq);
+        nn_put(tmp, 2 * j + 1, A(g[s.P]), treq);
+      }
+    });
+  sample(static_cast<const T *>(c->inputs[0].dptr), grid, static_cast<T *>(c->outputs[0].dptr),
+         s, c->req[0]);
+}
+
+// _backward_BilinearSampler: inputs (ograd, data, grid); outputs (data_grad, grid_grad).
+template <typename T>
+static void bilinear_sampler_backward(MXOpCall *c) {
+  sample_backward(static_cast<const T *>(c->inputs[0].dptr),
+                  static_cast<const T *>(c->inputs[1].dptr),
+                  static_cast<const T *>(c->inputs[2].dptr),
+                  static_cast<T *>(c->outputs[0].dptr), static_cast<T *>(c->outputs[1].dptr),
+                  sample_dims(c->inputs[1], c->inputs[2]), c->req[0], c->req[1]);
+}
+
+// SpatialTransformer: inputs (data, loc (N, 6)); outputs (output (N, C, Ho, Wo),
+// grid_dst (3, Ho*Wo), grid_src (N, 2, Ho, Wo)): the affine grid of loc, then
+// the sampling at it.  The grid is built in a buffer, so that grid_src's req
+// ('add', 'null') does not change what is sampled.
+template <typename T>
+static void spatial_transformer(MXOpCall *c) {
+  const MXTBlob &gs = c->outputs[2];
+  const SampleDims s = sample_dims(c->inputs[0], gs);
+  const int64_t Ho = gs.shape[2], Wo = gs.shape[3];
+  std::vector<T> grid(s.N * 2 * s.P);
+  affine_grid(static_cast<const T *>(c->inputs[1].dptr), grid.data(), s.N, Ho, Wo,
+              MX_REQ_WRITE);
+  T *src = static_cast<T *>(gs.dptr);
+  for (int64_t i = 0; i < int64_t(grid.size()); ++i) nn_put(src, i, grid[i], c->req[2]);
+  grid_dst(static_cast<T *>(c->outputs[1].dptr), Ho, Wo, false, c->req[1]);
+  sample(static_cast<const T *>(c->inputs[0].dptr), grid.data(),
+         static_cast<T *>(c->outputs[0].dptr), s, c->req[0]);
+}
+
+// _backward_SpatialTransformer: inputs (ograd, data, loc); outputs (data_grad,
+// loc_grad): the sampler's gradients at the rebuilt grid, the grid's through
+// affine_grid's adjoint.
+template <typename T>
+static void spatial_transformer_backward(MXOpCall *c) {
+  const MXTBlob &og = c->inputs[0];
+  const SampleDims s = sample_dims(c->inputs[1], og);
+  const int64_t Ho = og.shape[2], Wo = og.shape[3];
+  const T *loc = static_cast<const T *>(c->inputs[2].dptr);
+  std::vector<T> grid(s.N * 2 * s.P), ggrid(c->req[1] == MX_REQ_NULL ? 0 : s.N * 2 * s.P);
+  affine_grid(loc, grid.data(), s.N, Ho, Wo, MX_REQ_WRITE);
+  sample_backward(static_cast<const T *>(og.dptr), static_cast<const T *>(c->inputs[1].dptr),
+                  grid.data(), static_cast<T *>(c->outputs[0].dptr), ggrid.data(), s,
+                  c->req[0], c->req[1] == MX_REQ_NULL ? MX_REQ_NULL : MX_REQ_WRITE);
+  affine_grid_backward(ggrid.data(), static_cast<T *>(c->outputs[1].dptr), s.N, Ho, Wo,
+                       c->req[1]);
 }
 
 // --- entry points --------------------------------------------------------------------------
@@ -248,6 +342,16 @@ static int bilinear_sampler_run(MXOpCall *c) {
 
 static int bilinear_sampler_backward_run(MXOpCall *c) {
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, bilinear_sampler_backward<T>(c))
+  return 0;
+}
+
+static int spatial_transformer_run(MXOpCall *c) {
+  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, spatial_transformer<T>(c))
+  return 0;
+}
+
+static int spatial_transformer_backward_run(MXOpCall *c) {
+  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, spatial_transformer_backward<T>(c))
   return 0;
 }
 
