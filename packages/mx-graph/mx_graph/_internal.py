@@ -13,11 +13,11 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
  '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
- '_backward_Convolution', '_backward_Custom', '_backward_CustomFunction',
- '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
- '_backward_FullyConnected', '_backward_GridGenerator', '_backward_GroupNorm',
- '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_Convolution', '_backward_Correlation', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_GridGenerator',
+ '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
+ '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
@@ -447,6 +447,49 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
         The node's outputs (index it for one).
     """
     return _compose('_backward_Convolution', (out_grad, data, weight), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=num_filter, num_group=num_group, workspace=workspace, no_bias=no_bias, cudnn_tune=cudnn_tune, cudnn_off=cudnn_off, layout=layout)
+
+
+def _backward_Correlation(ograd=None, data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, name=None, attr=None, **kwargs):
+    """
+    Correlation's gradients of 'data1' and 'data2' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data1 : Symbol, optional
+        Correlation's input 'data1': Input data1 to the correlation.  Left out,
+        it is a new variable named '<name>_data1'.
+    data2 : Symbol, optional
+        Correlation's input 'data2': Input data2 to the correlation.  Left out,
+        it is a new variable named '<name>_data2'.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_Correlation', (ograd, data1, data2), name, attr, kwargs, kernel_size=kernel_size, max_displacement=max_displacement, stride1=stride1, stride2=stride2, pad_size=pad_size, is_multiply=is_multiply)
 
 
 def _backward_Custom(*data, op_type=_NULL, name=None, attr=None, **kwargs):

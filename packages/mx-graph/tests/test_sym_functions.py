@@ -64,6 +64,7 @@ KNOWN = {
     ("_backward_GridGenerator", "auto"): "MXNet lists no inputs",
     ("_backward_BilinearSampler", "auto"): "MXNet lists no inputs",
     ("_backward_SpatialTransformer", "auto"): "MXNet lists no inputs",
+    ("_backward_Correlation", "auto"): "MXNet lists no inputs",
     # node_row_ptr counts RNN's hidden reserve output (the gates the backward
     # reads), which MXNet keeps in its stateful operator instead
     ("RNN", "auto"): "node_row_ptr counts the hidden reserve output",

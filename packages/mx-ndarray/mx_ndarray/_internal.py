@@ -14,11 +14,11 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
  '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
- '_backward_Convolution', '_backward_Custom', '_backward_CustomFunction',
- '_backward_Deconvolution', '_backward_Dropout', '_backward_Embedding',
- '_backward_FullyConnected', '_backward_GridGenerator', '_backward_GroupNorm',
- '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_Convolution', '_backward_Correlation', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_GridGenerator',
+ '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
+ '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
@@ -457,6 +457,55 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Convolution', [out_grad, data, weight], out, kwargs)
+
+
+def _backward_Correlation(ograd=None, data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, out=None, name=None, **kwargs):
+    """
+    Correlation's gradients of 'data1' and 'data2' from the output's.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data1 : NDArray
+        Correlation's input 'data1': Input data1 to the correlation.
+    data2 : NDArray
+        Correlation's input 'data2': Input data2 to the correlation.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if kernel_size is not _NULL:
+        kwargs['kernel_size'] = kernel_size
+    if max_displacement is not _NULL:
+        kwargs['max_displacement'] = max_displacement
+    if stride1 is not _NULL:
+        kwargs['stride1'] = stride1
+    if stride2 is not _NULL:
+        kwargs['stride2'] = stride2
+    if pad_size is not _NULL:
+        kwargs['pad_size'] = pad_size
+    if is_multiply is not _NULL:
+        kwargs['is_multiply'] = is_multiply
+    return _call_op('_backward_Correlation', [ograd, data1, data2], out, kwargs)
 
 
 def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):

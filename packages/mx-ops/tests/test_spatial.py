@@ -1,4 +1,5 @@
-"""GridGenerator, BilinearSampler and SpatialTransformer (the spatial family) against NumPy
+"""GridGenerator, BilinearSampler, SpatialTransformer and Correlation (the spatial family)
+against NumPy
 references and MXNet 1.9.1's recorded outputs and gradients
 (data/spatial_mxnet191.npz): every req of each output (hidden ones
 included), the gradient makers against finite differences, shapes,
@@ -203,6 +204,68 @@ def test_spatial_transformer_backward_reqs(nn, dtype):
     nn.check_reqs("_backward_SpatialTransformer", args, want, params, dtype)
 
 
+def corr_reference(a, b, kernel_size=1, max_displacement=1, stride1=1, stride2=1, pad_size=0,
+                   is_multiply=True):
+    """(output, tmp1, tmp2) of Correlation in float64, patch by patch."""
+    pads = ((0, 0), (0, 0), (pad_size, pad_size), (pad_size, pad_size))
+    pa, pb = (np.pad(x.astype(np.float64), pads) for x in (a, b))
+    k, md = kernel_size, max_displacement
+    border = md + (k - 1) // 2
+    th = -(-(pa.shape[2] - 2 * border) // stride1)
+    tw = -(-(pa.shape[3] - 2 * border) // stride1)
+    r = md // stride2
+    g = 2 * r + 1
+    out = np.zeros((a.shape[0], g * g, th, tw))
+    for tc in range(g * g):
+        dy, dx = (tc // g - r) * stride2, (tc % g - r) * stride2
+        for i in range(th):
+            for j in range(tw):
+                y, x = i * stride1 + md, j * stride1 + md
+                u = pa[:, :, y:y + k, x:x + k]
+                v = pb[:, :, y + dy:y + dy + k, x + dx:x + dx + k]
+                out[:, tc, i, j] = (u * v if is_multiply else np.abs(u - v)).sum(axis=(1, 2, 3))
+    return [out / (k * k * a.shape[1]), pa.transpose(0, 2, 3, 1), pb.transpose(0, 2, 3, 1)]
+
+
+CORR = [((2, 3, 7, 8), dict(kernel_size=3, max_displacement=2, stride1=2, pad_size=2)),
+        ((1, 2, 6, 7), dict(max_displacement=2, stride2=2, pad_size=1, is_multiply=False)),
+        ((2, 4, 5, 5), dict(kernel_size=1, max_displacement=1)),
+        ((2, 2, 6, 6), dict(kernel_size=5, max_displacement=1, stride1=3, pad_size=1)),
+        ((3, 8, 20, 22), dict(kernel_size=3, max_displacement=2, pad_size=3))]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, params", CORR)
+def test_correlation(nn, dtype, shape, params):
+    rng = np.random.default_rng(shape[-1])
+    a, b = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    nn.check_reqs("Correlation", [a, b], corr_reference(a, b, **params), params, dtype)
+
+
+@pytest.mark.parametrize("is_multiply", [True, False])
+def test_correlation_gradient(is_multiply):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((2, 2, 4, 5)), rng.standard_normal((2, 2, 4, 5))
+    check_numeric_gradient("Correlation", [a, b], eps=1e-6, rtol=1e-5, atol=1e-7,
+                           kernel_size=3, max_displacement=1, pad_size=2, stride2=1,
+                           is_multiply=is_multiply)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("is_multiply", [True, False])
+def test_correlation_backward_reqs(nn, dtype, is_multiply):
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((2, 3, 5, 6))
+    params = dict(kernel_size=3, max_displacement=2, stride1=2, pad_size=2,
+                  is_multiply=is_multiply)
+    outs = invoke("Correlation", [a, b], **params)
+    og = rng.uniform(-1, 1, outs[0].shape)
+    want = symbolic_gradient("Correlation", [a, b],
+                             [og] + [np.zeros(o.shape) for o in outs[1:]], **params)
+    args = [x.astype(dtype) for x in (og, a, b)]
+    nn.check_reqs("_backward_Correlation", args, want, params, dtype)
+
+
 def _mxnet_cases():
     with np.load(DATA) as f:
         ref = {k: f[k] for k in f.files}
@@ -244,6 +307,11 @@ def test_shapes_and_partial_inference():
     assert st.infer_shape(params, [(2, 3, 5, 6), (2, 6)]) == [(2, 3, 3, 4), (3, 12),
                                                                (2, 2, 3, 4)]
     assert st.visible_output_count(params) == 1
+    corr = get("Correlation")       # MXNet: (2, 25, 3, 3)
+    params = corr.parse_params(dict(kernel_size=3, max_displacement=2, stride1=2, pad_size=2))
+    assert corr.infer_shape(params, [(2, 3, 7, 8)] * 2) == [(2, 25, 3, 3), (2, 11, 12, 3),
+                                                            (2, 11, 12, 3)]
+    assert corr.visible_output_count(params) == 1
 
 
 @pytest.mark.parametrize("op, ins, params", [
@@ -259,6 +327,10 @@ def test_shapes_and_partial_inference():
      dict(target_shape=(2, 2), **_ST)),
     ("SpatialTransformer", [np.zeros((2, 3, 4, 4)), np.zeros((1, 6))],
      dict(target_shape=(2, 2), **_ST)),
+    ("Correlation", [np.zeros((1, 2, 3, 3)), np.zeros((1, 2, 3, 3))], {"max_displacement": 2}),
+    ("Correlation", [np.zeros((1, 2, 3, 3)), np.zeros((1, 2, 3, 4))], {}),
+    ("Correlation", [np.zeros((1, 2, 5, 5)), np.zeros((1, 2, 5, 5))], {"kernel_size": 2}),
+    ("Correlation", [np.zeros((2, 3, 3)), np.zeros((2, 3, 3))], {}),
 ])
 def test_shape_errors(op, ins, params):
     with pytest.raises(ShapeError):
@@ -273,6 +345,8 @@ def test_dtypes():
                                    np.zeros((1, 2, 2, 2), np.int32)])
     with pytest.raises(TypeInferenceError):
         invoke("BilinearSampler", [np.zeros((1, 1, 2, 2)), np.zeros((1, 2, 2, 2), np.float32)])
+    with pytest.raises(TypeInferenceError):
+        invoke("Correlation", [np.zeros((1, 1, 3, 3), np.int32)] * 2)
     out = invoke("BilinearSampler", [np.ones((1, 1, 2, 2)), np.zeros((1, 2, 2, 2))],
                  cudnn_off=True)
     assert out[0].dtype == np.float64

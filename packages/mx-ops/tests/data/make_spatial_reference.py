@@ -1,5 +1,5 @@
-"""Records MXNet 1.9.1's GridGenerator, BilinearSampler and SpatialTransformer (outputs and
-input gradients under random output gradients) in
+"""Records MXNet 1.9.1's GridGenerator, BilinearSampler, SpatialTransformer and Correlation
+(outputs and input gradients under random output gradients) in
 tests/data/spatial_mxnet191.npz for tests/test_spatial.py.
 Run with MXNet 1.9.1's Python:
     /tmp/mxnet-venv/bin/python packages/mx-ops/tests/data/make_spatial_reference.py
@@ -35,6 +35,13 @@ CASES = [  # (case, op, inputs, parameters, dtype)
     ("transformer_f64", "SpatialTransformer",
      [rng.randn(1, 2, 4, 5), rng.randn(1, 6) * 0.8],
      dict(target_shape=(3, 3), transform_type="affine", sampler_type="bilinear"), "float64"),
+    ("corr_mul", "Correlation", [rng.randn(2, 3, 7, 8), rng.randn(2, 3, 7, 8)],
+     dict(kernel_size=3, max_displacement=2, stride1=2, stride2=1, pad_size=2), "float32"),
+    ("corr_abs", "Correlation", [rng.randn(1, 2, 6, 7), rng.randn(1, 2, 6, 7)],
+     dict(kernel_size=1, max_displacement=2, stride2=2, pad_size=1, is_multiply=False),
+     "float32"),
+    ("corr_f64", "Correlation", [rng.randn(2, 2, 6, 6), rng.randn(2, 2, 6, 6)],
+     dict(kernel_size=3, max_displacement=1, pad_size=1), "float64"),
 ]
 
 

@@ -1,5 +1,10 @@
-"""The CPU kernels of the spatial family (spatial_cpu.h), as addresses."""
+"""The CPU kernels of the spatial family (spatial_cpu.h, correlation_cpu.h), as
+addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
+
+cdef extern from "correlation_cpu.h" namespace "mxop" nogil:
+    int correlation_run(MXOpCall* c)
+    int correlation_backward_run(MXOpCall* c)
 
 cdef extern from "spatial_cpu.h" namespace "mxop" nogil:
     int grid_generator_run(MXOpCall* c)
@@ -17,4 +22,6 @@ def kernels():
             "BilinearSampler": <size_t><MXFCompute>bilinear_sampler_run,
             "_backward_BilinearSampler": <size_t><MXFCompute>bilinear_sampler_backward_run,
             "SpatialTransformer": <size_t><MXFCompute>spatial_transformer_run,
-            "_backward_SpatialTransformer": <size_t><MXFCompute>spatial_transformer_backward_run}
+            "_backward_SpatialTransformer": <size_t><MXFCompute>spatial_transformer_backward_run,
+            "Correlation": <size_t><MXFCompute>correlation_run,
+            "_backward_Correlation": <size_t><MXFCompute>correlation_backward_run}

@@ -2,7 +2,8 @@
 one thread per output element (GridGenerator), per grid point
 (BilinearSampler's output and grid gradient) or per affine coefficient
 (GridGenerator's backward); SpatialTransformer runs the affine grid into a
-scratch array, then the sampler's kernels.  The sampler's data gradient scatters with
+scratch array, then the sampler's kernels; Correlation runs one thread per
+output element, its backward scatters like the sampler's.  The sampler's data gradient scatters with
 atomicAdd into a scratch array of the compute type (float for float16),
 then lands in the output under its req.
 Importing this module without CuPy raises ImportError."""
@@ -168,11 +169,93 @@ __global__ void mx_bsampler_bwd_grid(const T *g, const T *data, const T *grid, T
     mx_put(ggrid, n * 2 * P + P + i, sy * A(H - 1) / A(2), req);
   }
 }
+
+// Correlation (correlation_cpu.h), reading the inputs through a virtual zero
+// padding.  P: kernel, max_disp, stride1, stride2, pad, multiply, top_h,
+// top_w, radius, grid_w (mxop::CorrParam).
+struct CorrDims {
+  long long N, C, H, W, K, md, s1, s2, pad, mul, th, tw, R, G;
+  // From the 14 values of _corr_dims (a small device array).
+  __device__ explicit CorrDims(const long long *p)
+      : N(p[0]), C(p[1]), H(p[2]), W(p[3]), K(p[4]), md(p[5]), s1(p[6]), s2(p[7]), pad(p[8]),
+        mul(p[9]), th(p[10]), tw(p[11]), R(p[12]), G(p[13]) {}
+};
+template <typename T, typename A>
+__device__ inline A corr_at(const T *x, const CorrDims &d, long long plane, long long y,
+                            long long xx) {
+  y -= d.pad;
+  xx -= d.pad;
+  return (y >= 0 && y < d.H && xx >= 0 && xx < d.W) ? A(x[(plane * d.H + y) * d.W + xx]) : A(0);
+}
+
+template <typename T>
+__global__ void mx_corr(const T *a, const T *b, T *out, const long long *dp, int req) {
+  typedef typename Acc<T>::type A;
+  const CorrDims d(dp);
+  const long long TC = d.G * d.G, OHW = d.th * d.tw;
+  MX_GRID_STRIDE(o, d.N * TC * OHW) {
+    const long long n = o / (TC * OHW), tc = o / OHW % TC, i = o % OHW / d.tw, j = o % d.tw;
+    const long long y1 = i * d.s1 + d.md, x1 = j * d.s1 + d.md;
+    const long long y2 = y1 + (tc / d.G - d.R) * d.s2, x2 = x1 + (tc % d.G - d.R) * d.s2;
+    A s = 0;
+    for (long long ch = 0; ch < d.C; ++ch)
+      for (long long h = 0; h < d.K; ++h)
+        for (long long w = 0; w < d.K; ++w) {
+          const A u = corr_at<T, A>(a, d, n * d.C + ch, y1 + h, x1 + w);
+          const A v = corr_at<T, A>(b, d, n * d.C + ch, y2 + h, x2 + w);
+          s += d.mul ? u * v : fabs(u - v);
+        }
+    mx_put(out, o, s / A(d.K * d.K * d.C), req);
+  }
+}
+
+// A hidden output tmp (N, pH, pW, C): the padded input, channels last.
+template <typename T>
+__global__ void mx_corr_tmp(const T *a, T *tmp, const long long *dp, int req) {
+  typedef typename Acc<T>::type A;
+  const CorrDims d(dp);
+  const long long pH = d.H + 2 * d.pad, pW = d.W + 2 * d.pad;
+  MX_GRID_STRIDE(k, d.N * pH * pW * d.C) {
+    const long long ch = k % d.C, q = k / d.C, x = q % pW, y = q / pW % pH, n = q / (pH * pW);
+    mx_put(tmp, k, corr_at<T, A>(a, d, n * d.C + ch, y, x), req);
+  }
+}
+
+// The gradients, scattered with atomicAdd into unpadded scratch planes of A:
+// one thread per (output element, channel).
+template <typename T, typename A>
+__global__ void mx_corr_bwd(const T *og, const T *a, const T *b, A *g1, A *g2,
+                            const long long *dp) {
+  const CorrDims d(dp);
+  const long long TC = d.G * d.G, OHW = d.th * d.tw;
+  MX_GRID_STRIDE(q, d.N * TC * OHW * d.C) {
+    const long long ch = q % d.C, o = q / d.C;
+    const long long n = o / (TC * OHW), tc = o / OHW % TC, i = o % OHW / d.tw, j = o % d.tw;
+    const long long y1 = i * d.s1 + d.md, x1 = j * d.s1 + d.md;
+    const long long y2 = y1 + (tc / d.G - d.R) * d.s2, x2 = x1 + (tc % d.G - d.R) * d.s2;
+    const long long plane = n * d.C + ch;
+    const A g = A(og[o]) / A(d.K * d.K * d.C);
+    for (long long h = 0; h < d.K; ++h)
+      for (long long w = 0; w < d.K; ++w) {
+        const long long ya = y1 + h - d.pad, xa = x1 + w - d.pad;
+        const long long yb = y2 + h - d.pad, xb = x2 + w - d.pad;
+        const bool ina = ya >= 0 && ya < d.H && xa >= 0 && xa < d.W;
+        const bool inb = yb >= 0 && yb < d.H && xb >= 0 && xb < d.W;
+        const A u = ina ? A(a[(plane * d.H + ya) * d.W + xa]) : A(0);
+        const A v = inb ? A(b[(plane * d.H + yb) * d.W + xb]) : A(0);
+        const A s = d.mul ? g : (u >= v ? g : -g);
+        if (ina) atomicAdd(g1 + (plane * d.H + ya) * d.W + xa, d.mul ? s * v : s);
+        if (inb) atomicAdd(g2 + (plane * d.H + yb) * d.W + xb, d.mul ? s * u : -s);
+      }
+  }
+}
 """
 _ACC = {"float": "float", "double": "double", "float16": "float"}
 _NAMES = ([f"{k}<{t}>" for k in ("mx_grid_gen", "mx_grid_gen_bwd", "mx_bsampler",
                                   "mx_bsampler_bwd_grid") for t in FLOAT_CTYPES.values()]
-          + [f"mx_bsampler_bwd_data<{t}, {_ACC[t]}>" for t in FLOAT_CTYPES.values()])
+          + [f"{k}<{t}>" for k in ("mx_corr", "mx_corr_tmp") for t in FLOAT_CTYPES.values()]
+          + [f"{k}<{t}, {_ACC[t]}>" for k in ("mx_bsampler_bwd_data", "mx_corr_bwd")
+             for t in FLOAT_CTYPES.values()])
 _kernel = raw_module(_SOURCE, _NAMES)
 _REQ = {"null": 0, "write": 1, "inplace": 1, "add": 3}
 
@@ -286,3 +369,47 @@ def spatial_transformer_backward(params, inputs, outputs, reqs):
         N, _, H, W = ggrid.shape
         launch(_fn("mx_grid_gen_bwd", ggrid), N * 6,
                (ggrid, gloc, *_i64(N, H, W), numpy.int32(0), numpy.int32(_REQ[reqs[1]])))
+
+
+def _corr_dims(pack, params, data):
+    """The kernels' CorrDims on the device: the input's dims, then mxop::CorrParam."""
+    return cupy.asarray(numpy.concatenate([numpy.array(data.shape, numpy.int64),
+                                           numpy.frombuffer(pack(params, [data.shape] * 2),
+                                                            numpy.int64)]))
+
+
+def _land(out, acc, req):
+    """acc (the compute type) into out under req."""
+    if req == "add":
+        out[...] = out.astype(acc.dtype) + acc
+    elif req != "null":
+        out[...] = acc
+
+
+def correlation(pack):
+    """Correlation: (data1, data2) -> (output, tmp1, tmp2)."""
+    def run(params, inputs, outputs, reqs):
+        a, b = inputs
+        d = _corr_dims(pack, params, a)
+        launch(_fn("mx_corr", a), outputs[0].size,
+               (a, b, outputs[0], d, numpy.int32(_REQ[reqs[0]])))
+        for x, tmp, req in zip(inputs, outputs[1:], reqs[1:]):
+            if req != "null":
+                launch(_fn("mx_corr_tmp", x), tmp.size, (x, tmp, d, numpy.int32(_REQ[req])))
+    return run
+
+
+def correlation_backward(pack):
+    """_backward_Correlation: (ograd, data1, data2) -> (data1_grad, data2_grad)."""
+    def run(params, inputs, outputs, reqs):
+        g, a, b = inputs
+        if reqs[0] == reqs[1] == "null":
+            return
+        ctype = FLOAT_CTYPES[a.dtype.name]
+        acc = [cupy.zeros(a.shape, numpy.float64 if ctype == "double" else numpy.float32)
+               for _ in range(2)]
+        launch(_kernel(f"mx_corr_bwd<{ctype}, {_ACC[ctype]}>"), g.size * a.shape[1],
+               (g, a, b, *acc, _corr_dims(pack, params, a)))
+        for out, x, req in zip(outputs, acc, reqs):
+            _land(out, x, req)
+    return run
