@@ -1,12 +1,13 @@
 // Correlation (FlowNet's correlation layer) and its backward.  Both inputs
-// (N, C, H, W) are zero-padded by pad_size into (N, C, pH, pW) planes; output
-// (i, j) compares the kernel_size x kernel_size patch of data1 at
-// (y1, x1) = (i, j) * stride1 + max_displacement with the patch of data2
-// displaced by (dy, dx) = (channel / G - R, channel % G - R) * stride2
-// (R = max_displacement / stride2, G = 2R + 1), summed over the channels:
+// (N, C, H, W) are zero-padded by pad_size to (pH, pW); output (i, j)
+// compares the kernel_size x kernel_size patch of data1 at (y1, x1) =
+// (i, j) * stride1 + max_displacement with the patch of data2 displaced by
+// (dy, dx) = (channel / G - R, channel % G - R) * stride2 (R =
+// max_displacement / stride2, G = 2R + 1), summed over the channels:
 // the products (is_multiply) or the absolute differences, over
-// kernel_size^2 * C.  The forward splits output rows across workers; the
-// backward splits (n, c) planes, each of which only meets its own channel.
+// kernel_size^2 * C.  The forward works on channels-last copies (contiguous
+// channel sums) and splits output rows across workers; the backward works on
+// (n, c) planes and splits them, as each plane meets only its own channel.
 #ifndef MX_OPS_CORRELATION_CPU_H_
 #define MX_OPS_CORRELATION_CPU_H_
 
@@ -41,18 +42,47 @@ static std::vector<T> corr_pad(const MXTBlob &d, int64_t pad) {
   return out;
 }
 
-// A hidden output tmp (N, pH, pW, C) under req: the padded input, channels last.
+// data (N, C, H, W) zero-padded with its channels last: (N, pH, pW, C), the
+// hidden output tmp's layout, in which the forward's channel sums are contiguous.
 template <typename T>
-static void corr_put_tmp(const std::vector<T> &p, T *tmp, int64_t N, int64_t C, int64_t pHW,
-                         int32_t req) {
-  typedef typename NnAcc<T>::type A;
-  if (req == MX_REQ_NULL) return;
-  parallel_for_cost(N * pHW, C, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      const int64_t n = k / pHW, q = k % pHW;
-      for (int64_t c = 0; c < C; ++c) nn_put(tmp, k * C + c, A(p[(n * C + c) * pHW + q]), req);
+static std::vector<T> corr_pad_last(const MXTBlob &d, int64_t pad) {
+  const int64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
+  const int64_t pH = H + 2 * pad, pW = W + 2 * pad;
+  std::vector<T> out(N * pH * pW * C, T(0));
+  const T *in = static_cast<const T *>(d.dptr);
+  parallel_for_cost(N * H, W * C, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {                // r = (n, y): one input row
+      const int64_t n = r / H, y = r % H;
+      T *o = out.data() + ((n * pH + y + pad) * pW + pad) * C;
+      for (int64_t ch = 0; ch < C; ++ch) {
+        const T *src = in + ((n * C + ch) * H + y) * W;
+        for (int64_t x = 0; x < W; ++x) o[x * C + ch] = src[x];
+      }
     }
   });
+  return out;
+}
+
+// Channel sums over eight running partial sums, which the compiler vectorises
+// (one running sum is a chain it may not reorder).
+template <typename A, typename T, typename F>
+static inline A corr_sum(const T *u, const T *v, int64_t C, F f) {
+  A part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t ch = 0;
+  for (; ch + 8 <= C; ch += 8)
+    for (int l = 0; l < 8; ++l) part[l] += f(A(u[ch + l]), A(v[ch + l]));
+  A s = 0;
+  for (; ch < C; ++ch) s += f(A(u[ch]), A(v[ch]));
+  for (int l = 0; l < 8; ++l) s += part[l];
+  return s;
+}
+template <typename A, typename T>
+static inline A corr_dot(const T *u, const T *v, int64_t C) {
+  return corr_sum<A>(u, v, C, [](A x, A y) { return x * y; });
+}
+template <typename A, typename T>
+static inline A corr_l1(const T *u, const T *v, int64_t C) {
+  return corr_sum<A>(u, v, C, [](A x, A y) { return std::fabs(x - y); });
 }
 
 // Inputs (data1, data2); outputs (output (N, G*G, top_h, top_w), tmp1, tmp2).
@@ -61,10 +91,17 @@ static void correlation(MXOpCall *c, const CorrParam &p) {
   typedef typename NnAcc<T>::type A;
   const MXTBlob &d = c->inputs[0];
   const int64_t N = d.shape[0], C = d.shape[1];
-  const int64_t pH = d.shape[2] + 2 * p.pad, pW = d.shape[3] + 2 * p.pad, pHW = pH * pW;
-  const std::vector<T> p1 = corr_pad<T>(d, p.pad), p2 = corr_pad<T>(c->inputs[1], p.pad);
-  corr_put_tmp(p1, static_cast<T *>(c->outputs[1].dptr), N, C, pHW, c->req[1]);
-  corr_put_tmp(p2, static_cast<T *>(c->outputs[2].dptr), N, C, pHW, c->req[2]);
+  const int64_t pH = d.shape[2] + 2 * p.pad, pW = d.shape[3] + 2 * p.pad;
+  const std::vector<T> p1 = corr_pad_last<T>(d, p.pad), p2 = corr_pad_last<T>(c->inputs[1], p.pad);
+  for (int k = 1; k <= 2; ++k) {
+    const std::vector<T> &src = k == 1 ? p1 : p2;
+    T *tmp = static_cast<T *>(c->outputs[k].dptr);
+    const int32_t req = c->req[k];
+    if (req != MX_REQ_NULL)
+      parallel_for(int64_t(src.size()), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) nn_put(tmp, i, A(src[i]), req);
+      });
+  }
   const int32_t req = c->req[0];
   if (req == MX_REQ_NULL) return;
   T *out = static_cast<T *>(c->outputs[0].dptr);
@@ -73,20 +110,18 @@ static void correlation(MXOpCall *c, const CorrParam &p) {
   parallel_for_cost(N * p.top_h, p.top_w * TC * K * K * C, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / p.top_h, i = r % p.top_h, y1 = i * p.stride1 + p.max_disp;
+      const T *a = p1.data() + n * pH * pW * C, *z = p2.data() + n * pH * pW * C;
       for (int64_t j = 0; j < p.top_w; ++j) {
         const int64_t x1 = j * p.stride1 + p.max_disp;
         for (int64_t tc = 0; tc < TC; ++tc) {
           const int64_t y2 = y1 + (tc / p.grid_w - p.radius) * p.stride2;
           const int64_t x2 = x1 + (tc % p.grid_w - p.radius) * p.stride2;
           A s = 0;
-          for (int64_t ch = 0; ch < C; ++ch) {
-            const T *a = p1.data() + (n * C + ch) * pHW, *z = p2.data() + (n * C + ch) * pHW;
-            for (int64_t h = 0; h < K; ++h)
-              for (int64_t w = 0; w < K; ++w) {
-                const A u = A(a[(y1 + h) * pW + x1 + w]), v = A(z[(y2 + h) * pW + x2 + w]);
-                s += p.multiply ? u * v : std::fabs(u - v);
-              }
-          }
+          for (int64_t h = 0; h < K; ++h)
+            for (int64_t w = 0; w < K; ++w) {
+              const T *u = a + ((y1 + h) * pW + x1 + w) * C, *v = z + ((y2 + h) * pW + x2 + w) * C;
+              s += p.multiply ? corr_dot<A>(u, v, C) : corr_l1<A>(u, v, C);
+            }
           nn_put(out, (n * TC + tc) * OHW + i * p.top_w + j, s / norm, req);
         }
       }

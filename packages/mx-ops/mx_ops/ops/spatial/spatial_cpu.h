@@ -234,7 +234,8 @@ static inline SampleDims sample_dims(const MXTBlob &data, const MXTBlob &grid) {
 
 // GridGenerator: inputs (data); outputs (output (N, 2, H, W), grid_dst).
 template <typename T>
-static void grid_generator(MXOpCall *c, bool warp) {
+static void grid_generator(MXOpCall *c) {
+  const bool warp = static_cast<const GridParam *>(c->params)->warp != 0;
   const MXTBlob &o = c->outputs[0];
   const T *in = static_cast<const T *>(c->inputs[0].dptr);
   T *out = static_cast<T *>(o.dptr);
@@ -245,7 +246,8 @@ static void grid_generator(MXOpCall *c, bool warp) {
 
 // _backward_GridGenerator: inputs (ograd); outputs (data_grad).
 template <typename T>
-static void grid_generator_backward(MXOpCall *c, bool warp) {
+static void grid_generator_backward(MXOpCall *c) {
+  const bool warp = static_cast<const GridParam *>(c->params)->warp != 0;
   const MXTBlob &og = c->inputs[0];
   (warp ? warp_grid_backward<T> : affine_grid_backward<T>)(
       static_cast<const T *>(og.dptr), static_cast<T *>(c->outputs[0].dptr), og.shape[0],
@@ -320,40 +322,20 @@ static void spatial_transformer_backward(MXOpCall *c) {
                        c->req[1]);
 }
 
-// --- entry points --------------------------------------------------------------------------
+// --- entry points: the float dtypes -----------------------------------------------------
 
-static int grid_generator_run(MXOpCall *c) {
-  const bool warp = static_cast<const GridParam *>(c->params)->warp != 0;
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, grid_generator<T>(c, warp))
-  return 0;
-}
-
-static int grid_generator_backward_run(MXOpCall *c) {
-  if (c->req[0] == MX_REQ_NULL) return 0;
-  const bool warp = static_cast<const GridParam *>(c->params)->warp != 0;
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, grid_generator_backward<T>(c, warp))
-  return 0;
-}
-
-static int bilinear_sampler_run(MXOpCall *c) {
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, bilinear_sampler<T>(c))
-  return 0;
-}
-
-static int bilinear_sampler_backward_run(MXOpCall *c) {
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, bilinear_sampler_backward<T>(c))
-  return 0;
-}
-
-static int spatial_transformer_run(MXOpCall *c) {
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, spatial_transformer<T>(c))
-  return 0;
-}
-
-static int spatial_transformer_backward_run(MXOpCall *c) {
-  MX_FLOAT_SWITCH(c->inputs[0].dtype, T, spatial_transformer_backward<T>(c))
-  return 0;
-}
+#define MX_SPATIAL_KERNEL(NAME, IMPL)                                                \
+  static int NAME(MXOpCall *c) {                                                    \
+    MX_FLOAT_SWITCH(c->inputs[0].dtype, T, IMPL<T>(c))                              \
+    return 0;                                                                       \
+  }
+MX_SPATIAL_KERNEL(grid_generator_run, grid_generator)
+MX_SPATIAL_KERNEL(grid_generator_backward_run, grid_generator_backward)
+MX_SPATIAL_KERNEL(bilinear_sampler_run, bilinear_sampler)
+MX_SPATIAL_KERNEL(bilinear_sampler_backward_run, bilinear_sampler_backward)
+MX_SPATIAL_KERNEL(spatial_transformer_run, spatial_transformer)
+MX_SPATIAL_KERNEL(spatial_transformer_backward_run, spatial_transformer_backward)
+#undef MX_SPATIAL_KERNEL
 
 }  // namespace mxop
 #endif  // MX_OPS_SPATIAL_CPU_H_
