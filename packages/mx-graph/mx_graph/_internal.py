@@ -12,24 +12,25 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
- '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
- '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
+ '_backward_Convolution', '_backward_Correlation', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_GridGenerator',
+ '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
+ '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_ctc_loss',
- '_backward_diag', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_hard_sigmoid', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_SpatialTransformer', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_CTCLoss',
@@ -300,6 +301,40 @@ def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=
     return _compose('_backward_BatchNorm_v1', (out_grad, mean, var, data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
 
 
+def _backward_BilinearSampler(ograd=None, data=None, grid=None, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    BilinearSampler's gradients of 'data' and 'grid' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        BilinearSampler's input 'data': Input data to the BilinearsamplerOp.
+        Left out, it is a new variable named '<name>_data'.
+    grid : Symbol, optional
+        BilinearSampler's input 'grid': Input grid to the
+        BilinearsamplerOp.grid has two channels: x_src, y_src  Left out, it is
+        a new variable named '<name>_grid'.
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_BilinearSampler', (ograd, data, grid), name, attr, kwargs, cudnn_off=cudnn_off)
+
+
 def _backward_Cast(ograd=None, data=None, name=None, attr=None, **kwargs):
     """
     Cast's gradient: ``ograd`` converted to the dtype of the cast's input ``data`` (read for its dtype only; the shapes may differ).
@@ -413,6 +448,49 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
         The node's outputs (index it for one).
     """
     return _compose('_backward_Convolution', (out_grad, data, weight), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=num_filter, num_group=num_group, workspace=workspace, no_bias=no_bias, cudnn_tune=cudnn_tune, cudnn_off=cudnn_off, layout=layout)
+
+
+def _backward_Correlation(ograd=None, data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, name=None, attr=None, **kwargs):
+    """
+    Correlation's gradients of 'data1' and 'data2' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data1 : Symbol, optional
+        Correlation's input 'data1': Input data1 to the correlation.  Left out,
+        it is a new variable named '<name>_data1'.
+    data2 : Symbol, optional
+        Correlation's input 'data2': Input data2 to the correlation.  Left out,
+        it is a new variable named '<name>_data2'.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_Correlation', (ograd, data1, data2), name, attr, kwargs, kernel_size=kernel_size, max_displacement=max_displacement, stride1=stride1, stride2=stride2, pad_size=pad_size, is_multiply=is_multiply)
 
 
 def _backward_Custom(*data, op_type=_NULL, name=None, attr=None, **kwargs):
@@ -636,6 +714,35 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
         The node's outputs (index it for one).
     """
     return _compose('_backward_FullyConnected', (out_grad, data, weight), name, attr, kwargs, num_hidden=num_hidden, no_bias=no_bias, flatten=flatten)
+
+
+def _backward_GridGenerator(ograd=None, transform_type=_NULL, target_shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    GridGenerator's gradient of 'data' from the output's: the target grid's coordinates summed against it ('affine'), or it scaled back to pixels ('warp').
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_backward_GridGenerator', (ograd,), name, attr, kwargs, transform_type=transform_type, target_shape=target_shape)
 
 
 def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
@@ -1324,6 +1431,48 @@ def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_N
         The node's outputs (index it for one).
     """
     return _compose('_backward_SoftmaxOutput', (ograd, label, out_data), name, attr, kwargs, grad_scale=grad_scale, ignore_label=ignore_label, multi_output=multi_output, use_ignore=use_ignore, preserve_shape=preserve_shape, normalization=normalization, out_grad=out_grad, smooth_alpha=smooth_alpha)
+
+
+def _backward_SpatialTransformer(ograd=None, data=None, loc=None, target_shape=_NULL, transform_type=_NULL, sampler_type=_NULL, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    SpatialTransformer's gradients of 'data' and 'loc' from the output's.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of the loss with respect to the forward output (head
+        gradient).  Left out, it is a new variable named '<name>_ograd'.
+    data : Symbol, optional
+        SpatialTransformer's input 'data': Input data to the
+        SpatialTransformerOp.  Left out, it is a new variable named
+        '<name>_data'.
+    loc : Symbol, optional
+        SpatialTransformer's input 'loc': localisation net, the output dim
+        should be 6 when transform_type is affine. You shold initialize the
+        weight and bias with identity tranform.  Left out, it is a new variable
+        named '<name>_loc'.
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        output shape(h, w) of spatial transformer: (y, x)
+    transform_type : {'affine'}
+        transformation type
+    sampler_type : {'bilinear'}
+        sampling type
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_SpatialTransformer', (ograd, data, loc), name, attr, kwargs, target_shape=target_shape, transform_type=transform_type, sampler_type=sampler_type, cudnn_off=cudnn_off)
 
 
 def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, name=None, attr=None, **kwargs):

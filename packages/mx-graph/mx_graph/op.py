@@ -5,43 +5,43 @@
 from mx_graph.op_functions import NULL as _NULL, alias as _alias, compose as _compose
 from mx_graph._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'CTCLoss', 'Cast', 'Concat',
- 'Convolution', 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
- 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
- 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
- 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
- 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
- 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
- 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
- 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
- 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
- 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
- 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
- 'zeros_like']
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockGrad', 'CTCLoss', 'Cast',
+ 'Concat', 'Convolution', 'Correlation', 'Custom', 'Deconvolution', 'Dropout',
+ 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected', 'GridGenerator', 'GroupNorm',
+ 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU', 'LinearRegressionOutput',
+ 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'RNN',
+ 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask', 'SequenceReverse', 'SliceChannel',
+ 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput', 'SpatialTransformer', 'SwapAxis',
+ 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+ 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis', 'broadcast_div',
+ 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
+ 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and',
+ 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
+ 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
+ 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil',
+ 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh', 'crop', 'ctc_loss',
+ 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid',
+ 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'moments',
+ 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like',
+ 'pad', 'pick', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
+ 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -170,6 +170,36 @@ def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=
         The node's outputs (index it for one).
     """
     return _compose('BatchNorm_v1', (data, gamma, beta, moving_mean, moving_var), name, attr, kwargs, eps=eps, momentum=momentum, fix_gamma=fix_gamma, use_global_stats=use_global_stats, output_mean_var=output_mean_var)
+
+
+def BilinearSampler(data=None, grid=None, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies bilinear sampling to input feature map: out[n, c, h, w] interpolates data[n, c] at (x, y) = grid[n, :, h, w], normalised to [-1, 1]; points outside read zeros.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to the BilinearsamplerOp.  Left out, it is a new variable
+        named '<name>_data'.
+    grid : Symbol, optional
+        Input grid to the BilinearsamplerOp.grid has two channels: x_src, y_src
+        Left out, it is a new variable named '<name>_grid'.
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('BilinearSampler', (data, grid), name, attr, kwargs, cudnn_off=cudnn_off)
 
 
 def BlockGrad(data=None, name=None, attr=None, **kwargs):
@@ -352,6 +382,46 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
         The node's outputs.
     """
     return _compose('Convolution', (data, weight, bias), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=num_filter, num_group=num_group, workspace=workspace, no_bias=no_bias, cudnn_tune=cudnn_tune, cudnn_off=cudnn_off, layout=layout)
+
+
+def Correlation(data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies correlation to inputs: compares each kernel_size patch of data1 with the patches of data2 displaced by up to max_displacement (steps of stride2), by products (is_multiply) or absolute differences averaged over the patch and channels.
+
+    Parameters
+    ----------
+    data1 : Symbol, optional
+        Input data1 to the correlation.  Left out, it is a new variable named
+        '<name>_data1'.
+    data2 : Symbol, optional
+        Input data2 to the correlation.  Left out, it is a new variable named
+        '<name>_data2'.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('Correlation', (data1, data2), name, attr, kwargs, kernel_size=kernel_size, max_displacement=max_displacement, stride1=stride1, stride2=stride2, pad_size=pad_size, is_multiply=is_multiply)
 
 
 def Custom(*data, op_type=_NULL, name=None, attr=None, **kwargs):
@@ -569,6 +639,35 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
         The node's outputs.
     """
     return _compose('FullyConnected', (data, weight, bias), name, attr, kwargs, num_hidden=num_hidden, no_bias=no_bias, flatten=flatten)
+
+
+def GridGenerator(data=None, transform_type=_NULL, target_shape=_NULL, name=None, attr=None, **kwargs):
+    """
+    Generates 2D sampling grid for bilinear sampling: from an affine matrix (transform_type 'affine', data (batch, 6), target_shape (H, W)) or an optical flow (transform_type 'warp', data (batch, 2, H, W)); the output (batch, 2, H, W) holds normalised x and y in [-1, 1].
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to the function.  Left out, it is a new variable named
+        '<name>_data'.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('GridGenerator', (data,), name, attr, kwargs, transform_type=transform_type, target_shape=target_shape)
 
 
 def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, name=None, attr=None, **kwargs):
@@ -1298,6 +1397,43 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
     Aliases: Softmax.
     """
     return _compose('SoftmaxOutput', (data, label), name, attr, kwargs, grad_scale=grad_scale, ignore_label=ignore_label, multi_output=multi_output, use_ignore=use_ignore, preserve_shape=preserve_shape, normalization=normalization, out_grad=out_grad, smooth_alpha=smooth_alpha)
+
+
+def SpatialTransformer(data=None, loc=None, target_shape=_NULL, transform_type=_NULL, sampler_type=_NULL, cudnn_off=_NULL, name=None, attr=None, **kwargs):
+    """
+    Applies a spatial transformer to input feature map: samples 'data' bilinearly (zeros outside) at the affine grid of 'loc' over target_shape.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Input data to the SpatialTransformerOp.  Left out, it is a new variable
+        named '<name>_data'.
+    loc : Symbol, optional
+        localisation net, the output dim should be 6 when transform_type is
+        affine. You shold initialize the weight and bias with identity
+        tranform.  Left out, it is a new variable named '<name>_loc'.
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        output shape(h, w) of spatial transformer: (y, x)
+    transform_type : {'affine'}
+        transformation type
+    sampler_type : {'bilinear'}
+        sampling type
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('SpatialTransformer', (data, loc), name, attr, kwargs, target_shape=target_shape, transform_type=transform_type, sampler_type=sampler_type, cudnn_off=cudnn_off)
 
 
 def SwapAxis(data=None, dim1=_NULL, dim2=_NULL, name=None, attr=None, **kwargs):

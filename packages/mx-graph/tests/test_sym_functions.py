@@ -61,6 +61,10 @@ KNOWN = {
     ("_backward_slice_like", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_tile", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_im2col", "auto"): "MXNet lists one input, data (the output gradient)",
+    ("_backward_GridGenerator", "auto"): "MXNet lists no inputs",
+    ("_backward_BilinearSampler", "auto"): "MXNet lists no inputs",
+    ("_backward_SpatialTransformer", "auto"): "MXNet lists no inputs",
+    ("_backward_Correlation", "auto"): "MXNet lists no inputs",
     # node_row_ptr counts RNN's hidden reserve output (the gates the backward
     # reads), which MXNet keeps in its stateful operator instead
     ("RNN", "auto"): "node_row_ptr counts the hidden reserve output",

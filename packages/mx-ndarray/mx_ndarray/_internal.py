@@ -13,24 +13,25 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
  '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_BatchNorm_v1', '_backward_Cast', '_backward_Concat', '_backward_Convolution',
- '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
- '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected', '_backward_GroupNorm',
- '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm',
- '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
+ '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
+ '_backward_Convolution', '_backward_Correlation', '_backward_Custom',
+ '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
+ '_backward_Embedding', '_backward_FullyConnected', '_backward_GridGenerator',
+ '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
+ '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
  '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast', '_backward_ctc_loss',
- '_backward_diag', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_hard_sigmoid', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_SpatialTransformer', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_CTCLoss',
@@ -305,6 +306,36 @@ def _backward_BatchNorm_v1(out_grad=None, mean=None, var=None, data=None, gamma=
     return _call_op('_backward_BatchNorm_v1', [out_grad, mean, var, data, gamma, beta, moving_mean, moving_var], out, kwargs)
 
 
+def _backward_BilinearSampler(ograd=None, data=None, grid=None, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    BilinearSampler's gradients of 'data' and 'grid' from the output's.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        BilinearSampler's input 'data': Input data to the BilinearsamplerOp.
+    grid : NDArray
+        BilinearSampler's input 'grid': Input grid to the
+        BilinearsamplerOp.grid has two channels: x_src, y_src
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('_backward_BilinearSampler', [ograd, data, grid], out, kwargs)
+
+
 def _backward_Cast(ograd=None, data=None, out=None, name=None, **kwargs):
     """
     Cast's gradient: ``ograd`` converted to the dtype of the cast's input ``data`` (read for its dtype only; the shapes may differ).
@@ -427,6 +458,55 @@ def _backward_Convolution(out_grad=None, data=None, weight=None, kernel=_NULL, s
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('_backward_Convolution', [out_grad, data, weight], out, kwargs)
+
+
+def _backward_Correlation(ograd=None, data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, out=None, name=None, **kwargs):
+    """
+    Correlation's gradients of 'data1' and 'data2' from the output's.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data1 : NDArray
+        Correlation's input 'data1': Input data1 to the correlation.
+    data2 : NDArray
+        Correlation's input 'data2': Input data2 to the correlation.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if kernel_size is not _NULL:
+        kwargs['kernel_size'] = kernel_size
+    if max_displacement is not _NULL:
+        kwargs['max_displacement'] = max_displacement
+    if stride1 is not _NULL:
+        kwargs['stride1'] = stride1
+    if stride2 is not _NULL:
+        kwargs['stride2'] = stride2
+    if pad_size is not _NULL:
+        kwargs['pad_size'] = pad_size
+    if is_multiply is not _NULL:
+        kwargs['is_multiply'] = is_multiply
+    return _call_op('_backward_Correlation', [ograd, data1, data2], out, kwargs)
 
 
 def _backward_Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
@@ -669,6 +749,35 @@ def _backward_FullyConnected(out_grad=None, data=None, weight=None, num_hidden=_
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _call_op('_backward_FullyConnected', [out_grad, data, weight], out, kwargs)
+
+
+def _backward_GridGenerator(ograd=None, transform_type=_NULL, target_shape=_NULL, out=None, name=None, **kwargs):
+    """
+    GridGenerator's gradient of 'data' from the output's: the target grid's coordinates summed against it ('affine'), or it scaled back to pixels ('warp').
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    return _call_op('_backward_GridGenerator', [ograd], out, kwargs)
 
 
 def _backward_GroupNorm(out_grad=None, data=None, gamma=None, mean=None, std=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
@@ -1367,6 +1476,50 @@ def _backward_SoftmaxOutput(ograd=None, label=None, out_data=None, grad_scale=_N
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
     return _call_op('_backward_SoftmaxOutput', [ograd, label, out_data], out, kwargs, True)
+
+
+def _backward_SpatialTransformer(ograd=None, data=None, loc=None, target_shape=_NULL, transform_type=_NULL, sampler_type=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    SpatialTransformer's gradients of 'data' and 'loc' from the output's.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        SpatialTransformer's input 'data': Input data to the
+        SpatialTransformerOp.
+    loc : NDArray
+        SpatialTransformer's input 'loc': localisation net, the output dim
+        should be 6 when transform_type is affine. You shold initialize the
+        weight and bias with identity tranform.
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        output shape(h, w) of spatial transformer: (y, x)
+    transform_type : {'affine'}
+        transformation type
+    sampler_type : {'bilinear'}
+        sampling type
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if sampler_type is not _NULL:
+        kwargs['sampler_type'] = sampler_type
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('_backward_SpatialTransformer', [ograd, data, loc], out, kwargs)
 
 
 def _backward_UpSampling(*args, scale=_NULL, num_filter=_NULL, sample_type=_NULL, multi_input_mode=_NULL, num_args=_NULL, workspace=_NULL, out=None, name=None, **kwargs):

@@ -6,43 +6,43 @@ from mx_ndarray._ndarray import call_op as _call_op
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 
-__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BlockGrad', 'CTCLoss', 'Cast', 'Concat',
- 'Convolution', 'Custom', 'Deconvolution', 'Dropout', 'ElementWiseSum', 'Embedding', 'Flatten',
- 'FullyConnected', 'GroupNorm', 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm',
- 'LeakyReLU', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
- 'MakeLoss', 'Pad', 'Pooling', 'RNN', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask',
- 'SequenceReverse', 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput',
- 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
- 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
- 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
- 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
- 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
- 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
- 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
- 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
- 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
- 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
- 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
- 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
- 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
- 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
- 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
- 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
- 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
- 'zeros_like']
+__all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockGrad', 'CTCLoss', 'Cast',
+ 'Concat', 'Convolution', 'Correlation', 'Custom', 'Deconvolution', 'Dropout',
+ 'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected', 'GridGenerator', 'GroupNorm',
+ 'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU', 'LinearRegressionOutput',
+ 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'RNN',
+ 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask', 'SequenceReverse', 'SliceChannel',
+ 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput', 'SpatialTransformer', 'SwapAxis',
+ 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh', 'arcsin',
+ 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
+ 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis', 'broadcast_div',
+ 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
+ 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and',
+ 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
+ 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
+ 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil',
+ 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh', 'crop', 'ctc_loss',
+ 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
+ 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
+ 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid',
+ 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
+ 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
+ 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
+ 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
+ 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'moments',
+ 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like',
+ 'pad', 'pick', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
+ 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
+ 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
+ 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
+ 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
+ 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
+ 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
+ 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -181,6 +181,32 @@ def BatchNorm_v1(data=None, gamma=None, beta=None, moving_mean=None, moving_var=
     if output_mean_var is not _NULL:
         kwargs['output_mean_var'] = output_mean_var
     return _call_op('BatchNorm_v1', [data, gamma, beta, moving_mean, moving_var], out, kwargs)
+
+
+def BilinearSampler(data=None, grid=None, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies bilinear sampling to input feature map: out[n, c, h, w] interpolates data[n, c] at (x, y) = grid[n, :, h, w], normalised to [-1, 1]; points outside read zeros.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the BilinearsamplerOp.
+    grid : NDArray
+        Input grid to the BilinearsamplerOp.grid has two channels: x_src, y_src
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('BilinearSampler', [data, grid], out, kwargs)
 
 
 def BlockGrad(data=None, out=None, name=None, **kwargs):
@@ -368,6 +394,52 @@ def Convolution(data=None, weight=None, bias=None, kernel=_NULL, stride=_NULL, d
     if layout is not _NULL:
         kwargs['layout'] = layout
     return _call_op('Convolution', [data, weight, bias], out, kwargs, True)
+
+
+def Correlation(data1=None, data2=None, kernel_size=_NULL, max_displacement=_NULL, stride1=_NULL, stride2=_NULL, pad_size=_NULL, is_multiply=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies correlation to inputs: compares each kernel_size patch of data1 with the patches of data2 displaced by up to max_displacement (steps of stride2), by products (is_multiply) or absolute differences averaged over the patch and channels.
+
+    Parameters
+    ----------
+    data1 : NDArray
+        Input data1 to the correlation.
+    data2 : NDArray
+        Input data2 to the correlation.
+    kernel_size : int, optional, default=1, in [1, 2147483647]
+        kernel size for Correlation must be an odd number
+    max_displacement : int, optional, default=1, in [0, 2147483647]
+        Max displacement of Correlation
+    stride1 : int, optional, default=1, in [1, 2147483647]
+        stride1 quantize data1 globally
+    stride2 : int, optional, default=1, in [1, 2147483647]
+        stride2 quantize data2 within the neighborhood centered around data1
+    pad_size : int, optional, default=0, in [0, 2147483647]
+        pad for Correlation
+    is_multiply : bool, optional, default=True
+        operation type is either multiplication or subduction
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if kernel_size is not _NULL:
+        kwargs['kernel_size'] = kernel_size
+    if max_displacement is not _NULL:
+        kwargs['max_displacement'] = max_displacement
+    if stride1 is not _NULL:
+        kwargs['stride1'] = stride1
+    if stride2 is not _NULL:
+        kwargs['stride2'] = stride2
+    if pad_size is not _NULL:
+        kwargs['pad_size'] = pad_size
+    if is_multiply is not _NULL:
+        kwargs['is_multiply'] = is_multiply
+    return _call_op('Correlation', [data1, data2], out, kwargs)
 
 
 def Custom(*data, op_type=_NULL, out=None, name=None, **kwargs):
@@ -603,6 +675,34 @@ def FullyConnected(data=None, weight=None, bias=None, num_hidden=_NULL, no_bias=
     if flatten is not _NULL:
         kwargs['flatten'] = flatten
     return _call_op('FullyConnected', [data, weight, bias], out, kwargs, True)
+
+
+def GridGenerator(data=None, transform_type=_NULL, target_shape=_NULL, out=None, name=None, **kwargs):
+    """
+    Generates 2D sampling grid for bilinear sampling: from an affine matrix (transform_type 'affine', data (batch, 6), target_shape (H, W)) or an optical flow (transform_type 'warp', data (batch, 2, H, W)); the output (batch, 2, H, W) holds normalised x and y in [-1, 1].
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the function.
+    transform_type : {'affine', 'warp'}
+        The type of transformation. For `affine`, input data should be an affine matrix of size (batch, 6). For `warp`, input data should be an optical flow of size (batch, 2, h, w).
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        Specifies the output shape (H, W). This is required if transformation type is `affine`. If transformation type is `warp`, this parameter is ignored.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    return _call_op('GridGenerator', [data], out, kwargs)
 
 
 def GroupNorm(data=None, gamma=None, beta=None, num_groups=_NULL, eps=_NULL, output_mean_var=_NULL, out=None, name=None, **kwargs):
@@ -1369,6 +1469,46 @@ def SoftmaxOutput(data=None, label=None, grad_scale=_NULL, ignore_label=_NULL, m
     if smooth_alpha is not _NULL:
         kwargs['smooth_alpha'] = smooth_alpha
     return _call_op('SoftmaxOutput', [data, label], out, kwargs)
+
+
+def SpatialTransformer(data=None, loc=None, target_shape=_NULL, transform_type=_NULL, sampler_type=_NULL, cudnn_off=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies a spatial transformer to input feature map: samples 'data' bilinearly (zeros outside) at the affine grid of 'loc' over target_shape.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the SpatialTransformerOp.
+    loc : NDArray
+        localisation net, the output dim should be 6 when transform_type is
+        affine. You shold initialize the weight and bias with identity
+        tranform.
+    target_shape : Shape(tuple), optional, default=(0, 0)
+        output shape(h, w) of spatial transformer: (y, x)
+    transform_type : {'affine'}
+        transformation type
+    sampler_type : {'bilinear'}
+        sampling type
+    cudnn_off : bool, optional, default=None
+        whether to turn cudnn off (accepted; the kernels here do not use cuDNN)
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if target_shape is not _NULL:
+        kwargs['target_shape'] = target_shape
+    if transform_type is not _NULL:
+        kwargs['transform_type'] = transform_type
+    if sampler_type is not _NULL:
+        kwargs['sampler_type'] = sampler_type
+    if cudnn_off is not _NULL:
+        kwargs['cudnn_off'] = cudnn_off
+    return _call_op('SpatialTransformer', [data, loc], out, kwargs)
 
 
 def SwapAxis(data=None, dim1=_NULL, dim2=_NULL, out=None, name=None, **kwargs):

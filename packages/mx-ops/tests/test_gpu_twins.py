@@ -240,6 +240,33 @@ CASES += [
      {"num_arrays": 2}, FLOATS),
 ]
 
+# GridGenerator, BilinearSampler, SpatialTransformer (grids reach outside [-1, 1]) and
+# Correlation, with their backwards.
+_AFFINE, _WARP = {"transform_type": "affine", "target_shape": (5, 7)}, {"transform_type": "warp"}
+_ST = {"transform_type": "affine", "sampler_type": "bilinear", "target_shape": (4, 7)}
+_EYE = np.array([1, 0, 0, 0, 1, 0])
+_CORR = {"kernel_size": 3, "max_displacement": 2, "stride1": 2, "pad_size": 2}
+CASES += [
+    ("GridGenerator", lambda t: [fdata((2, 6), t)], _AFFINE, ["float32"]),
+    ("GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _WARP, ["float32"]),
+    ("_backward_GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _AFFINE, ["float32"]),
+    ("_backward_GridGenerator", lambda t: [fdata((2, 2, 5, 7), t)], _WARP, ["float32"]),
+    ("BilinearSampler", lambda t: [fdata((2, 3, 5, 6), t), fdata((2, 2, 4, 7), t, 1) * 1.2],
+     {}, FLOATS),
+    ("_backward_BilinearSampler", lambda t: [fdata((2, 3, 4, 7), t), fdata((2, 3, 5, 6), t, 1),
+                                             fdata((2, 2, 4, 7), t, 2) * 1.2], {}, FLOATS),
+    ("SpatialTransformer", lambda t: [fdata((2, 3, 5, 6), t), fdata((2, 6), t, 1) + _EYE.astype(t)],
+     _ST, FLOATS),
+    ("_backward_SpatialTransformer", lambda t: [fdata((2, 3, 4, 7), t), fdata((2, 3, 5, 6), t, 1),
+                                                fdata((2, 6), t, 2) + _EYE.astype(t)], _ST,
+     FLOATS),
+    ("Correlation", lambda t: [fdata((2, 3, 7, 8), t), fdata((2, 3, 7, 8), t, 1)], _CORR, FLOATS),
+    ("Correlation", lambda t: [fdata((1, 2, 6, 7), t), fdata((1, 2, 6, 7), t, 1)],
+     {"max_displacement": 2, "stride2": 2, "pad_size": 1, "is_multiply": False}, FLOATS),
+    ("_backward_Correlation", lambda t: [fdata((2, 25, 3, 3), t), fdata((2, 3, 7, 8), t, 1),
+                                         fdata((2, 3, 7, 8), t, 2)], _CORR, FLOATS),
+]
+
 PARAMS = [(op, make, kw, t) for op, make, kw, dtypes in CASES
           for t in (dtypes or ALL)]
 

@@ -369,6 +369,10 @@ FLOAT_ONLY = {
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},
+    "GridGenerator": {"transform_type": "warp"},
+    "_backward_GridGenerator": {"transform_type": "warp"},
+    **{name: {"transform_type": "affine", "sampler_type": "bilinear"}
+       for name in ("SpatialTransformer", "_backward_SpatialTransformer")},
     "col2im": {"output_size": (1,), "kernel": (1,)},
     **{f"{prefix}_interleaved_matmul_{name}": {"heads": 1}
        for prefix in ("_contrib", "_backward")

@@ -385,11 +385,21 @@ def rnn_case(draw):
     return Case("RNN", p, ins, dtypes, derivable=tuple(range(1, len(ins))))
 
 
+@st.composite
+def grid_generator(draw):
+    if draw(st.booleans()):
+        return Case("GridGenerator", {"transform_type": "affine",
+                                      "target_shape": (draw(dim), draw(dim))},
+                    [(draw(dim), 6)], ["float32"])
+    return Case("GridGenerator", {"transform_type": "warp"},
+                [(draw(dim), 2, draw(dim), draw(dim))], ["float32"])
+
+
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
-            attention, rnn_case]
+            attention, rnn_case, grid_generator]
 CASES = st.one_of([f() for f in FAMILIES])
 
 
@@ -458,7 +468,7 @@ def test_every_operator_with_a_rule_is_generated():
         "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
-        "size_array", "RNN"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "size_array", "RNN", "GridGenerator"} | {f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

@@ -46,6 +46,7 @@ FAMILIES = {
     "contrib_index": ("init",),
     "contrib_math": (),
     "rnn": (),
+    "spatial": (),
 }
 
 # family: the names of the operators it registered (filled by load).
