@@ -290,6 +290,18 @@ def upsampling(draw):
 
 
 @st.composite
+def roi(draw):
+    name = draw(st.sampled_from(["ROIPooling", "_contrib_ROIAlign"]))
+    size = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    p, channels = {"pooled_size": size, "spatial_scale": 0.5}, draw(dim)
+    if name == "_contrib_ROIAlign" and draw(st.booleans()):
+        p["position_sensitive"] = True
+        channels *= size[0] * size[1]
+    t = draw(st.sampled_from(FLOATS))
+    return Case(name, p, [(draw(dim), channels, draw(dim), draw(dim)), (draw(dim), 5)], [t, t])
+
+
+@st.composite
 def concat(draw):
     base = draw(shape(1, 3))
     axis = draw(st.integers(-len(base), len(base) - 1))
@@ -388,7 +400,7 @@ def rnn_case(draw):
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
-            pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
+            pooling, normalization, upsampling, roi, concat, slice_channel, reshaping, dot,
             attention, rnn_case]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -458,7 +470,7 @@ def test_every_operator_with_a_rule_is_generated():
         "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
-        "size_array", "RNN"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "size_array", "RNN", "ROIPooling", "_contrib_ROIAlign"} | {f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

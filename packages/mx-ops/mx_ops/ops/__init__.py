@@ -46,6 +46,7 @@ FAMILIES = {
     "contrib_index": ("init",),
     "contrib_math": (),
     "rnn": (),
+    "vision": ("loss",),
 }
 
 # family: the names of the operators it registered (filled by load).

@@ -1,0 +1,4 @@
+"""The vision family: ROIPooling and _contrib_ROIAlign (region-of-interest
+pooling), with their backwards."""
+from mx_ops.ops.vision import roi_pooling  # noqa: F401  (registers, gradient, inference)
+from mx_ops.ops.vision import roi_align  # noqa: F401  (registers, gradient, inference)

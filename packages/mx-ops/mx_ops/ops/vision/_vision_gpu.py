@@ -1,0 +1,234 @@
+"""GPU compute of the vision family with the semantics of
+roi_pooling_cpu.h and roi_align_cpu.h, reading the parameter blocks mx_ops
+packs for the CPU kernels.  The forwards are RawKernels, one thread per
+output element.  ROIPooling's backward gathers each gradient's destination
+from maxidx and adds them with scatter_add; ROIAlign's adds every sample's
+share atomically into a buffer of the compute type (float for float16),
+then writes or adds it to the gradient.  Overlapping boxes accumulate.
+Importing this module without CuPy raises ImportError."""
+import struct
+
+import cupy
+import numpy
+
+from mx_ops.core._cuda import CTYPES, launch, raw_module, scatter_add
+from mx_ops.ops.loss._loss_gpu import FLOAT_CTYPES, HEAD
+
+_SOURCE = HEAD + r"""
+__device__ inline long long clip_to(long long v, long long n) {
+  return v < 0 ? 0 : (v > n ? n : v);
+}
+
+// One thread per output element (r, ch, ph, pw): roi_pool_forward_loop of
+// roi_pooling_cpu.h.
+template <typename T>
+__global__ void mx_roi_pool(const T *x, const T *rois, T *out, T *idx, long long R,
+                            long long N, long long C, long long H, long long W, long long PH,
+                            long long PW, double scale_, int req_out, int req_idx) {
+  typedef typename Acc<T>::type A;
+  const A scale = A(scale_);
+  MX_GRID_STRIDE(i, R * C * PH * PW) {
+    const long long pw = i % PW, ph = i / PW % PH, ch = i / PW / PH % C, r = i / PW / PH / C;
+    const T *box = rois + r * 5;
+    const long long b = (long long)double(box[0]);
+    const long long x1 = (long long)round(double(A(box[1]) * scale));
+    const long long y1 = (long long)round(double(A(box[2]) * scale));
+    const long long x2 = (long long)round(double(A(box[3]) * scale));
+    const long long y2 = (long long)round(double(A(box[4]) * scale));
+    const long long rh = y2 - y1 + 1 > 1 ? y2 - y1 + 1 : 1;
+    const long long rw = x2 - x1 + 1 > 1 ? x2 - x1 + 1 : 1;
+    const A bin_h = A(rh) / A(PH), bin_w = A(rw) / A(PW);
+    const long long hs = clip_to((long long)floor(double(A(ph) * bin_h)) + y1, H);
+    const long long he = clip_to((long long)ceil(double(A(ph + 1) * bin_h)) + y1, H);
+    const long long ws = clip_to((long long)floor(double(A(pw) * bin_w)) + x1, W);
+    const long long we = clip_to((long long)ceil(double(A(pw + 1) * bin_w)) + x1, W);
+    A best = A(0);
+    long long arg = -1;
+    if (b >= 0 && b < N && he > hs && we > ws) {
+      const T *img = x + (b * C + ch) * H * W;
+      best = A(-3.402823466e+38f);
+      for (long long h = hs; h < he; ++h)
+        for (long long w = ws; w < we; ++w) {
+          const A v = A(img[h * W + w]);
+          if (v > best) { best = v; arg = h * W + w; }
+        }
+    }
+    if (req_out) mx_store(out, i, best, req_out == 2);
+    if (req_idx) mx_store(idx, i, A(arg), req_idx == 2);
+  }
+}
+
+// The sampling geometry of one box (roi_align_box of roi_align_cpu.h): 0,
+// 1 for a batch index outside the batch, 2 for an empty box with aligned.
+template <typename A, typename T>
+__device__ inline int roi_align_box(const T *box, long long N, A scale, int aligned,
+                                     int ratio, long long PH, long long PW, long long *b,
+                                     A *y0, A *x0, A *bin_h, A *bin_w, long long *gh,
+                                     long long *gw) {
+  const A off = aligned ? A(0.5) : A(0);
+  *b = (long long)double(box[0]);
+  *x0 = A(box[1]) * scale - off;
+  *y0 = A(box[2]) * scale - off;
+  A w = A(box[3]) * scale - off - *x0, h = A(box[4]) * scale - off - *y0;
+  if (aligned && !(w > A(0) && h > A(0))) return 2;
+  if (!aligned) { w = w > A(1) ? w : A(1); h = h > A(1) ? h : A(1); }
+  *bin_h = h / A(PH);
+  *bin_w = w / A(PW);
+  *gh = ratio > 0 ? ratio : (long long)ceil(double(h / A(PH)));
+  *gw = ratio > 0 ? ratio : (long long)ceil(double(w / A(PW)));
+  return *b >= 0 && *b < N ? 0 : 1;
+}
+
+// roi_bilinear of roi_align_cpu.h.
+template <typename A>
+__device__ inline bool roi_bilinear(A y, A x, long long H, long long W, long long *o, A *w) {
+  if (y < A(-1) || y > A(H) || x < A(-1) || x > A(W)) return false;
+  if (y <= A(0)) y = A(0);
+  if (x <= A(0)) x = A(0);
+  long long yl = (long long)y, xl = (long long)x, yh, xh;
+  if (yl >= H - 1) { yh = yl = H - 1; y = A(yl); } else { yh = yl + 1; }
+  if (xl >= W - 1) { xh = xl = W - 1; x = A(xl); } else { xh = xl + 1; }
+  const A ly = y - A(yl), lx = x - A(xl), hy = A(1) - ly, hx = A(1) - lx;
+  o[0] = yl * W + xl; o[1] = yl * W + xh; o[2] = yh * W + xl; o[3] = yh * W + xh;
+  w[0] = hy * hx; w[1] = hy * lx; w[2] = ly * hx; w[3] = ly * lx;
+  return true;
+}
+
+// One thread per output element (r, co, ph, pw).  BACKWARD: adds
+// g * weight / count of each sample into acc (the data's shape, compute
+// type) instead of writing the average to out.
+template <typename T, bool BACKWARD>
+__global__ void mx_roi_align(const T *x, const T *rois, T *out, const T *g,
+                             typename Acc<T>::type *acc, long long R, long long N,
+                             long long C, long long H, long long W, long long CO, long long PH,
+                             long long PW, long long ratio, long long psroi, long long aligned,
+                             double scale_, int add, int *bad) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(i, R * CO * PH * PW) {
+    const long long pw = i % PW, ph = i / PW % PH, co = i / PW / PH % CO;
+    const long long r = i / PW / PH / CO;
+    long long b, gh, gw;
+    A y0, x0, bin_h, bin_w;
+    A v = A(0);
+    const int status = roi_align_box(rois + r * 5, N, A(scale_), int(aligned), int(ratio),
+                                     PH, PW, &b, &y0, &x0, &bin_h, &bin_w, &gh, &gw);
+    if (status == 0) {
+      const long long ci = psroi ? (co * PH + ph) * PW + pw : co;
+      const long long plane = (b * C + ci) * H * W;
+      const A count = A(gh * gw > 1 ? gh * gw : 1);
+      const A gv = BACKWARD ? A(g[i]) : A(0);
+      long long o[4];
+      A w[4];
+      for (long long iy = 0; iy < gh; ++iy) {
+        const A y = y0 + A(ph) * bin_h + (A(iy) + A(0.5)) * bin_h / A(gh);
+        for (long long ix = 0; ix < gw; ++ix) {
+          const A xx = x0 + A(pw) * bin_w + (A(ix) + A(0.5)) * bin_w / A(gw);
+          if (!roi_bilinear(y, xx, H, W, o, w)) continue;
+          if (BACKWARD) {
+            for (int k = 0; k < 4; ++k) atomicAdd(acc + plane + o[k], gv * w[k] / count);
+          } else {
+            v += w[0] * A(x[plane + o[0]]) + w[1] * A(x[plane + o[1]]) +
+                 w[2] * A(x[plane + o[2]]) + w[3] * A(x[plane + o[3]]);
+          }
+        }
+      }
+      v /= count;
+    } else if (status == 2) {
+      *bad = 1;
+    }
+    if (!BACKWARD) mx_store(out, i, v, add);
+  }
+}
+"""
+_NAMES = ([f"mx_roi_pool<{t}>" for t in FLOAT_CTYPES]
+          + [f"mx_roi_align<{t}, {b}>" for t in FLOAT_CTYPES for b in ("false", "true")])
+_kernel = raw_module(_SOURCE, _NAMES)
+
+# req codes of the kernel: 0 null, 1 write (or inplace), 2 add.
+_REQ = {"null": 0, "write": 1, "inplace": 1, "add": 2}
+
+
+def compile_cases():
+    """The kernel source of this module, for the NVRTC check."""
+    return [("raw", "mx_vision", _SOURCE, tuple(_NAMES))]
+
+
+def roi_pooling(pack):
+    """ROIPooling's forward: (data, rois) -> (output, maxidx)."""
+    def run(params, inputs, outputs, reqs):
+        x, rois = inputs
+        ph, pw, scale = struct.unpack("=qqd", pack(params, [a.shape for a in inputs]))
+        launch(_kernel(f"mx_roi_pool<{CTYPES[x.dtype.name]}>"), outputs[0].size,
+               (x, rois, outputs[0], outputs[1], *(numpy.int64(v) for v in
+                                                   (rois.shape[0], *x.shape, ph, pw)),
+                numpy.float64(scale), numpy.int32(_REQ[reqs[0]]), numpy.int32(_REQ[reqs[1]])))
+    return run
+
+
+def roi_pooling_backward(pack):
+    """_backward_ROIPooling: (out_grad, data, rois, maxidx) -> (data_grad,
+    rois_grad)."""
+    def run(params, inputs, outputs, reqs):
+        og, data, rois, idx = inputs
+        dx, drois = outputs
+        if reqs[1] in ("write", "inplace"):
+            drois.fill(0)
+        if reqs[0] == "null":
+            return
+        if reqs[0] != "add":
+            dx.fill(0)
+        n, c, h, w = data.shape
+        r = rois.shape[0]
+        batch = rois[:, 0].astype(cupy.float64).astype(cupy.int64)      # toward zero
+        at = idx.reshape(r, c, -1).astype(cupy.float64).astype(cupy.int64)
+        plane = (batch[:, None] * c + cupy.arange(c)[None, :]) * (h * w)
+        ok = (batch[:, None, None] >= 0) & (batch[:, None, None] < n) & (at >= 0) & (at < h * w)
+        dest = plane[:, :, None] + at
+        scatter_add(dx.reshape(-1), dest[ok], og.reshape(r, c, -1)[ok])
+    return run
+
+
+_EMPTY = "_contrib_ROIAlign: with aligned=True every box needs a positive width and height"
+
+
+def _roi_align_run(pack, backward):
+    def run(params, inputs, outputs, reqs):
+        h, w, ratio, psroi, aligned, scale = struct.unpack(
+            "=5qd", pack(params, [a.shape for a in inputs]))
+        if backward:
+            g, x, rois = inputs
+            out, co = outputs[0], g.shape[1]
+            acc = cupy.zeros(x.shape, cupy.float64 if x.dtype == cupy.float64 else cupy.float32)
+            if reqs[1] in ("write", "inplace"):
+                outputs[1].fill(0)
+            if reqs[0] == "null":
+                return
+        else:
+            x, rois = inputs
+            out, g, acc, co = outputs[0], outputs[0], outputs[0], outputs[0].shape[1]
+            if reqs[0] == "null":
+                return
+        bad = cupy.zeros((1,), cupy.int32)
+        kernel = _kernel(f"mx_roi_align<{CTYPES[x.dtype.name]}, {str(backward).lower()}>")
+        launch(kernel, rois.shape[0] * co * h * w,
+               (x, rois, out, g, acc, *(numpy.int64(v) for v in (
+                   rois.shape[0], *x.shape, co, h, w, ratio, psroi, aligned)),
+                numpy.float64(scale), numpy.int32(reqs[0] == "add"), bad))
+        if int(bad.get()[0]):
+            raise ValueError(_EMPTY)
+        if backward:
+            if reqs[0] == "add":
+                out += acc.astype(out.dtype)
+            else:
+                out[...] = acc
+    return run
+
+
+def roi_align(pack):
+    """_contrib_ROIAlign's forward: (data, rois) -> output."""
+    return _roi_align_run(pack, False)
+
+
+def roi_align_backward(pack):
+    """_backward_ROIAlign: (out_grad, data, rois) -> (data_grad, rois_grad)."""
+    return _roi_align_run(pack, True)
