@@ -22,21 +22,22 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_ROIAlign',
  '_backward_ROIPooling', '_backward_SVMOutput', '_backward_SequenceLast',
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
- '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
- '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
- '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_broadcast_axis', '_backward_cast', '_backward_contrib_BilinearResize2D',
+ '_backward_diag', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
+ '_backward_hard_sigmoid', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_ROIAlign',
- '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
- '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
- '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_BilinearResize2D',
+ '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
+ '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_div_sqrt_dim',
+ '_contrib_index_array', '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
  '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
  '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
  '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
@@ -1527,6 +1528,55 @@ def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, out=
     return _call_op('_backward_broadcast_axis', [ograd, data], out, kwargs)
 
 
+def _backward_contrib_BilinearResize2D(out_grad=None, data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of BilinearResize2D: each output gradient added to its four source pixels with the interpolation weights; 'like' gets zero.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        BilinearResize2D's input data (read for its shape).
+    like : NDArray
+        BilinearResize2D's second input in mode 'like' (for its shape).
+    height : int, optional, default=1, in [1, 2147483647]
+        output height (required, but ignored if scale_height is defined or mode is not "size")
+    width : int, optional, default=1, in [1, 2147483647]
+        output width (required, but ignored if scale_width is defined or mode is not "size")
+    scale_height : float, optional, default=None
+        sampling scale of the height (optional, used in modes "scale" and "odd_scale")
+    scale_width : float, optional, default=None
+        sampling scale of the width (optional, used in modes "scale" and "odd_scale")
+    mode : {'like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'}, optional, default='size'
+        resizing mode: 'size' (height and width, or the input's size times the scales), 'odd_scale', 'like' (the second input's height and width), 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'.
+    align_corners : bool, optional, default=True
+        With align_corners = True, the interpolating doesn't proportionally align theoutput and input pixels, and thus the output values can depend on the input size.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if height is not _NULL:
+        kwargs['height'] = height
+    if width is not _NULL:
+        kwargs['width'] = width
+    if scale_height is not _NULL:
+        kwargs['scale_height'] = scale_height
+    if scale_width is not _NULL:
+        kwargs['scale_width'] = scale_width
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if align_corners is not _NULL:
+        kwargs['align_corners'] = align_corners
+    return _call_op('_backward_contrib_BilinearResize2D', [out_grad, data, like], out, kwargs, True)
+
+
 def _backward_diag(ograd=None, data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out=None, name=None, **kwargs):
     """
     diag's gradient with respect to 'data' (read for its shape only): 'ograd' put back on the diagonal it came from, zeros elsewhere (of a 1-D 'data': the diagonal of 'ograd').
@@ -2527,6 +2577,52 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
+
+
+def _contrib_BilinearResize2D(data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):
+    """
+    Perform 2D resizing (upsampling or downsampling) for 4D input using bilinear interpolation; the output size comes from 'mode' (see the parameters).  Backward: _backward_contrib_BilinearResize2D.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    like : NDArray
+        Resize data to it's shape
+    height : int, optional, default=1, in [1, 2147483647]
+        output height (required, but ignored if scale_height is defined or mode is not "size")
+    width : int, optional, default=1, in [1, 2147483647]
+        output width (required, but ignored if scale_width is defined or mode is not "size")
+    scale_height : float, optional, default=None
+        sampling scale of the height (optional, used in modes "scale" and "odd_scale")
+    scale_width : float, optional, default=None
+        sampling scale of the width (optional, used in modes "scale" and "odd_scale")
+    mode : {'like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'}, optional, default='size'
+        resizing mode: 'size' (height and width, or the input's size times the scales), 'odd_scale', 'like' (the second input's height and width), 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'.
+    align_corners : bool, optional, default=True
+        With align_corners = True, the interpolating doesn't proportionally align theoutput and input pixels, and thus the output values can depend on the input size.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if height is not _NULL:
+        kwargs['height'] = height
+    if width is not _NULL:
+        kwargs['width'] = width
+    if scale_height is not _NULL:
+        kwargs['scale_height'] = scale_height
+    if scale_width is not _NULL:
+        kwargs['scale_width'] = scale_width
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if align_corners is not _NULL:
+        kwargs['align_corners'] = align_corners
+    return _call_op('_contrib_BilinearResize2D', [data, like], out, kwargs, True)
 
 
 def _contrib_ROIAlign(data=None, rois=None, pooled_size=_NULL, spatial_scale=_NULL, sample_ratio=_NULL, position_sensitive=_NULL, aligned=_NULL, out=None, name=None, **kwargs):

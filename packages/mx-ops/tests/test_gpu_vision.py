@@ -1,5 +1,5 @@
-"""GPU twins of the vision family (ROIPooling, _contrib_ROIAlign and their
-backwards) against their CPU kernels: the same invoke on NumPy and on CuPy
+"""GPU twins of the vision family (ROIPooling, _contrib_ROIAlign,
+_contrib_BilinearResize2D and their backwards) against their CPU kernels: the same invoke on NumPy and on CuPy
 arrays, for every float dtype and every req.  Skipped without CuPy and a
 device."""
 import importlib.util
@@ -55,6 +55,15 @@ for _kw in ALIGN:
         _data(t, 12 if kw.get("position_sensitive") else 3),
         (ALIGNED_ROIS if kw.get("aligned") else ROIS).astype(t)], _kw))
     CASES.append(("_backward_ROIAlign", _align_back(_kw), _kw))
+RESIZE = [{"height": 9, "width": 4}, {"height": 3, "width": 11, "align_corners": False},
+          {"mode": "to_odd_up"}]
+for _kw in RESIZE:
+    CASES.append(("_contrib_BilinearResize2D", lambda t: [_g((2, 3, 6, 7), t)], _kw))
+    CASES.append(("_backward_contrib_BilinearResize2D", lambda t, kw=_kw: [
+        _g(invoke("_contrib_BilinearResize2D", [np.zeros((2, 3, 6, 7))], **kw).shape, t, 2),
+        _g((2, 3, 6, 7), t)], _kw))
+CASES.append(("_backward_contrib_BilinearResize2D", lambda t: [
+    _g((2, 3, 5, 2), t), _g((2, 3, 6, 7), t), _g((1, 1, 5, 2), t)], {"mode": "like"}))
 PARAMS = [(op, make, kw, t) for op, make, kw in CASES for t in FLOATS]
 
 
@@ -93,5 +102,6 @@ def test_gpu_roi_align_refuses_empty_aligned_boxes():
 def test_gpu_computes_registered_where_cupy_is():
     have = importlib.util.find_spec("cupy") is not None
     for name in ("ROIPooling", "_backward_ROIPooling", "_contrib_ROIAlign",
-                 "_backward_ROIAlign"):
+                 "_backward_ROIAlign", "_contrib_BilinearResize2D",
+                 "_backward_contrib_BilinearResize2D"):
         assert ("gpu" in registry.get(name).compute) == have, name

@@ -119,7 +119,10 @@ def test_roi_pooling_nan_and_ties():
     assert out.item() == -np.finfo(np.float32).max and idx.item() == -1
 
 
-BACKWARD = {"ROIPooling": "_backward_ROIPooling", "_contrib_ROIAlign": "_backward_ROIAlign"}
+# The backward of each operator and its inputs beyond the head gradient:
+# the forward's inputs, then its hidden outputs.
+BACKWARD = {"ROIPooling": "_backward_ROIPooling", "_contrib_ROIAlign": "_backward_ROIAlign",
+            "_contrib_BilinearResize2D": "_backward_contrib_BilinearResize2D"}
 
 
 def _mxnet_cases():
@@ -132,12 +135,14 @@ def test_against_mxnet(case):
     ref, index = _mxnet_cases()
     info = index[case]
     params = {k: tuple(v) if isinstance(v, list) else v for k, v in info["params"].items()}
-    x, rois, g = (ref[f"{case}/{k}"] for k in ("data", "rois", "g"))
-    outs = invoke(info["op"], [x, rois], **params)
+    ins = [ref[f"{case}/in{i}"] for i in range(info["nin"])]
+    outs = invoke(info["op"], ins, **params)
     outs = outs if isinstance(outs, list) else [outs]
     np.testing.assert_allclose(outs[0], ref[f"{case}/out"], rtol=1e-6, atol=1e-6)
-    back = invoke(BACKWARD[info["op"]], [g, x, rois] + outs[1:], **params)
-    np.testing.assert_allclose(back[0], ref[f"{case}/grad"], rtol=1e-6, atol=1e-6)
+    back = invoke(BACKWARD[info["op"]], [ref[f"{case}/g"]] + ins + outs[1:], **params)
+    back = back if isinstance(back, list) else [back]
+    for i in range(info["nin"]):
+        np.testing.assert_allclose(back[i], ref[f"{case}/grad{i}"], rtol=1e-6, atol=1e-6)
 
 
 def test_roi_pooling_numeric_gradient():
@@ -316,3 +321,126 @@ def test_roi_align_inference_and_errors():
         invoke("_contrib_ROIAlign", [np.zeros((1, 1, 4, 4), np.int32),
                                      np.zeros((1, 5), np.int32)],
                pooled_size=(2, 2), spatial_scale=1.0)
+
+
+# --- _contrib_BilinearResize2D -------------------------------------------------------------
+
+def _weights(n_in, n_out, align):
+    """The (n_out, n_in) interpolation matrix of one axis: source positions
+    and weights in float32 (MXNet's); an output of size 1 reads index 0."""
+    f32 = np.float32
+    scale = f32(0) if n_out <= 1 else (f32(n_in - 1) / f32(n_out - 1) if align
+                                       else f32(n_in) / f32(n_out))
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        src = scale * f32(o) if align else max(f32(float(scale) * (o + 0.5) - 0.5), f32(0))
+        i0 = int(src)
+        i1 = i0 + 1 if i0 < n_in - 1 else i0
+        m[o, i0] += 1 - float(src - f32(i0))
+        m[o, i1] += float(src - f32(i0))
+    return m
+
+
+def resize_ref(x, oh, ow, align):
+    wh, ww = _weights(x.shape[2], oh, align), _weights(x.shape[3], ow, align)
+    return np.einsum("oh,nchw,pw->ncop", wh, x.astype(np.float64), ww), wh, ww
+
+
+RESIZE_CASES = [  # (data shape, params, output height and width)
+    ((2, 3, 4, 5), {"height": 7, "width": 9}, (7, 9)),
+    ((1, 2, 9, 8), {"height": 4, "width": 3, "align_corners": False}, (4, 3)),
+    ((1, 2, 5, 6), {"scale_height": 1.7, "scale_width": 0.6}, (8, 3)),
+    ((1, 2, 5, 6), {"mode": "odd_scale", "scale_height": 2.0, "scale_width": 0.5}, (9, 3)),
+    ((2, 1, 5, 6), {"mode": "to_even_down"}, (4, 6)),
+    ((2, 1, 5, 6), {"mode": "to_even_up", "align_corners": False}, (6, 6)),
+    ((2, 1, 5, 6), {"mode": "to_odd_down"}, (5, 5)),
+    ((2, 1, 5, 6), {"mode": "to_odd_up"}, (5, 7)),
+    ((1, 2, 3, 4), {"height": 1, "width": 1, "align_corners": False}, (1, 1)),
+    ((1, 1, 1, 1), {"height": 3, "width": 2}, (3, 2)),
+    ((3, 2, 3, 4), {"height": 3, "width": 4}, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(RESIZE_CASES)))
+def test_bilinear_resize(nn, dtype, case):
+    shape, params, (oh, ow) = RESIZE_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.standard_normal(shape).astype(dtype)
+    want, wh, ww = resize_ref(x, oh, ow, params.get("align_corners", True))
+    nn.check_reqs("_contrib_BilinearResize2D", [x], [want], params, dtype)
+    g = rng.standard_normal(want.shape).astype(dtype)
+    dx = np.einsum("oh,ncop,pw->nchw", wh, g.astype(np.float64), ww)
+    nn.check_reqs("_backward_contrib_BilinearResize2D", [g, x], [dx], params, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bilinear_resize_like(nn, dtype):
+    rng = np.random.default_rng(7)
+    x, like = (rng.standard_normal(s).astype(dtype) for s in ((2, 3, 4, 4), (1, 1, 7, 3)))
+    want, wh, ww = resize_ref(x, 7, 3, False)
+    params = {"mode": "like", "align_corners": False}
+    nn.check_reqs("_contrib_BilinearResize2D", [x, like], [want], params, dtype)
+    g = rng.standard_normal(want.shape).astype(dtype)
+    dx = np.einsum("oh,ncop,pw->nchw", wh, g.astype(np.float64), ww)
+    nn.check_reqs("_backward_contrib_BilinearResize2D", [g, x, like], [dx, np.zeros(like.shape)],
+                  params, dtype)
+
+
+def test_bilinear_resize_large_parallel():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 16, 33, 47))
+    out = invoke("_contrib_BilinearResize2D", [x], height=70, width=20)
+    want, wh, ww = resize_ref(x, 70, 20, True)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(out.shape)
+    dx = invoke("_backward_contrib_BilinearResize2D", [g, x], height=70, width=20)
+    np.testing.assert_allclose(dx, np.einsum("oh,ncop,pw->nchw", wh, g, ww), rtol=1e-10,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("params", [{"height": 5, "width": 3},
+                                    {"height": 2, "width": 7, "align_corners": False}])
+def test_bilinear_resize_numeric_gradient(params):
+    x = np.random.default_rng(1).standard_normal((2, 2, 4, 5))
+    check_numeric_gradient("_contrib_BilinearResize2D", [x], **params)
+    like = np.zeros((2, 2, 3, 6))
+    grads = check_numeric_gradient("_contrib_BilinearResize2D", [x, like], check_inputs=[0],
+                                   mode="like", **params)
+    np.testing.assert_array_equal(grads[1], np.zeros(like.shape))
+
+
+def test_bilinear_resize_inference_and_errors():
+    op = get("_contrib_BilinearResize2D")
+    p = op.parse_call({"height": "3", "width": "4"}, 1)
+    assert op.input_names(p) == ["data"] and p["align_corners"] is True
+    assert op.infer_shape(p, [(2, 3, 5, 5)]) == [(2, 3, 3, 4)]
+    q = op.parse_call({"mode": "like"}, 2)
+    assert op.input_names(q) == ["data", "like"]
+    assert get("_backward_contrib_BilinearResize2D").output_names(q) == ["data_grad",
+                                                                          "like_grad"]
+    # MXNet: (N, C) of data, (H, W) of like, unknowns included
+    _, outs = infer_shapes(op, q, [(2, 3, 4, 4), (2, 3, 0, 5)])
+    assert outs[0] == (2, 3, 0, 5)
+    _, outs = infer_shapes(op, p, [(2, 0, 0, 0)])
+    assert outs[0] == (2, 0, 3, 4)
+    r = op.parse_call({"mode": "to_odd_up"}, 1)
+    _, outs = infer_shapes(op, r, [(2, 3, 0, 4)])
+    assert outs[0] == (2, 3, 0, 5)
+    # MXNet fails with 'bad optional access'
+    with pytest.raises(ParamError, match="scale_height is given without scale_width"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 1, 2, 2))], scale_height=2.0)
+    with pytest.raises(ParamError, match="mode 'odd_scale' needs both scale_height and"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 1, 2, 2))], mode="odd_scale")
+    with pytest.raises(ParamError, match="height"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 1, 2, 2))], height=0)
+    with pytest.raises(ShapeError, match="argument 'data' must be 4-d"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 2, 2))], height=2, width=2)
+    with pytest.raises(ShapeError, match="is empty; it cannot be resized"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 1, 0, 2))], height=2, width=2)
+    with pytest.raises(TypeInferenceError, match="argument 'data' has dtype int32"):
+        invoke("_contrib_BilinearResize2D", [np.zeros((1, 1, 2, 2), np.int32)], height=2,
+               width=2)
+    # a scale that truncates to zero gives an empty output, as in MXNet
+    assert invoke("_contrib_BilinearResize2D", [np.ones((1, 1, 4, 5))], scale_height=0.1,
+                  scale_width=0.1).shape == (1, 1, 0, 0)

@@ -1,12 +1,14 @@
-"""Records MXNet 1.9.1's vision operators (outputs, and the data gradient
-under random head gradients) in tests/data/vision_mxnet191.npz for
-tests/test_vision.py.  The boxes exercise the rounding of coordinates
+"""Records MXNet 1.9.1's vision operators (outputs, and the inputs'
+gradients under random head gradients) in tests/data/vision_mxnet191.npz
+for tests/test_vision.py.  The boxes exercise the rounding of coordinates
 (x.5 at several scales), boxes reaching past the image, reversed boxes
-(counted as one pixel), empty bins and batch indices outside the batch.
+(counted as one pixel), empty bins and batch indices outside the batch;
+the resizes every mode, with and without align_corners.
 Run with MXNet 1.9.1's Python:
     /tmp/mxnet-venv/bin/python packages/mx-ops/tests/data/make_vision_reference.py
-Each case stores '<case>/data', '<case>/rois', '<case>/g', '<case>/out',
-'<case>/grad'; 'index' (JSON) gives each case's operator and parameters."""
+Each case stores its inputs '<case>/in<i>', the head gradient '<case>/g',
+'<case>/out' and the inputs' gradients '<case>/grad<i>'; 'index' (JSON)
+gives each case's operator, parameters and input count."""
 import json
 import os
 
@@ -36,7 +38,7 @@ ALIGN_ROIS = np.array([
     [1, 0, 0, 11, 9],
 ])
 
-CASES = [  # (case, op, data shape, params, dtype)
+ROI = [  # (case, op, data shape, params, dtype)
     ("pool_s1", "ROIPooling", (2, 3, 5, 6), {"pooled_size": (2, 3), "spatial_scale": 1.0},
      "float32"),
     ("pool_s05", "ROIPooling", (2, 2, 6, 7), {"pooled_size": (3, 2), "spatial_scale": 0.5},
@@ -54,22 +56,55 @@ CASES = [  # (case, op, data shape, params, dtype)
      "float64"),
 ]
 
+RESIZE = [  # (case, data shape, like shape or None, params, dtype)
+    ("resize_up", (2, 3, 4, 5), None, {"height": 7, "width": 9}, "float32"),
+    ("resize_down", (1, 2, 9, 8), None, {"height": 4, "width": 3}, "float64"),
+    ("resize_unaligned", (1, 2, 4, 5), None, {"height": 7, "width": 3, "align_corners": False},
+     "float32"),
+    ("resize_unaligned_down", (1, 1, 9, 7), None, {"height": 4, "width": 1,
+                                                   "align_corners": False}, "float64"),
+    ("resize_scale", (1, 2, 5, 6), None, {"scale_height": 1.7, "scale_width": 0.6}, "float32"),
+    ("resize_odd_scale", (1, 1, 5, 6), None, {"mode": "odd_scale", "scale_height": 2.0,
+                                              "scale_width": 1.5}, "float32"),
+    ("resize_like", (2, 1, 3, 4), (2, 1, 6, 2), {"mode": "like"}, "float32"),
+    ("resize_to_even_down", (1, 1, 5, 6), None, {"mode": "to_even_down"}, "float32"),
+    ("resize_to_even_up", (1, 1, 5, 6), None, {"mode": "to_even_up"}, "float32"),
+    ("resize_to_odd_down", (1, 1, 5, 6), None, {"mode": "to_odd_down"}, "float32"),
+    ("resize_to_odd_up", (1, 1, 5, 6), None, {"mode": "to_odd_up", "align_corners": False},
+     "float32"),
+    ("resize_same", (1, 2, 3, 4), None, {"height": 3, "width": 4}, "float32"),
+    ("resize_to_one", (1, 2, 3, 4), None, {"height": 1, "width": 1, "align_corners": False},
+     "float32"),
+]
+
+
+def _record(out, index, case, fn, name, ins, params, dtype):
+    for x in ins:
+        x.attach_grad()
+    with mx.autograd.record():
+        y = fn(*ins, **params)
+    g = mx.nd.array(rng.randn(*y.shape), dtype=dtype)
+    y.backward(g)
+    for i, x in enumerate(ins):
+        out[f"{case}/in{i}"] = x.asnumpy()
+        out[f"{case}/grad{i}"] = x.grad.asnumpy()
+    out[f"{case}/g"] = g.asnumpy()
+    out[f"{case}/out"] = y.asnumpy()
+    index[case] = {"op": name, "params": params, "nin": len(ins)}
+
 
 def main():
     out, index = {}, {}
-    for case, op, shape, params, dtype in CASES:
+    for case, op, shape, params, dtype in ROI:
         x = mx.nd.array(rng.randn(*shape), dtype=dtype)
         rois = mx.nd.array(ALIGN_ROIS if op == "ROIAlign" else ROIS, dtype=dtype)
-        x.attach_grad()
-        with mx.autograd.record():
-            y = (mx.nd.contrib.ROIAlign if op == "ROIAlign" else mx.nd.ROIPooling)(
-                x, rois, **params)
-        g = mx.nd.array(rng.randn(*y.shape), dtype=dtype)
-        y.backward(g)
-        for key, v in (("data", x), ("rois", rois), ("g", g), ("out", y), ("grad", x.grad)):
-            out[f"{case}/{key}"] = v.asnumpy()
-        index[case] = {"op": "_contrib_ROIAlign" if op == "ROIAlign" else op,
-                       "params": params, "dtype": dtype}
+        fn, name = ((mx.nd.contrib.ROIAlign, "_contrib_ROIAlign") if op == "ROIAlign"
+                    else (mx.nd.ROIPooling, "ROIPooling"))
+        _record(out, index, case, fn, name, [x, rois], params, dtype)
+    for case, shape, like, params, dtype in RESIZE:
+        ins = [mx.nd.array(rng.randn(*s), dtype=dtype) for s in [shape] + ([like] if like else [])]
+        _record(out, index, case, mx.nd.contrib.BilinearResize2D, "_contrib_BilinearResize2D",
+                ins, params, dtype)
     out["index"] = np.array(json.dumps(index))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vision_mxnet191.npz")
     np.savez_compressed(path, **out)

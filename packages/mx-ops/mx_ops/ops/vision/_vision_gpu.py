@@ -1,10 +1,11 @@
 """GPU compute of the vision family with the semantics of
-roi_pooling_cpu.h and roi_align_cpu.h, reading the parameter blocks mx_ops
-packs for the CPU kernels.  The forwards are RawKernels, one thread per
-output element.  ROIPooling's backward gathers each gradient's destination
-from maxidx and adds them with scatter_add; ROIAlign's adds every sample's
-share atomically into a buffer of the compute type (float for float16),
-then writes or adds it to the gradient.  Overlapping boxes accumulate.
+roi_pooling_cpu.h, roi_align_cpu.h and bilinear_resize_cpu.h, reading the
+parameter blocks mx_ops packs for the CPU kernels.  The forwards are
+RawKernels, one thread per output element.  ROIPooling's backward gathers
+each gradient's destination from maxidx and adds them with scatter_add;
+ROIAlign's and BilinearResize2D's add every share atomically into a buffer
+of the compute type (float for float16), then write or add it to the
+gradient.  Overlapping boxes accumulate.
 Importing this module without CuPy raises ImportError."""
 import struct
 
@@ -139,9 +140,39 @@ __global__ void mx_roi_align(const T *x, const T *rois, T *out, const T *g,
     if (!BACKWARD) mx_store(out, i, v, add);
   }
 }
+
+// One thread per output element (plane, h2, w2) of BilinearResize2D, from
+// the taps of each output row and column (bilinear_taps of
+// bilinear_resize_cpu.h, computed on the host).  BACKWARD: adds the
+// output gradient's four shares into acc (the data's shape, compute type).
+template <typename T, bool BACKWARD>
+__global__ void mx_bilinear(const T *x, T *out, typename Acc<T>::type *acc,
+                            const long long *th, const float *wh, const long long *tw,
+                            const float *ww, long long planes, long long H, long long W,
+                            long long OH, long long OW, int add) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(i, planes * OH * OW) {
+    const long long w2 = i % OW, h2 = i / OW % OH, pl = i / OW / OH;
+    const A l1 = A(wh[h2]), l0 = A(1) - l1, m1 = A(ww[w2]), m0 = A(1) - m1;
+    const long long r0 = pl * H * W + th[2 * h2] * W, r1 = r0 + th[2 * h2 + 1] * W;
+    const long long j = tw[2 * w2], s = tw[2 * w2 + 1];
+    if (BACKWARD) {
+      const A v = A(x[i]);
+      atomicAdd(acc + r0 + j, l0 * m0 * v);
+      atomicAdd(acc + r0 + j + s, l0 * m1 * v);
+      atomicAdd(acc + r1 + j, l1 * m0 * v);
+      atomicAdd(acc + r1 + j + s, l1 * m1 * v);
+    } else {
+      const A v = l0 * (m0 * A(x[r0 + j]) + m1 * A(x[r0 + j + s])) +
+                  l1 * (m0 * A(x[r1 + j]) + m1 * A(x[r1 + j + s]));
+      mx_store(out, i, v, add);
+    }
+  }
+}
 """
 _NAMES = ([f"mx_roi_pool<{t}>" for t in FLOAT_CTYPES]
-          + [f"mx_roi_align<{t}, {b}>" for t in FLOAT_CTYPES for b in ("false", "true")])
+          + [f"mx_{k}<{t}, {b}>" for k in ("roi_align", "bilinear") for t in FLOAT_CTYPES
+             for b in ("false", "true")])
 _kernel = raw_module(_SOURCE, _NAMES)
 
 # req codes of the kernel: 0 null, 1 write (or inplace), 2 add.
@@ -232,3 +263,55 @@ def roi_align(pack):
 def roi_align_backward(pack):
     """_backward_ROIAlign: (out_grad, data, rois) -> (data_grad, rois_grad)."""
     return _roi_align_run(pack, True)
+
+
+def _taps(n_in, n_out, align):
+    """bilinear_taps of bilinear_resize_cpu.h, in float32 as there: the
+    (first index, step) pairs and the second index's weights."""
+    f32 = numpy.float32
+    scale = f32(0) if n_out <= 1 else (f32(n_in - 1) / f32(n_out - 1) if align
+                                       else f32(n_in) / f32(n_out))
+    o = numpy.arange(n_out)
+    if align:
+        src = scale * o.astype(f32)
+    else:
+        src = numpy.maximum((numpy.float64(scale) * (o + 0.5) - 0.5).astype(f32), f32(0))
+    i0 = src.astype(numpy.int64)
+    taps = numpy.stack([i0, (i0 < n_in - 1).astype(numpy.int64)], axis=1)
+    return cupy.asarray(taps), cupy.asarray(src - i0.astype(f32))
+
+
+def _bilinear_run(pack, backward):
+    def run(params, inputs, outputs, reqs):
+        align = bool(struct.unpack("=q", pack(params, [a.shape for a in inputs]))[0])
+        if backward and len(outputs) > 1 and reqs[1] in ("write", "inplace"):
+            outputs[1].fill(0)
+        if reqs[0] == "null":
+            return
+        src, out = inputs[0], outputs[0]
+        small, big = (out, src) if backward else (src, out)
+        n, c, h, w = small.shape
+        th, wh = _taps(h, big.shape[2], align)
+        tw, ww = _taps(w, big.shape[3], align)
+        acc = (cupy.zeros(out.shape, cupy.float64 if out.dtype == cupy.float64 else cupy.float32)
+               if backward else out)
+        kernel = _kernel(f"mx_bilinear<{CTYPES[src.dtype.name]}, {str(backward).lower()}>")
+        launch(kernel, big.size, (src, out, acc, th, wh, tw, ww, *(numpy.int64(v) for v in (
+            n * c, h, w, big.shape[2], big.shape[3])), numpy.int32(reqs[0] == "add")))
+        if backward:
+            if reqs[0] == "add":
+                out += acc.astype(out.dtype)
+            else:
+                out[...] = acc
+    return run
+
+
+def bilinear_resize(pack):
+    """_contrib_BilinearResize2D's forward: (data[, like]) -> output."""
+    return _bilinear_run(pack, False)
+
+
+def bilinear_resize_backward(pack):
+    """_backward_contrib_BilinearResize2D: (out_grad, data[, like]) ->
+    (data_grad[, like_grad])."""
+    return _bilinear_run(pack, True)
