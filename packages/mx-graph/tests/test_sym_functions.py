@@ -59,6 +59,8 @@ KNOWN = {
     ("_backward_ROIPooling", "auto"): "MXNet lists no inputs",
     ("_backward_contrib_BilinearResize2D", "auto"): "MXNet lists one input, data (the output "
                                                     "gradient)",
+    ("_backward_contrib_AdaptiveAvgPooling2D", "auto"): "MXNet lists one input, data (the "
+                                                        "output gradient)",
     ("_backward_SequenceLast", "auto"): "MXNet lists no inputs",
     ("_backward_repeat", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_slice_like", "auto"): "MXNet lists one input, data (the output gradient)",

@@ -22,22 +22,23 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_ROIAlign',
  '_backward_ROIPooling', '_backward_SVMOutput', '_backward_SequenceLast',
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_UpSampling',
- '_backward_broadcast_axis', '_backward_cast', '_backward_contrib_BilinearResize2D',
- '_backward_diag', '_backward_gamma', '_backward_gammaln', '_backward_gather_nd',
- '_backward_hard_sigmoid', '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_broadcast_axis', '_backward_cast', '_backward_contrib_AdaptiveAvgPooling2D',
+ '_backward_contrib_BilinearResize2D', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_BilinearResize2D',
- '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
- '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_div_sqrt_dim',
- '_contrib_index_array', '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
+ '_contrib_AdaptiveAvgPooling2D', '_contrib_BilinearResize2D', '_contrib_ROIAlign',
+ '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
+ '_contrib_backward_quadratic', '_contrib_div_sqrt_dim', '_contrib_index_array',
+ '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
  '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
  '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
  '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
@@ -1528,6 +1529,33 @@ def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, out=
     return _call_op('_backward_broadcast_axis', [ograd, data], out, kwargs)
 
 
+def _backward_contrib_AdaptiveAvgPooling2D(out_grad=None, data=None, output_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of AdaptiveAvgPooling2D: each output gradient spread evenly over its window.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        AdaptiveAvgPooling2D's input data (read for its shape).
+    output_size : Shape(tuple), optional, default=()
+        int (output size) or a tuple of int for output (height, width).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    return _call_op('_backward_contrib_AdaptiveAvgPooling2D', [out_grad, data], out, kwargs)
+
+
 def _backward_contrib_BilinearResize2D(out_grad=None, data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of BilinearResize2D: each output gradient added to its four source pixels with the interpolation weights; 'like' gets zero.
@@ -2577,6 +2605,30 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
+
+
+def _contrib_AdaptiveAvgPooling2D(data=None, output_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies a 2D adaptive average pooling over a 4D input with the shape of (NCHW): the pooling windows are chosen for the desired output size (output_size: s for s x s, or (height, width)).  Backward: _backward_contrib_AdaptiveAvgPooling2D.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    output_size : Shape(tuple), optional, default=()
+        int (output size) or a tuple of int for output (height, width).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    return _call_op('_contrib_AdaptiveAvgPooling2D', [data], out, kwargs)
 
 
 def _contrib_BilinearResize2D(data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):

@@ -1,5 +1,6 @@
 """GPU twins of the vision family (ROIPooling, _contrib_ROIAlign,
-_contrib_BilinearResize2D and their backwards) against their CPU kernels: the same invoke on NumPy and on CuPy
+_contrib_BilinearResize2D, _contrib_AdaptiveAvgPooling2D and their
+backwards) against their CPU kernels: the same invoke on NumPy and on CuPy
 arrays, for every float dtype and every req.  Skipped without CuPy and a
 device."""
 import importlib.util
@@ -64,6 +65,11 @@ for _kw in RESIZE:
         _g((2, 3, 6, 7), t)], _kw))
 CASES.append(("_backward_contrib_BilinearResize2D", lambda t: [
     _g((2, 3, 5, 2), t), _g((2, 3, 6, 7), t), _g((1, 1, 5, 2), t)], {"mode": "like"}))
+for _size, _out in (((3, 2), (3, 2)), ((9, 11), (9, 11))):
+    CASES.append(("_contrib_AdaptiveAvgPooling2D", lambda t: [_g((2, 3, 6, 7), t)],
+                  {"output_size": _size}))
+    CASES.append(("_backward_contrib_AdaptiveAvgPooling2D", lambda t, o=_out: [
+        _g((2, 3) + o, t, 2), _g((2, 3, 6, 7), t)], {"output_size": _size}))
 PARAMS = [(op, make, kw, t) for op, make, kw in CASES for t in FLOATS]
 
 
@@ -103,5 +109,6 @@ def test_gpu_computes_registered_where_cupy_is():
     have = importlib.util.find_spec("cupy") is not None
     for name in ("ROIPooling", "_backward_ROIPooling", "_contrib_ROIAlign",
                  "_backward_ROIAlign", "_contrib_BilinearResize2D",
-                 "_backward_contrib_BilinearResize2D"):
+                 "_backward_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D",
+                 "_backward_contrib_AdaptiveAvgPooling2D"):
         assert ("gpu" in registry.get(name).compute) == have, name

@@ -318,6 +318,13 @@ def bilinear_resize(draw):
 
 
 @st.composite
+def adaptive_avg_pooling(draw):
+    size = draw(st.sampled_from([(), (2,), (3, 1), (1, 2, 3)]))
+    return Case("_contrib_AdaptiveAvgPooling2D", {"output_size": size},
+                [(draw(dim), draw(dim), draw(dim), draw(dim))], [draw(st.sampled_from(FLOATS))])
+
+
+@st.composite
 def concat(draw):
     base = draw(shape(1, 3))
     axis = draw(st.integers(-len(base), len(base) - 1))
@@ -416,7 +423,8 @@ def rnn_case(draw):
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
-            pooling, normalization, upsampling, roi, bilinear_resize, concat, slice_channel, reshaping, dot,
+            pooling, normalization, upsampling, roi, bilinear_resize, adaptive_avg_pooling,
+            concat, slice_channel, reshaping, dot,
             attention, rnn_case]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -487,7 +495,7 @@ def test_every_operator_with_a_rule_is_generated():
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array", "RNN", "ROIPooling", "_contrib_ROIAlign",
-        "_contrib_BilinearResize2D"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D"} | {f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

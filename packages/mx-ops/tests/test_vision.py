@@ -122,7 +122,8 @@ def test_roi_pooling_nan_and_ties():
 # The backward of each operator and its inputs beyond the head gradient:
 # the forward's inputs, then its hidden outputs.
 BACKWARD = {"ROIPooling": "_backward_ROIPooling", "_contrib_ROIAlign": "_backward_ROIAlign",
-            "_contrib_BilinearResize2D": "_backward_contrib_BilinearResize2D"}
+            "_contrib_BilinearResize2D": "_backward_contrib_BilinearResize2D",
+            "_contrib_AdaptiveAvgPooling2D": "_backward_contrib_AdaptiveAvgPooling2D"}
 
 
 def _mxnet_cases():
@@ -444,3 +445,79 @@ def test_bilinear_resize_inference_and_errors():
     # a scale that truncates to zero gives an empty output, as in MXNet
     assert invoke("_contrib_BilinearResize2D", [np.ones((1, 1, 4, 5))], scale_height=0.1,
                   scale_width=0.1).shape == (1, 1, 0, 0)
+
+
+# --- _contrib_AdaptiveAvgPooling2D ---------------------------------------------------------
+
+def _windows(n_in, n_out):
+    """The (n_out, n_in) averaging matrix of one axis: window [floor(o * n_in
+    / n_out), ceil((o + 1) * n_in / n_out)), the quotients in float32."""
+    f32 = np.float32
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        lo = int(np.floor(f32(o * n_in) / f32(n_out)))
+        hi = int(np.ceil(f32((o + 1) * n_in) / f32(n_out)))
+        m[o, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+ADAPTIVE_CASES = [  # (data shape, output_size, output height and width)
+    ((2, 3, 5, 7), (), (1, 1)),
+    ((2, 2, 5, 7), (3,), (3, 3)),
+    ((1, 2, 9, 7), (2, 4), (2, 4)),
+    ((1, 2, 5, 7), (7, 9), (7, 9)),        # more outputs than inputs: windows overlap
+    ((3, 1, 13, 11), (5, 3), (5, 3)),
+    ((1, 1, 4, 4), (1, 2, 3), (1, 1)),     # as MXNet: a longer tuple gives 1 x 1
+    ((1, 2, 4, 6), (4, 6), (4, 6)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(ADAPTIVE_CASES)))
+def test_adaptive_avg_pooling(nn, dtype, case):
+    shape, size, (oh, ow) = ADAPTIVE_CASES[case]
+    rng = np.random.default_rng(case)
+    x = rng.standard_normal(shape).astype(dtype)
+    mh, mw = _windows(shape[2], oh), _windows(shape[3], ow)
+    want = np.einsum("oh,nchw,pw->ncop", mh, x.astype(np.float64), mw)
+    params = {"output_size": size}
+    nn.check_reqs("_contrib_AdaptiveAvgPooling2D", [x], [want], params, dtype)
+    g = rng.standard_normal(want.shape).astype(dtype)
+    dx = np.einsum("oh,ncop,pw->nchw", mh, g.astype(np.float64), mw)
+    nn.check_reqs("_backward_contrib_AdaptiveAvgPooling2D", [g, x], [dx], params, dtype)
+
+
+def test_adaptive_avg_pooling_large_parallel():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 16, 37, 29))
+    out = invoke("_contrib_AdaptiveAvgPooling2D", [x], output_size=(6, 7))
+    mh, mw = _windows(37, 6), _windows(29, 7)
+    np.testing.assert_allclose(out, np.einsum("oh,nchw,pw->ncop", mh, x, mw), rtol=1e-12,
+                               atol=1e-14)
+    g = rng.standard_normal(out.shape)
+    dx = invoke("_backward_contrib_AdaptiveAvgPooling2D", [g, x], output_size=(6, 7))
+    np.testing.assert_allclose(dx, np.einsum("oh,ncop,pw->nchw", mh, g, mw), rtol=1e-12,
+                               atol=1e-14)
+
+
+@pytest.mark.parametrize("size", [(2, 3), (5, 7)])
+def test_adaptive_avg_pooling_numeric_gradient(size):
+    x = np.random.default_rng(2).standard_normal((2, 2, 4, 5))
+    check_numeric_gradient("_contrib_AdaptiveAvgPooling2D", [x], output_size=size)
+
+
+def test_adaptive_avg_pooling_inference_and_errors():
+    op = get("_contrib_AdaptiveAvgPooling2D")
+    p = op.parse_call({"output_size": "3"}, 1)
+    assert op.infer_shape(p, [(2, 4, 8, 8)]) == [(2, 4, 3, 3)]
+    assert op.infer_shape(op.parse_call({}, 1), [(2, 4, 8, 8)]) == [(2, 4, 1, 1)]
+    _, outs = infer_shapes(op, p, [(0, 3, 0, 0)])
+    assert outs[0] == (0, 3, 3, 3)
+    # output_size 0 gives an empty output, as in MXNet
+    assert invoke(op.name, [np.ones((1, 1, 4, 4))], output_size=(0, 2)).shape == (1, 1, 0, 2)
+    with pytest.raises(ShapeError, match="argument 'data' must be 4-d"):
+        invoke(op.name, [np.zeros((1, 2, 2))], output_size=2)
+    with pytest.raises(ShapeError, match="is empty; it cannot be pooled to"):
+        invoke(op.name, [np.zeros((1, 1, 0, 3))], output_size=2)
+    with pytest.raises(TypeInferenceError, match="argument 'data' has dtype int32"):
+        invoke(op.name, [np.zeros((1, 1, 2, 2), np.int32)], output_size=2)

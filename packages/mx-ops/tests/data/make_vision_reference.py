@@ -3,7 +3,8 @@ gradients under random head gradients) in tests/data/vision_mxnet191.npz
 for tests/test_vision.py.  The boxes exercise the rounding of coordinates
 (x.5 at several scales), boxes reaching past the image, reversed boxes
 (counted as one pixel), empty bins and batch indices outside the batch;
-the resizes every mode, with and without align_corners.
+the resizes every mode, with and without align_corners; the adaptive
+poolings every form of output_size, overlapping windows included.
 Run with MXNet 1.9.1's Python:
     /tmp/mxnet-venv/bin/python packages/mx-ops/tests/data/make_vision_reference.py
 Each case stores its inputs '<case>/in<i>', the head gradient '<case>/g',
@@ -77,6 +78,15 @@ RESIZE = [  # (case, data shape, like shape or None, params, dtype)
      "float32"),
 ]
 
+ADAPTIVE = [  # (case, data shape, params, dtype)
+    ("adaptive_default", (2, 3, 5, 7), {}, "float32"),
+    ("adaptive_square", (2, 2, 5, 7), {"output_size": 3}, "float32"),
+    ("adaptive_hw", (1, 2, 9, 7), {"output_size": (2, 4)}, "float64"),
+    ("adaptive_larger", (1, 2, 5, 7), {"output_size": (7, 9)}, "float32"),
+    ("adaptive_odd", (1, 1, 13, 11), {"output_size": (5, 3)}, "float64"),
+    ("adaptive_three", (1, 1, 4, 4), {"output_size": (1, 2, 3)}, "float32"),
+]
+
 
 def _record(out, index, case, fn, name, ins, params, dtype):
     for x in ins:
@@ -105,6 +115,10 @@ def main():
         ins = [mx.nd.array(rng.randn(*s), dtype=dtype) for s in [shape] + ([like] if like else [])]
         _record(out, index, case, mx.nd.contrib.BilinearResize2D, "_contrib_BilinearResize2D",
                 ins, params, dtype)
+    for case, shape, params, dtype in ADAPTIVE:
+        _record(out, index, case, mx.nd.contrib.AdaptiveAvgPooling2D,
+                "_contrib_AdaptiveAvgPooling2D", [mx.nd.array(rng.randn(*shape), dtype=dtype)],
+                params, dtype)
     out["index"] = np.array(json.dumps(index))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vision_mxnet191.npz")
     np.savez_compressed(path, **out)

@@ -1,6 +1,6 @@
 """The CPU kernels of the vision family, forward and backward
 (roi_pooling_cpu.h, roi_align_cpu.h,
-bilinear_resize_cpu.h), as addresses."""
+bilinear_resize_cpu.h, adaptive_pool_cpu.h), as addresses."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
 cdef extern from "roi_pooling_cpu.h" namespace "mxop" nogil:
@@ -15,6 +15,10 @@ cdef extern from "bilinear_resize_cpu.h" namespace "mxop" nogil:
     int bilinear_resize_forward(MXOpCall* c)
     int bilinear_resize_backward(MXOpCall* c)
 
+cdef extern from "adaptive_pool_cpu.h" namespace "mxop" nogil:
+    int adaptive_avg_pool_forward(MXOpCall* c)
+    int adaptive_avg_pool_backward(MXOpCall* c)
+
 
 def kernels():
     """{name: address} of each kernel."""
@@ -23,4 +27,6 @@ def kernels():
             "roi_align": <size_t><MXFCompute>roi_align_forward,
             "roi_align_backward": <size_t><MXFCompute>roi_align_backward,
             "bilinear_resize": <size_t><MXFCompute>bilinear_resize_forward,
-            "bilinear_resize_backward": <size_t><MXFCompute>bilinear_resize_backward}
+            "bilinear_resize_backward": <size_t><MXFCompute>bilinear_resize_backward,
+            "adaptive_avg_pool": <size_t><MXFCompute>adaptive_avg_pool_forward,
+            "adaptive_avg_pool_backward": <size_t><MXFCompute>adaptive_avg_pool_backward}

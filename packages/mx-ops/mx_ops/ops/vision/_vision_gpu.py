@@ -1,9 +1,11 @@
 """GPU compute of the vision family with the semantics of
-roi_pooling_cpu.h, roi_align_cpu.h and bilinear_resize_cpu.h, reading the
-parameter blocks mx_ops packs for the CPU kernels.  The forwards are
+roi_pooling_cpu.h, roi_align_cpu.h, bilinear_resize_cpu.h and
+adaptive_pool_cpu.h, reading the parameter blocks mx_ops packs for the CPU
+kernels.  The forwards are
 RawKernels, one thread per output element.  ROIPooling's backward gathers
 each gradient's destination from maxidx and adds them with scatter_add;
-ROIAlign's and BilinearResize2D's add every share atomically into a buffer
+ROIAlign's, BilinearResize2D's and AdaptiveAvgPooling2D's add every
+share atomically into a buffer
 of the compute type (float for float16), then write or add it to the
 gradient.  Overlapping boxes accumulate.
 Importing this module without CuPy raises ImportError."""
@@ -169,10 +171,42 @@ __global__ void mx_bilinear(const T *x, T *out, typename Acc<T>::type *acc,
     }
   }
 }
+
+// One thread per output element (plane, oh, ow) of AdaptiveAvgPooling2D
+// (adaptive_pool_cpu.h).  BACKWARD: adds the output gradient over the
+// window's size to each element of its window in acc.
+__device__ inline void adaptive_window(long long o, long long n_out, long long n_in,
+                                       long long *lo, long long *hi) {
+  *lo = (long long)floorf(float(o * n_in) / float(n_out));
+  *hi = (long long)ceilf(float((o + 1) * n_in) / float(n_out));
+}
+
+template <typename T, bool BACKWARD>
+__global__ void mx_adaptive_avg(const T *x, T *out, typename Acc<T>::type *acc,
+                                long long planes, long long H, long long W, long long OH,
+                                long long OW, int add) {
+  typedef typename Acc<T>::type A;
+  MX_GRID_STRIDE(i, planes * OH * OW) {
+    const long long ow = i % OW, oh = i / OW % OH, pl = i / OW / OH;
+    long long h0, h1, w0, w1;
+    adaptive_window(oh, OH, H, &h0, &h1);
+    adaptive_window(ow, OW, W, &w0, &w1);
+    if (BACKWARD) {
+      const A v = A(x[i]) / A(h1 - h0) / A(w1 - w0);
+      for (long long h = h0; h < h1; ++h)
+        for (long long w = w0; w < w1; ++w) atomicAdd(acc + (pl * H + h) * W + w, v);
+    } else {
+      A sum = A(0);
+      for (long long h = h0; h < h1; ++h)
+        for (long long w = w0; w < w1; ++w) sum += A(x[(pl * H + h) * W + w]);
+      mx_store(out, i, sum / A(w1 - w0) / A(h1 - h0), add);
+    }
+  }
+}
 """
 _NAMES = ([f"mx_roi_pool<{t}>" for t in FLOAT_CTYPES]
-          + [f"mx_{k}<{t}, {b}>" for k in ("roi_align", "bilinear") for t in FLOAT_CTYPES
-             for b in ("false", "true")])
+          + [f"mx_{k}<{t}, {b}>" for k in ("roi_align", "bilinear", "adaptive_avg")
+             for t in FLOAT_CTYPES for b in ("false", "true")])
 _kernel = raw_module(_SOURCE, _NAMES)
 
 # req codes of the kernel: 0 null, 1 write (or inplace), 2 add.
@@ -315,3 +349,29 @@ def bilinear_resize_backward(pack):
     """_backward_contrib_BilinearResize2D: (out_grad, data[, like]) ->
     (data_grad[, like_grad])."""
     return _bilinear_run(pack, True)
+
+
+def _adaptive_run(backward):
+    def run(params, inputs, outputs, reqs):
+        if reqs[0] == "null":
+            return
+        src, out = inputs[0], outputs[0]
+        small, big = (out, src) if backward else (src, out)
+        n, c, h, w = small.shape
+        acc = (cupy.zeros(out.shape, cupy.float64 if out.dtype == cupy.float64 else cupy.float32)
+               if backward else out)
+        kernel = _kernel(f"mx_adaptive_avg<{CTYPES[src.dtype.name]}, {str(backward).lower()}>")
+        launch(kernel, big.size, (src, out, acc, *(numpy.int64(v) for v in (
+            n * c, h, w, big.shape[2], big.shape[3])), numpy.int32(reqs[0] == "add")))
+        if backward:
+            if reqs[0] == "add":
+                out += acc.astype(out.dtype)
+            else:
+                out[...] = acc
+    return run
+
+
+# _contrib_AdaptiveAvgPooling2D's forward (data -> output) and backward
+# ((out_grad, data) -> data_grad).
+adaptive_avg_pool = _adaptive_run(False)
+adaptive_avg_pool_backward = _adaptive_run(True)
