@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mx_ops import invoke, registry
+from mx_ops.core.registry import MXNetError
 
 FLOATS = ["float32", "float64", "float16"]
 TOL = {"float16": 2e-2, "float32": 1e-5, "float64": 1e-12}
@@ -100,7 +101,8 @@ def test_gpu_matches_cpu(op, make, kw, dtype, req):
 @pytest.mark.gpu
 def test_gpu_roi_align_refuses_empty_aligned_boxes():
     import cupy
-    with pytest.raises(Exception, match="aligned=True every box needs a positive width"):
+    with pytest.raises(MXNetError, match="^_contrib_ROIAlign: with aligned=True every box "
+                                         "needs a positive width"):
         invoke("_contrib_ROIAlign", [cupy.zeros((1, 1, 4, 4)), cupy.asarray([[0, 1, 1, 1, 3.]])],
                pooled_size=(2, 2), spatial_scale=1.0, aligned=True)
 

@@ -13,7 +13,7 @@ import pytest
 
 from mx_ops import get, infer_shapes, invoke
 from mx_ops.core._params import ParamError
-from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.core.registry import MXNetError, ShapeError, TypeInferenceError
 from mx_ops.test_utils import check_numeric_gradient
 
 DTYPES = ["float16", "float32", "float64"]
@@ -315,7 +315,8 @@ def test_roi_align_inference_and_errors():
         invoke("_contrib_ROIAlign", [np.zeros((1, 3, 4, 4)), np.zeros((1, 5))],
                pooled_size=(2, 2), spatial_scale=1.0, position_sensitive=True)
     # MXNet aborts the process here (a failed CHECK); this is an error
-    with pytest.raises(Exception, match="aligned=True every box needs a positive width"):
+    with pytest.raises(MXNetError, match="^_contrib_ROIAlign: with aligned=True every box "
+                                         "needs a positive width"):
         invoke("_contrib_ROIAlign", [np.zeros((1, 1, 4, 4)), np.array([[0, 1, 1, 1, 3.0]])],
                pooled_size=(2, 2), spatial_scale=1.0, aligned=True)
     with pytest.raises(TypeInferenceError, match="_contrib_ROIAlign: argument 'data' has dtype"):

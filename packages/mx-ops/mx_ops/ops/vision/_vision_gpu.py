@@ -1,18 +1,18 @@
-"""GPU compute of the vision family with the semantics of
-roi_pooling_cpu.h, roi_align_cpu.h, bilinear_resize_cpu.h and
-adaptive_pool_cpu.h, reading the parameter blocks mx_ops packs for the CPU
-kernels.  The forwards are
+"""GPU compute of the vision family with the semantics of roi_pooling_cpu.h,
+roi_align_cpu.h, bilinear_resize_cpu.h and adaptive_pool_cpu.h, reading
+the parameter blocks mx_ops packs for the CPU kernels.  The forwards are
 RawKernels, one thread per output element.  ROIPooling's backward gathers
 each gradient's destination from maxidx and adds them with scatter_add;
-ROIAlign's, BilinearResize2D's and AdaptiveAvgPooling2D's add every
-share atomically into a buffer
-of the compute type (float for float16), then write or add it to the
-gradient.  Overlapping boxes accumulate.
-Importing this module without CuPy raises ImportError."""
+ROIAlign's, BilinearResize2D's and AdaptiveAvgPooling2D's add every share
+atomically into a buffer of the compute type (float for float16), then
+write or add it to the gradient (the order of the float additions is
+therefore not fixed).  Importing this module without CuPy raises
+ImportError."""
 import struct
 
 import cupy
 import numpy
+from mx_engine.base import MXNetError
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module, scatter_add
 from mx_ops.ops.loss._loss_gpu import FLOAT_CTYPES, HEAD
@@ -253,7 +253,7 @@ def roi_pooling_backward(pack):
     return run
 
 
-_EMPTY = "_contrib_ROIAlign: with aligned=True every box needs a positive width and height"
+_EMPTY = "with aligned=True every box needs a positive width and height"
 
 
 def _roi_align_run(pack, backward):
@@ -280,7 +280,8 @@ def _roi_align_run(pack, backward):
                    rois.shape[0], *x.shape, co, h, w, ratio, psroi, aligned)),
                 numpy.float64(scale), numpy.int32(reqs[0] == "add"), bad))
         if int(bad.get()[0]):
-            raise ValueError(_EMPTY)
+            raise MXNetError(f"{'_backward_ROIAlign' if backward else '_contrib_ROIAlign'}: "
+                             f"{_EMPTY}")
         if backward:
             if reqs[0] == "add":
                 out += acc.astype(out.dtype)

@@ -12,8 +12,9 @@
 // outside the batch gives 0.  The backward spreads each output gradient
 // over the four neighbours of every sample with the same weights.  All
 // arithmetic is in the compute type (float for float16), as MXNet's DType.
-// The forward splits (box, channel) planes across cores; the backward splits
-// the input channels, so no two threads add to one element.
+// The samples' offsets and weights are computed once per box and shared by
+// its channels.  The forward splits (box, channel) planes across cores; the
+// backward splits the input channels, so no two threads add to one element.
 #ifndef MX_OPS_ROI_ALIGN_CPU_H_
 #define MX_OPS_ROI_ALIGN_CPU_H_
 
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "nn_common.h"
 #include "parallel.h"
@@ -79,23 +81,38 @@ static inline bool roi_bilinear(A y, A x, int64_t H, int64_t W, int64_t *o, A *w
   return true;
 }
 
-// Calls f(offsets, weights) for each in-image sample of bin (ph, pw).
-template <typename A, typename F>
-static inline void roi_align_samples(const RoiAlignBox<A> &g, int64_t ph, int64_t pw,
-                                     int64_t H, int64_t W, F f) {
-  int64_t o[4];
-  A w[4];
-  for (int64_t iy = 0; iy < g.grid_h; ++iy) {
-    const A y = g.y0 + A(ph) * g.bin_h + (A(iy) + A(0.5)) * g.bin_h / A(g.grid_h);
-    for (int64_t ix = 0; ix < g.grid_w; ++ix) {
-      const A x = g.x0 + A(pw) * g.bin_w + (A(ix) + A(0.5)) * g.bin_w / A(g.grid_w);
-      if (roi_bilinear(y, x, H, W, o, w)) f(o, w);
-    }
-  }
-}
+// The in-image samples of every bin of one box, each as four plane offsets
+// and weights, computed once per box and shared by its channels (MXNet's
+// pre_calc): bin b's samples are [start[b], start[b + 1]).
+template <typename A>
+struct RoiAlignTable {
+  std::vector<int64_t> off, start;
+  std::vector<A> w;
 
-static const char kRoiAlignEmpty[] =
-    "_contrib_ROIAlign: with aligned=True every box needs a positive width and height";
+  void build(const RoiAlignBox<A> &g, int64_t PH, int64_t PW, int64_t H, int64_t W) {
+    off.clear();
+    w.clear();
+    start.assign(size_t(PH * PW + 1), 0);
+    int64_t o[4];
+    A wt[4];
+    for (int64_t ph = 0; ph < PH; ++ph)
+      for (int64_t pw = 0; pw < PW; ++pw) {
+        for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+          const A y = g.y0 + A(ph) * g.bin_h + (A(iy) + A(0.5)) * g.bin_h / A(g.grid_h);
+          for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+            const A x = g.x0 + A(pw) * g.bin_w + (A(ix) + A(0.5)) * g.bin_w / A(g.grid_w);
+            if (!roi_bilinear(y, x, H, W, o, wt)) continue;
+            off.insert(off.end(), o, o + 4);
+            w.insert(w.end(), wt, wt + 4);
+          }
+        }
+        start[size_t(ph * PW + pw + 1)] = int64_t(off.size() / 4);
+      }
+  }
+};
+
+static const char kRoiAlignEmpty[] =     // the invoker prefixes the operator's name
+    "with aligned=True every box needs a positive width and height";
 
 template <bool ADD, typename T>
 static int roi_align_forward_loop(MXOpCall *c, const RoiAlignParam &p) {
@@ -109,25 +126,33 @@ static int roi_align_forward_loop(MXOpCall *c, const RoiAlignParam &p) {
   T *out = static_cast<T *>(c->outputs[0].dptr);
   std::atomic<bool> bad(false);
   parallel_for_cost(R * CO, PH * PW * 16, [&](int64_t lo, int64_t hi) {
+    RoiAlignTable<A> t;
+    RoiAlignBox<A> g;
+    int64_t built = -1;                   // the box whose table t holds
     for (int64_t plane = lo; plane < hi; ++plane) {
       const int64_t r = plane / CO, ch = plane % CO;
-      const RoiAlignBox<A> g = roi_align_box<A>(p, rois + r * 5, N);
-      if (g.bad) bad = true;
+      if (r != built) {
+        g = roi_align_box<A>(p, rois + r * 5, N);
+        if (g.bad) bad = true;
+        if (g.batch >= 0 && !g.bad) t.build(g, PH, PW, H, W);
+        built = r;
+      }
       const A count = A(g.grid_h * g.grid_w > 1 ? g.grid_h * g.grid_w : 1);
-      for (int64_t ph = 0; ph < PH; ++ph)
-        for (int64_t pw = 0; pw < PW; ++pw) {
-          A v = A(0);
-          if (g.batch >= 0 && !g.bad) {
-            const int64_t ci = p.position_sensitive ? (ch * PH + ph) * PW + pw : ch;
-            const T *img = x + (g.batch * C + ci) * H * W;
-            roi_align_samples(g, ph, pw, H, W, [&](const int64_t *o, const A *w) {
-              v += w[0] * A(img[o[0]]) + w[1] * A(img[o[1]]) + w[2] * A(img[o[2]]) +
-                   w[3] * A(img[o[3]]);
-            });
-            v /= count;
+      for (int64_t bin = 0; bin < PH * PW; ++bin) {
+        A v = A(0);
+        if (g.batch >= 0 && !g.bad) {
+          const int64_t ci = p.position_sensitive ? ch * PH * PW + bin : ch;
+          const T *img = x + (g.batch * C + ci) * H * W;
+          for (int64_t k = t.start[size_t(bin)]; k < t.start[size_t(bin + 1)]; ++k) {
+            const int64_t *o = &t.off[size_t(4 * k)];
+            const A *w = &t.w[size_t(4 * k)];
+            v += w[0] * A(img[o[0]]) + w[1] * A(img[o[1]]) + w[2] * A(img[o[2]]) +
+                 w[3] * A(img[o[3]]);
           }
-          nn_store<ADD>(out, plane * PH * PW + ph * PW + pw, v);
+          v /= count;
         }
+        nn_store<ADD>(out, plane * PH * PW + bin, v);
+      }
     }
   });
   if (bad) { c->error = kRoiAlignEmpty; return -1; }
@@ -154,26 +179,32 @@ static int roi_align_backward_loop(MXOpCall *c, const RoiAlignParam &p) {
   T *dx = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   std::atomic<bool> bad(false);
+  // Each thread owns input channels [lo, hi) of every image; per box it
+  // builds the sample table once and adds into its channels.
   parallel_for_cost(C, N * H * W / C + R * PH * PW * 16, [&](int64_t lo, int64_t hi) {
-    for (int64_t ci = lo; ci < hi; ++ci) {
-      if (!add)
-        for (int64_t n = 0; n < N; ++n)
-          std::memset(dx + (n * C + ci) * H * W, 0, size_t(H * W) * sizeof(T));
-      // The output channel and bins that read input channel ci.
-      const int64_t ch = p.position_sensitive ? ci / (PH * PW) : ci;
-      const int64_t bin0 = p.position_sensitive ? ci % (PH * PW) : 0;
-      const int64_t bin1 = p.position_sensitive ? bin0 + 1 : PH * PW;
-      for (int64_t r = 0; r < R; ++r) {
-        const RoiAlignBox<A> g = roi_align_box<A>(p, rois + r * 5, N);
-        if (g.bad) bad = true;
-        if (g.batch < 0 || g.bad) continue;
-        const A count = A(g.grid_h * g.grid_w > 1 ? g.grid_h * g.grid_w : 1);
+    if (!add)
+      for (int64_t n = 0; n < N; ++n)
+        std::memset(dx + (n * C + lo) * H * W, 0, size_t((hi - lo) * H * W) * sizeof(T));
+    RoiAlignTable<A> t;
+    for (int64_t r = 0; r < R; ++r) {
+      const RoiAlignBox<A> g = roi_align_box<A>(p, rois + r * 5, N);
+      if (g.bad) bad = true;
+      if (g.batch < 0 || g.bad) continue;
+      t.build(g, PH, PW, H, W);
+      const A count = A(g.grid_h * g.grid_w > 1 ? g.grid_h * g.grid_w : 1);
+      for (int64_t ci = lo; ci < hi; ++ci) {
+        // The output channel and bins that read input channel ci.
+        const int64_t ch = p.position_sensitive ? ci / (PH * PW) : ci;
+        const int64_t bin0 = p.position_sensitive ? ci % (PH * PW) : 0;
+        const int64_t bin1 = p.position_sensitive ? bin0 + 1 : PH * PW;
         T *d = dx + (g.batch * C + ci) * H * W;
         for (int64_t bin = bin0; bin < bin1; ++bin) {
           const A gv = A(g_out[(r * CO + ch) * PH * PW + bin]);
-          roi_align_samples(g, bin / PW, bin % PW, H, W, [&](const int64_t *o, const A *w) {
-            for (int k = 0; k < 4; ++k) d[o[k]] = T(A(d[o[k]]) + gv * w[k] / count);
-          });
+          for (int64_t k = t.start[size_t(bin)]; k < t.start[size_t(bin + 1)]; ++k)
+            for (int j = 0; j < 4; ++j) {
+              T &e = d[t.off[size_t(4 * k + j)]];
+              e = T(A(e) + gv * t.w[size_t(4 * k + j)] / count);
+            }
         }
       }
     }
