@@ -495,7 +495,8 @@ def test_every_operator_with_a_rule_is_generated():
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array", "RNN", "ROIPooling", "_contrib_ROIAlign",
-        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D"} | {
+            f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

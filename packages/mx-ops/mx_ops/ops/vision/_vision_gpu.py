@@ -218,6 +218,25 @@ def compile_cases():
     return [("raw", "mx_vision", _SOURCE, tuple(_NAMES))]
 
 
+def _zero_second(outputs, reqs):
+    """The zero gradient of a backward's second output (the boxes, 'like')."""
+    if len(outputs) > 1 and reqs[1] in ("write", "inplace"):
+        outputs[1].fill(0)
+
+
+def _accumulator(out):
+    """A zeroed buffer of ``out``'s shape in its compute type, for atomics."""
+    return cupy.zeros(out.shape, cupy.float64 if out.dtype == cupy.float64 else cupy.float32)
+
+
+def _store(out, acc, req):
+    """Writes the accumulated gradient, or adds it for req 'add'."""
+    if req == "add":
+        out += acc.astype(out.dtype)
+    else:
+        out[...] = acc
+
+
 def roi_pooling(pack):
     """ROIPooling's forward: (data, rois) -> (output, maxidx)."""
     def run(params, inputs, outputs, reqs):
@@ -235,9 +254,8 @@ def roi_pooling_backward(pack):
     rois_grad)."""
     def run(params, inputs, outputs, reqs):
         og, data, rois, idx = inputs
-        dx, drois = outputs
-        if reqs[1] in ("write", "inplace"):
-            drois.fill(0)
+        dx = outputs[0]
+        _zero_second(outputs, reqs)
         if reqs[0] == "null":
             return
         if reqs[0] != "add":
@@ -260,19 +278,15 @@ def _roi_align_run(pack, backward):
     def run(params, inputs, outputs, reqs):
         h, w, ratio, psroi, aligned, scale = struct.unpack(
             "=5qd", pack(params, [a.shape for a in inputs]))
+        _zero_second(outputs, reqs)
+        if reqs[0] == "null":
+            return
+        out = outputs[0]
         if backward:
             g, x, rois = inputs
-            out, co = outputs[0], g.shape[1]
-            acc = cupy.zeros(x.shape, cupy.float64 if x.dtype == cupy.float64 else cupy.float32)
-            if reqs[1] in ("write", "inplace"):
-                outputs[1].fill(0)
-            if reqs[0] == "null":
-                return
+            acc, co = _accumulator(out), g.shape[1]
         else:
-            x, rois = inputs
-            out, g, acc, co = outputs[0], outputs[0], outputs[0], outputs[0].shape[1]
-            if reqs[0] == "null":
-                return
+            (x, rois), g, acc, co = inputs, out, out, out.shape[1]
         bad = cupy.zeros((1,), cupy.int32)
         kernel = _kernel(f"mx_roi_align<{CTYPES[x.dtype.name]}, {str(backward).lower()}>")
         launch(kernel, rois.shape[0] * co * h * w,
@@ -283,10 +297,7 @@ def _roi_align_run(pack, backward):
             raise MXNetError(f"{'_backward_ROIAlign' if backward else '_contrib_ROIAlign'}: "
                              f"{_EMPTY}")
         if backward:
-            if reqs[0] == "add":
-                out += acc.astype(out.dtype)
-            else:
-                out[...] = acc
+            _store(out, acc, reqs[0])
     return run
 
 
@@ -316,63 +327,48 @@ def _taps(n_in, n_out, align):
     return cupy.asarray(taps), cupy.asarray(src - i0.astype(f32))
 
 
-def _bilinear_run(pack, backward):
+def _plane_run(kernel, backward, args=lambda params, inputs, small, big: ()):
+    """The forward or backward of a plane-wise resampling kernel
+    (mx_bilinear, mx_adaptive_avg): one thread per element of the larger
+    side (the output forward, out_grad backward); ``args`` gives the
+    kernel's leading extra arguments (BilinearResize2D's taps)."""
     def run(params, inputs, outputs, reqs):
-        align = bool(struct.unpack("=q", pack(params, [a.shape for a in inputs]))[0])
-        if backward and len(outputs) > 1 and reqs[1] in ("write", "inplace"):
-            outputs[1].fill(0)
+        _zero_second(outputs, reqs)
         if reqs[0] == "null":
             return
         src, out = inputs[0], outputs[0]
         small, big = (out, src) if backward else (src, out)
         n, c, h, w = small.shape
-        th, wh = _taps(h, big.shape[2], align)
-        tw, ww = _taps(w, big.shape[3], align)
-        acc = (cupy.zeros(out.shape, cupy.float64 if out.dtype == cupy.float64 else cupy.float32)
-               if backward else out)
-        kernel = _kernel(f"mx_bilinear<{CTYPES[src.dtype.name]}, {str(backward).lower()}>")
-        launch(kernel, big.size, (src, out, acc, th, wh, tw, ww, *(numpy.int64(v) for v in (
-            n * c, h, w, big.shape[2], big.shape[3])), numpy.int32(reqs[0] == "add")))
+        acc = _accumulator(out) if backward else out
+        launch(_kernel(f"{kernel}<{CTYPES[src.dtype.name]}, {str(backward).lower()}>"),
+               big.size, (src, out, acc, *args(params, inputs, small, big),
+                          *(numpy.int64(v) for v in (n * c, h, w, big.shape[2], big.shape[3])),
+                          numpy.int32(reqs[0] == "add")))
         if backward:
-            if reqs[0] == "add":
-                out += acc.astype(out.dtype)
-            else:
-                out[...] = acc
+            _store(out, acc, reqs[0])
     return run
+
+
+def _bilinear_taps(pack):
+    def args(params, inputs, small, big):
+        align = bool(struct.unpack("=q", pack(params, [a.shape for a in inputs]))[0])
+        return (*_taps(small.shape[2], big.shape[2], align),
+                *_taps(small.shape[3], big.shape[3], align))
+    return args
 
 
 def bilinear_resize(pack):
     """_contrib_BilinearResize2D's forward: (data[, like]) -> output."""
-    return _bilinear_run(pack, False)
+    return _plane_run("mx_bilinear", False, _bilinear_taps(pack))
 
 
 def bilinear_resize_backward(pack):
     """_backward_contrib_BilinearResize2D: (out_grad, data[, like]) ->
     (data_grad[, like_grad])."""
-    return _bilinear_run(pack, True)
-
-
-def _adaptive_run(backward):
-    def run(params, inputs, outputs, reqs):
-        if reqs[0] == "null":
-            return
-        src, out = inputs[0], outputs[0]
-        small, big = (out, src) if backward else (src, out)
-        n, c, h, w = small.shape
-        acc = (cupy.zeros(out.shape, cupy.float64 if out.dtype == cupy.float64 else cupy.float32)
-               if backward else out)
-        kernel = _kernel(f"mx_adaptive_avg<{CTYPES[src.dtype.name]}, {str(backward).lower()}>")
-        launch(kernel, big.size, (src, out, acc, *(numpy.int64(v) for v in (
-            n * c, h, w, big.shape[2], big.shape[3])), numpy.int32(reqs[0] == "add")))
-        if backward:
-            if reqs[0] == "add":
-                out += acc.astype(out.dtype)
-            else:
-                out[...] = acc
-    return run
+    return _plane_run("mx_bilinear", True, _bilinear_taps(pack))
 
 
 # _contrib_AdaptiveAvgPooling2D's forward (data -> output) and backward
 # ((out_grad, data) -> data_grad).
-adaptive_avg_pool = _adaptive_run(False)
-adaptive_avg_pool_backward = _adaptive_run(True)
+adaptive_avg_pool = _plane_run("mx_adaptive_avg", False)
+adaptive_avg_pool_backward = _plane_run("mx_adaptive_avg", True)

@@ -40,10 +40,10 @@ def as_float32(v):
     return struct.unpack("=f", struct.pack("=f", v))[0]
 
 
-def check_rois(op, params, data, rois, size_name="pooled_size"):
+def check_rois(op, params, data, rois):
     """Checks 4-d data, (num_rois, 5) rois and a 2-d pooled size; returns
     the output shape (num_rois, C, h, w)."""
-    data, rois, size = tuple(data), tuple(rois), tuple(params[size_name])
+    data, rois, size = tuple(data), tuple(rois), tuple(params["pooled_size"])
     if len(data) != 4:
         raise ShapeError(f"{op}: argument 'data' should be a 4D tensor (batch, channel, height, "
                          f"width), got shape {data}")
@@ -51,7 +51,7 @@ def check_rois(op, params, data, rois, size_name="pooled_size"):
         raise ShapeError(f"{op}: argument 'rois' should be a 2D tensor of shape (num_rois, 5), "
                          f"got shape {rois}")
     if len(size) != 2 or min(size) < 1:
-        raise ShapeError(f"{op}: '{size_name}' must be two positive sizes (h, w), got {size}")
+        raise ShapeError(f"{op}: 'pooled_size' must be two positive sizes (h, w), got {size}")
     return (rois[0], data[1]) + size
 
 

@@ -7,9 +7,9 @@
 // box's top (columns likewise), clipped to the image; its output is the
 // maximum there and maxidx the flat offset h * W + w of that maximum within
 // the image plane (the first on ties; a bin of NaN or -inf alone gives
-// -FLT_MAX and -1).  An empty bin, or a box whose batch index (truncated toward zero) is outside the batch, gives
-// 0 with maxidx -1.  The backward adds each output gradient to the
-// element maxidx names.  Forward planes (box, channel) are split across
+// -FLT_MAX, -inf in float16, and -1).  An empty bin, or a box whose batch
+// index (truncated toward zero) is outside the batch, gives 0 with maxidx
+// -1.  The backward adds each output gradient to the element maxidx names.  Forward planes (box, channel) are split across
 // cores; the backward splits channels, so no two threads add to one
 // element however the boxes overlap.
 #ifndef MX_OPS_ROI_POOLING_CPU_H_
