@@ -54,11 +54,14 @@ def _times(n, scale):
 
 
 def _scales(op, params):
+    """(scale_height, scale_width), both required where a scale is used
+    (MXNet fails with 'bad optional access')."""
     sh, sw = params["scale_height"], params["scale_width"]
+    if params["mode"] == "size" and sw is None:
+        raise ParamError(f"{op}: scale_height is given without scale_width")
     if sh is None or sw is None:
         raise ParamError(f"{op}: mode '{params['mode']}' needs both scale_height and "
-                         f"scale_width" if params["mode"] != "size" else
-                         f"{op}: scale_height is given without scale_width")
+                         f"scale_width")
     return sh, sw
 
 
