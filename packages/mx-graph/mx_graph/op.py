@@ -10,38 +10,39 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockG
  'ElementWiseSum', 'Embedding', 'Flatten', 'FullyConnected', 'GridGenerator', 'GroupNorm',
  'InstanceNorm', 'L2Normalization', 'LRN', 'LayerNorm', 'LeakyReLU', 'LinearRegressionOutput',
  'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss', 'Pad', 'Pooling', 'RNN',
- 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask', 'SequenceReverse', 'SliceChannel',
- 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput', 'SpatialTransformer', 'SwapAxis',
- 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh', 'arcsin',
- 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort', 'batch_dot',
- 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis', 'broadcast_div',
- 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal', 'broadcast_hypot',
- 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like', 'broadcast_logical_and',
- 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum', 'broadcast_minimum',
- 'broadcast_minus', 'broadcast_mod', 'broadcast_mul', 'broadcast_not_equal', 'broadcast_plus',
- 'broadcast_power', 'broadcast_sub', 'broadcast_to', 'cast', 'cbrt', 'ceil',
- 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh', 'crop', 'ctc_loss',
- 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add', 'elemwise_div', 'elemwise_mul',
- 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims', 'expm1', 'fill_element_0index', 'fix',
- 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid',
- 'identity', 'im2col', 'linalg_det', 'linalg_extractdiag', 'linalg_extracttrian',
- 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse', 'linalg_makediag',
- 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet', 'linalg_sumlogdiag',
- 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p', 'log2', 'log_softmax',
- 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min', 'min_axis', 'moments',
- 'multi_all_finite', 'nanprod', 'nansum', 'negative', 'norm', 'normal', 'one_hot', 'ones_like',
- 'pad', 'pick', 'prod', 'radians', 'random_exponential', 'random_gamma',
- 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
- 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
- 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
- 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential', 'sample_gamma',
- 'sample_generalized_negative_binomial', 'sample_multinomial', 'sample_negative_binomial',
- 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd', 'sgd_mom_update',
- 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh', 'size_array',
- 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax', 'softmax_cross_entropy',
- 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze',
- 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile',
- 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where', 'zeros_like']
+ 'ROIPooling', 'Reshape', 'SVMOutput', 'SequenceLast', 'SequenceMask', 'SequenceReverse',
+ 'SliceChannel', 'Softmax', 'SoftmaxActivation', 'SoftmaxOutput', 'SpatialTransformer',
+ 'SwapAxis', 'UpSampling', 'abs', 'adam_update', 'add_n', 'all_finite', 'arccos', 'arccosh',
+ 'arcsin', 'arcsinh', 'arctan', 'arctanh', 'argmax', 'argmax_channel', 'argmin', 'argsort',
+ 'batch_dot', 'batch_take', 'broadcast_add', 'broadcast_axes', 'broadcast_axis',
+ 'broadcast_div', 'broadcast_equal', 'broadcast_greater', 'broadcast_greater_equal',
+ 'broadcast_hypot', 'broadcast_lesser', 'broadcast_lesser_equal', 'broadcast_like',
+ 'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
+ 'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
+ 'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
+ 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
+ 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
+ 'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
+ 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
+ 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
+ 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
+ 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
+ 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
+ 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
+ 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
+ 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
+ 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
+ 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
+ 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
+ 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
+ 'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
+ 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
+ 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
+ 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
+ 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
+ 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -1126,6 +1127,41 @@ def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length
         The node's outputs (index it for one).
     """
     return _compose('RNN', (data, parameters, state, state_cell, sequence_length), name, attr, kwargs, state_size=state_size, num_layers=num_layers, bidirectional=bidirectional, mode=mode, p=p, state_outputs=state_outputs, projection_size=projection_size, lstm_state_clip_min=lstm_state_clip_min, lstm_state_clip_max=lstm_state_clip_max, lstm_state_clip_nan=lstm_state_clip_nan, use_sequence_length=use_sequence_length)
+
+
+def ROIPooling(data=None, rois=None, pooled_size=_NULL, spatial_scale=_NULL, name=None, attr=None, **kwargs):
+    """
+    Performs region of interest (ROI) pooling on the input array: each box of 'rois' is cut into pooled_size bins and each bin max-pooled, giving (num_rois, channel, pooled_h, pooled_w).  The hidden output 'maxidx' records where each maximum was.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array to the pooling operator,  a 4D Feature maps   Left out,
+        it is a new variable named '<name>_data'.
+    rois : Symbol, optional
+        Bounding box coordinates, a 2D array of [[batch_index, x1, y1, x2,
+        y2]], where (x1, y1) and (x2, y2) are top left and bottom right corners
+        of designated region of interest. `batch_index` indicates the index of
+        corresponding image in the input array  Left out, it is a new variable
+        named '<name>_rois'.
+    pooled_size : Shape(tuple)
+        ROI pooling output shape (h,w) 
+    spatial_scale : float, in [0.0, 1.0]
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('ROIPooling', (data, rois), name, attr, kwargs, pooled_size=pooled_size, spatial_scale=spatial_scale)
 
 
 def Reshape(data=None, shape=_NULL, reverse=_NULL, name=None, attr=None, **kwargs):

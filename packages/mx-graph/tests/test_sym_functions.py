@@ -56,6 +56,11 @@ KNOWN = {
     ("_backward_softmin", "auto"): "MXNet names the inputs ograd and output",
     ("_backward_softmin", "scoped"): "MXNet names the inputs ograd and output",
     ("_backward_Pad", "auto"): "MXNet lists no inputs",
+    ("_backward_ROIPooling", "auto"): "MXNet lists no inputs",
+    ("_backward_contrib_BilinearResize2D", "auto"): "MXNet lists one input, data (the output "
+                                                    "gradient)",
+    ("_backward_contrib_AdaptiveAvgPooling2D", "auto"): "MXNet lists one input, data (the "
+                                                        "output gradient)",
     ("_backward_SequenceLast", "auto"): "MXNet lists no inputs",
     ("_backward_repeat", "auto"): "MXNet lists one input, data (the output gradient)",
     ("_backward_slice_like", "auto"): "MXNet lists one input, data (the output gradient)",

@@ -20,11 +20,13 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
  '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
  '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_SVMOutput',
- '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
- '_backward_SpatialTransformer', '_backward_UpSampling', '_backward_broadcast_axis',
- '_backward_cast', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_ROIAlign',
+ '_backward_ROIPooling', '_backward_SVMOutput', '_backward_SequenceLast',
+ '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
+ '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
+ '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
+ '_backward_ctc_loss', '_backward_diag', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
  '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
  '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
  '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
@@ -34,25 +36,26 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
- '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like', '_contrib_CTCLoss',
- '_contrib_allclose', '_contrib_arange_like', '_contrib_backward_index_copy',
- '_contrib_backward_quadratic', '_contrib_ctc_loss', '_contrib_div_sqrt_dim',
- '_contrib_index_array', '_contrib_index_copy', '_contrib_interleaved_matmul_encdec_qk',
- '_contrib_interleaved_matmul_encdec_valatt', '_contrib_interleaved_matmul_selfatt_qk',
- '_contrib_interleaved_matmul_selfatt_valatt', '_contrib_quadratic', '_copy', '_crop_assign',
- '_crop_assign_scalar', '_div', '_div_scalar', '_equal', '_equal_scalar', '_eye', '_full',
- '_grad_add', '_greater', '_greater_equal', '_greater_equal_scalar', '_greater_scalar',
- '_histogram', '_hypot', '_hypot_scalar', '_lesser', '_lesser_equal', '_lesser_equal_scalar',
- '_lesser_scalar', '_linalg_det', '_linalg_extractdiag', '_linalg_extracttrian',
- '_linalg_gelqf', '_linalg_gemm', '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag',
- '_linalg_maketrian', '_linalg_potrf', '_linalg_potri', '_linalg_slogdet',
- '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk', '_linalg_trmm', '_linalg_trsm',
- '_linspace', '_logical_and', '_logical_and_scalar', '_logical_or', '_logical_or_scalar',
- '_logical_xor', '_logical_xor_scalar', '_maximum', '_maximum_scalar', '_minimum',
- '_minimum_scalar', '_minus', '_minus_scalar', '_mod', '_mod_scalar', '_mul', '_mul_scalar',
- '_not_equal', '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power',
- '_power_scalar', '_random_exponential', '_random_exponential_like', '_random_gamma',
- '_random_gamma_like', '_random_generalized_negative_binomial',
+ '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
+ '_contrib_AdaptiveAvgPooling2D', '_contrib_BilinearResize2D', '_contrib_CTCLoss',
+ '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
+ '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_ctc_loss',
+ '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
+ '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
+ '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
+ '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
+ '_equal', '_equal_scalar', '_eye', '_full', '_grad_add', '_greater', '_greater_equal',
+ '_greater_equal_scalar', '_greater_scalar', '_histogram', '_hypot', '_hypot_scalar',
+ '_lesser', '_lesser_equal', '_lesser_equal_scalar', '_lesser_scalar', '_linalg_det',
+ '_linalg_extractdiag', '_linalg_extracttrian', '_linalg_gelqf', '_linalg_gemm',
+ '_linalg_gemm2', '_linalg_inverse', '_linalg_makediag', '_linalg_maketrian', '_linalg_potrf',
+ '_linalg_potri', '_linalg_slogdet', '_linalg_sumlogdiag', '_linalg_syevd', '_linalg_syrk',
+ '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
+ '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
+ '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
+ '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
+ '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
+ '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
  '_random_generalized_negative_binomial_like', '_random_negative_binomial',
  '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
  '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
@@ -1324,6 +1327,86 @@ def _backward_RNN(out_grad=None, state_output_grad=None, statecell_output_grad=N
     return _call_op('_backward_RNN', [out_grad, state_output_grad, statecell_output_grad, data, parameters, state, state_cell, sequence_length, reserve], out, kwargs, True)
 
 
+def _backward_ROIAlign(out_grad=None, data=None, rois=None, pooled_size=_NULL, spatial_scale=_NULL, sample_ratio=_NULL, position_sensitive=_NULL, aligned=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of ROIAlign: each output gradient spread over the bilinear neighbours of its bin's samples; 'data' is read for its shape; the boxes get zero.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        ROIAlign's input data (read for its shape).
+    rois : NDArray
+        ROIAlign's boxes.
+    pooled_size : Shape(tuple)
+        ROI Align output roi feature map height and width: (h, w)
+    spatial_scale : float, in [0.0, 1.0]
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    sample_ratio : int, optional, default=-1
+        Optional sampling ratio of ROI align, using adaptive size by default.
+    position_sensitive : bool, optional, default=False
+        Whether to perform position-sensitive RoI pooling. PSRoIPooling is first proposaled by R-FCN and it can reduce the input channels by ph*pw times, where (ph, pw) is the pooled_size
+    aligned : bool, optional, default=False
+        Center-aligned ROIAlign introduced in Detectron2. To enable, set aligned to True.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if pooled_size is not _NULL:
+        kwargs['pooled_size'] = pooled_size
+    if spatial_scale is not _NULL:
+        kwargs['spatial_scale'] = spatial_scale
+    if sample_ratio is not _NULL:
+        kwargs['sample_ratio'] = sample_ratio
+    if position_sensitive is not _NULL:
+        kwargs['position_sensitive'] = position_sensitive
+    if aligned is not _NULL:
+        kwargs['aligned'] = aligned
+    return _call_op('_backward_ROIAlign', [out_grad, data, rois], out, kwargs)
+
+
+def _backward_ROIPooling(out_grad=None, data=None, rois=None, maxidx=None, pooled_size=_NULL, spatial_scale=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of ROIPooling: each output gradient added to the element its bin's maximum came from (maxidx); 'data' is read for its shape; the boxes get zero.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        ROIPooling's input data (read for its shape).
+    rois : NDArray
+        ROIPooling's boxes.
+    maxidx : NDArray
+        ROIPooling's hidden output maxidx.
+    pooled_size : Shape(tuple)
+        ROI pooling output shape (h,w) 
+    spatial_scale : float, in [0.0, 1.0]
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if pooled_size is not _NULL:
+        kwargs['pooled_size'] = pooled_size
+    if spatial_scale is not _NULL:
+        kwargs['spatial_scale'] = spatial_scale
+    return _call_op('_backward_ROIPooling', [out_grad, data, rois, maxidx], out, kwargs)
+
+
 def _backward_SVMOutput(label=None, out_data=None, margin=_NULL, regularization_coefficient=_NULL, use_linear=_NULL, out=None, name=None, **kwargs):
     """
     Gradient of SVMOutput from (label, out_data): (data_grad, label_grad = 0).
@@ -1598,6 +1681,82 @@ def _backward_broadcast_axis(ograd=None, data=None, axis=_NULL, size=_NULL, out=
     if size is not _NULL:
         kwargs['size'] = size
     return _call_op('_backward_broadcast_axis', [ograd, data], out, kwargs)
+
+
+def _backward_contrib_AdaptiveAvgPooling2D(out_grad=None, data=None, output_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of AdaptiveAvgPooling2D: each output gradient spread evenly over its window.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        AdaptiveAvgPooling2D's input data (read for its shape).
+    output_size : Shape(tuple), optional, default=()
+        int (output size) or a tuple of int for output (height, width).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    return _call_op('_backward_contrib_AdaptiveAvgPooling2D', [out_grad, data], out, kwargs)
+
+
+def _backward_contrib_BilinearResize2D(out_grad=None, data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):
+    """
+    Gradient of BilinearResize2D: each output gradient added to its four source pixels with the interpolation weights; 'like' gets zero.
+
+    Parameters
+    ----------
+    out_grad : NDArray
+        Gradient of the loss with respect to the forward output (head
+        gradient).
+    data : NDArray
+        BilinearResize2D's input data (read for its shape).
+    like : NDArray
+        BilinearResize2D's second input in mode 'like' (for its shape).
+    height : int, optional, default=1, in [1, 2147483647]
+        output height (required, but ignored if scale_height is defined or mode is not "size")
+    width : int, optional, default=1, in [1, 2147483647]
+        output width (required, but ignored if scale_width is defined or mode is not "size")
+    scale_height : float, optional, default=None
+        sampling scale of the height (optional, used in modes "scale" and "odd_scale")
+    scale_width : float, optional, default=None
+        sampling scale of the width (optional, used in modes "scale" and "odd_scale")
+    mode : {'like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'}, optional, default='size'
+        resizing mode: 'size' (height and width, or the input's size times the scales), 'odd_scale', 'like' (the second input's height and width), 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'.
+    align_corners : bool, optional, default=True
+        With align_corners = True, the interpolating doesn't proportionally align theoutput and input pixels, and thus the output values can depend on the input size.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if height is not _NULL:
+        kwargs['height'] = height
+    if width is not _NULL:
+        kwargs['width'] = width
+    if scale_height is not _NULL:
+        kwargs['scale_height'] = scale_height
+    if scale_width is not _NULL:
+        kwargs['scale_width'] = scale_width
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if align_corners is not _NULL:
+        kwargs['align_corners'] = align_corners
+    return _call_op('_backward_contrib_BilinearResize2D', [out_grad, data, like], out, kwargs, True)
 
 
 def _backward_ctc_loss(out_grad=None, grad=None, out=None, name=None, **kwargs):
@@ -2623,6 +2782,119 @@ def _collapse_sum_like(data=None, like=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('_collapse_sum_like', [data, like], out, kwargs)
+
+
+def _contrib_AdaptiveAvgPooling2D(data=None, output_size=_NULL, out=None, name=None, **kwargs):
+    """
+    Applies a 2D adaptive average pooling over a 4D input with the shape of (NCHW): the pooling windows are chosen for the desired output size (output_size: s for s x s, or (height, width)).  Backward: _backward_contrib_AdaptiveAvgPooling2D.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    output_size : Shape(tuple), optional, default=()
+        int (output size) or a tuple of int for output (height, width).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if output_size is not _NULL:
+        kwargs['output_size'] = output_size
+    return _call_op('_contrib_AdaptiveAvgPooling2D', [data], out, kwargs)
+
+
+def _contrib_BilinearResize2D(data=None, like=None, height=_NULL, width=_NULL, scale_height=_NULL, scale_width=_NULL, mode=_NULL, align_corners=_NULL, out=None, name=None, **kwargs):
+    """
+    Perform 2D resizing (upsampling or downsampling) for 4D input using bilinear interpolation; the output size comes from 'mode' (see the parameters).  Backward: _backward_contrib_BilinearResize2D.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data
+    like : NDArray
+        Resize data to it's shape
+    height : int, optional, default=1, in [1, 2147483647]
+        output height (required, but ignored if scale_height is defined or mode is not "size")
+    width : int, optional, default=1, in [1, 2147483647]
+        output width (required, but ignored if scale_width is defined or mode is not "size")
+    scale_height : float, optional, default=None
+        sampling scale of the height (optional, used in modes "scale" and "odd_scale")
+    scale_width : float, optional, default=None
+        sampling scale of the width (optional, used in modes "scale" and "odd_scale")
+    mode : {'like', 'odd_scale', 'size', 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'}, optional, default='size'
+        resizing mode: 'size' (height and width, or the input's size times the scales), 'odd_scale', 'like' (the second input's height and width), 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up'.
+    align_corners : bool, optional, default=True
+        With align_corners = True, the interpolating doesn't proportionally align theoutput and input pixels, and thus the output values can depend on the input size.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if height is not _NULL:
+        kwargs['height'] = height
+    if width is not _NULL:
+        kwargs['width'] = width
+    if scale_height is not _NULL:
+        kwargs['scale_height'] = scale_height
+    if scale_width is not _NULL:
+        kwargs['scale_width'] = scale_width
+    if mode is not _NULL:
+        kwargs['mode'] = mode
+    if align_corners is not _NULL:
+        kwargs['align_corners'] = align_corners
+    return _call_op('_contrib_BilinearResize2D', [data, like], out, kwargs, True)
+
+
+def _contrib_ROIAlign(data=None, rois=None, pooled_size=_NULL, spatial_scale=_NULL, sample_ratio=_NULL, position_sensitive=_NULL, aligned=_NULL, out=None, name=None, **kwargs):
+    """
+    This operator takes a 4D feature map as an input array and region proposals as `rois`, then align the feature map over sub-regions of input and produces a fixed-sized output array: each bin averages bilinearly interpolated samples (Mask R-CNN's ROIAlign; position_sensitive: R-FCN's).  Backward: _backward_ROIAlign.
+
+    Parameters
+    ----------
+    data : NDArray
+        Input data to the pooling operator, a 4D Feature maps
+    rois : NDArray
+        Bounding box coordinates, a 2D array, if batchid is less than 0, it
+        will be ignored.
+    pooled_size : Shape(tuple)
+        ROI Align output roi feature map height and width: (h, w)
+    spatial_scale : float, in [0.0, 1.0]
+        Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal of total stride in convolutional layers
+    sample_ratio : int, optional, default=-1
+        Optional sampling ratio of ROI align, using adaptive size by default.
+    position_sensitive : bool, optional, default=False
+        Whether to perform position-sensitive RoI pooling. PSRoIPooling is first proposaled by R-FCN and it can reduce the input channels by ph*pw times, where (ph, pw) is the pooled_size
+    aligned : bool, optional, default=False
+        Center-aligned ROIAlign introduced in Detectron2. To enable, set aligned to True.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if pooled_size is not _NULL:
+        kwargs['pooled_size'] = pooled_size
+    if spatial_scale is not _NULL:
+        kwargs['spatial_scale'] = spatial_scale
+    if sample_ratio is not _NULL:
+        kwargs['sample_ratio'] = sample_ratio
+    if position_sensitive is not _NULL:
+        kwargs['position_sensitive'] = position_sensitive
+    if aligned is not _NULL:
+        kwargs['aligned'] = aligned
+    return _call_op('_contrib_ROIAlign', [data, rois], out, kwargs)
 
 
 def _contrib_allclose(a=None, b=None, rtol=_NULL, atol=_NULL, equal_nan=_NULL, out=None, name=None, **kwargs):

@@ -364,6 +364,9 @@ FLOAT_ONLY = {
     "UpSampling": {"scale": 1, "sample_type": "nearest"},
     "_backward_UpSampling": {"scale": 1, "sample_type": "nearest", "num_args": 1},
     "_backward_Embedding": {"input_dim": 2, "output_dim": 2},
+    **{name: {"pooled_size": (1, 1), "spatial_scale": 1.0}
+       for name in ("ROIPooling", "_backward_ROIPooling", "_contrib_ROIAlign",
+                    "_backward_ROIAlign")},
     "adam_update": {"lr": 0.1}, "ftrl_update": {"lr": 0.1}, "rmsprop_update": {"lr": 0.1},
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},

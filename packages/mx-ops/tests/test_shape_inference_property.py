@@ -290,6 +290,41 @@ def upsampling(draw):
 
 
 @st.composite
+def roi(draw):
+    name = draw(st.sampled_from(["ROIPooling", "_contrib_ROIAlign"]))
+    size = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    p, channels = {"pooled_size": size, "spatial_scale": 0.5}, draw(dim)
+    if name == "_contrib_ROIAlign" and draw(st.booleans()):
+        p["position_sensitive"] = True
+        channels *= size[0] * size[1]
+    t = draw(st.sampled_from(FLOATS))
+    return Case(name, p, [(draw(dim), channels, draw(dim), draw(dim)), (draw(dim), 5)], [t, t])
+
+
+@st.composite
+def bilinear_resize(draw):
+    data = (draw(dim), draw(dim), draw(dim), draw(dim))
+    mode = draw(st.sampled_from(["size", "like", "odd_scale", "to_even_up", "to_odd_down"]))
+    p, ins = {"mode": mode}, [data]
+    if mode == "like":
+        ins.append((data[0], data[1], draw(dim), draw(dim)))
+    elif mode == "odd_scale" or draw(st.booleans()):
+        p.update(scale_height=draw(st.sampled_from([0.5, 1.5, 2.0])),
+                 scale_width=draw(st.sampled_from([0.7, 1.0, 3.0])))
+    else:
+        p.update(height=draw(dim), width=draw(dim))
+    t = draw(st.sampled_from(FLOATS))
+    return Case("_contrib_BilinearResize2D", p, ins, [t] * len(ins))
+
+
+@st.composite
+def adaptive_avg_pooling(draw):
+    size = draw(st.sampled_from([(), (2,), (3, 1), (1, 2, 3)]))
+    return Case("_contrib_AdaptiveAvgPooling2D", {"output_size": size},
+                [(draw(dim), draw(dim), draw(dim), draw(dim))], [draw(st.sampled_from(FLOATS))])
+
+
+@st.composite
 def concat(draw):
     base = draw(shape(1, 3))
     axis = draw(st.integers(-len(base), len(base) - 1))
@@ -398,7 +433,8 @@ def grid_generator(draw):
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
-            pooling, normalization, upsampling, concat, slice_channel, reshaping, dot,
+            pooling, normalization, upsampling, roi, bilinear_resize, adaptive_avg_pooling,
+            concat, slice_channel, reshaping, dot,
             attention, rnn_case, grid_generator]
 CASES = st.one_of([f() for f in FAMILIES])
 
@@ -468,7 +504,9 @@ def test_every_operator_with_a_rule_is_generated():
         "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
-        "size_array", "RNN", "GridGenerator"} | {f"_contrib_interleaved_matmul_{k}" for k in (
+        "size_array", "RNN", "GridGenerator", "ROIPooling", "_contrib_ROIAlign",
+        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D"} | {
+            f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}

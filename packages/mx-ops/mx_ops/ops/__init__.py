@@ -47,6 +47,7 @@ FAMILIES = {
     "contrib_math": (),
     "rnn": (),
     "spatial": (),
+    "vision": ("loss",),
 }
 
 # family: the names of the operators it registered (filled by load).
