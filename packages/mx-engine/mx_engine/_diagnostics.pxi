@@ -175,10 +175,6 @@ def _profiler_enable_api(bint on):
     g_profile_api = on
 
 
-def _profiler_api_on():
-    return g_profile_api
-
-
 cdef void profiler_record_memory(int dev_type, int dev_id, int64_t used) noexcept nogil:
     cdef MemoryEvent ev
     ev.ts_ns = mx_now_ns()
