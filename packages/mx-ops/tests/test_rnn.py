@@ -348,24 +348,15 @@ def test_sequence_length_gradient():
     check_numeric_gradient("RNN", ins, rtol=1e-5, atol=1e-7, check_inputs=(0, 1, 2, 3), **p)
 
 
-# --- the CuPy twin (where there is a device) -------------------------------------------
+# --- the CuPy twin (where there is a device: the `gpu` marker skips it otherwise) ------
 
-def _cupy():
-    cp = pytest.importorskip("cupy")
-    try:
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("no CUDA device")
-    except cp.cuda.runtime.CUDARuntimeError:
-        pytest.skip("no CUDA device")
-    return cp
-
-
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("params", _CONFIGS + [
     dict(state_size=4, num_layers=2, mode="gru", bidirectional=True, state_outputs=True,
          use_sequence_length=True)], ids=lambda p: json.dumps(p))
 def test_gpu_twin_matches_cpu(params, dtype):
-    cp = _cupy()
+    import cupy as cp
     ins = _inputs(5, 3, 4, dtype, **params)
     if params.get("use_sequence_length"):
         ins.append(np.array([5, 2, 0], "int32"))
