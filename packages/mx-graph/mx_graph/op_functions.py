@@ -24,6 +24,23 @@ __all__ = ["NULL", "alias", "compose", "create", "function", "fluent", "names"]
 _CALLED_AS = "__mx_called_as__"
 
 
+# The sub-modules MXNet files prefixed operators under (mx.sym.contrib.quadratic
+# is _contrib_quadratic); a node's default name comes from the function's name
+# there, so it is 'quadratic0', as MXNet's.  _random_ operators other than the
+# *_like ones stay in _internal under their full name in MXNet.
+_SUBMODULE_PREFIXES = ("_contrib_", "_linalg_", "_sparse_", "_image_", "_random_")
+
+
+def _name_hint(op_name):
+    """The NameManager hint MXNet uses for a node of ``op_name``."""
+    for prefix in _SUBMODULE_PREFIXES:
+        if op_name.startswith(prefix):
+            if prefix != "_random_" or op_name.endswith("_like"):
+                op_name = op_name[len(prefix):]
+            break
+    return op_name.lower()
+
+
 def compose(op_name, inputs, name, attr, kwargs, /, **params):
     """The Symbol of a call of the ``mx.sym`` function ``op_name``.
 
@@ -92,7 +109,7 @@ def create(op_name, args, sym_kwargs, params, name=None, attr=None):
             raise ValueError(f"{op.name}: attribute '{key}' must be a string")
     op_params = {k: v for k, v in params.items() if attribute.stored_key(k) == k}
     hidden = {attribute.stored_key(k): v for k, v in scope.items()}
-    node_name = _name.current().get(name, op_name.lower())
+    node_name = _name.current().get(name, _name_hint(op_name))
     for i, a in enumerate(args):
         if not isinstance(a, Symbol):
             raise TypeError(f"{op.name}: input {i} must be a Symbol, got {type(a).__name__}")

@@ -111,6 +111,20 @@ def test_an_alias_names_its_nodes_after_itself():
         assert sym.sum_axis(a).name == "sum_axis0" and sym.sum(a).name == "sum0"
 
 
+def test_submodule_operators_are_named_after_their_function_there():
+    # MXNet 1.9.1: mx.sym.contrib.quadratic(x).name == 'quadratic0'; the
+    # non-_like _random_ operators keep their full name (they live in _internal)
+    x = sym.Variable("x")
+    with mx.name.NameManager():
+        assert _internal._contrib_quadratic(x).name == "quadratic0"
+        assert _internal._contrib_BilinearResize2D(x, height=2, width=2).name == \
+            "bilinearresize2d0"
+        assert _internal._linalg_potrf(x).name == "potrf0"
+        assert _internal._random_uniform_like(x).name == "uniform_like0"
+        assert _internal._random_uniform().name == "_random_uniform0"
+        assert _internal._contrib_quadratic(x).name == "quadratic1"
+
+
 def test_aliases_are_the_canonical_function_under_another_name():
     for canonical in registry.list_ops():
         entry = registry.get(canonical)
