@@ -58,6 +58,10 @@ def _nd_function(fname, op):
         skip = ", True" if op.optional_inputs and inputs is not None else ""
         passed = "".join(f"    if {p} is not _NULL:\n        kwargs[{p!r}] = {p}\n"
                          for p in params)
+        # An operator whose output shape its input values decide has no
+        # kernel: mx_ndarray._dynamic computes it.
+        if op.dynamic_shape:
+            return f"{passed}    return _call_dynamic({op.name!r}, {listed}, out, kwargs)\n"
         return f"{passed}    return _call_op({op.name!r}, {listed}, out, kwargs{skip})\n"
     return _def(fname, op, "ndarray", ["out=None", "name=None", "**kwargs"], body)
 
@@ -80,6 +84,7 @@ FRONTENDS = {
         "package": "mx_ndarray",
         "doc": "mx.nd operator functions, one per registered operator name.",
         "imports": ["from mx_ndarray._ndarray import call_op as _call_op",
+                    "from mx_ndarray._dynamic import call as _call_dynamic",
                     "from mx_ndarray._runtime_ops import NULL as _NULL"],
         "function": _nd_function,
         "alias": lambda target, name: target,

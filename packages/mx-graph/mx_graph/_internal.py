@@ -24,8 +24,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
  '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
  '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
- '_backward_ctc_loss', '_backward_diag', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
  '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
  '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
  '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
@@ -38,8 +38,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
  '_contrib_AdaptiveAvgPooling2D', '_contrib_BilinearResize2D', '_contrib_CTCLoss',
  '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
- '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_ctc_loss',
- '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
+ '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_boolean_mask',
+ '_contrib_ctc_loss', '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
  '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
  '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
  '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
@@ -1701,6 +1701,39 @@ def _backward_contrib_BilinearResize2D(out_grad=None, data=None, like=None, heig
     return _compose('_backward_contrib_BilinearResize2D', (out_grad, data, like), name, attr, kwargs, height=height, width=width, scale_height=scale_height, scale_width=scale_width, mode=mode, align_corners=align_corners)
 
 
+def _backward_contrib_boolean_mask(ograd=None, data=None, index=None, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    boolean_mask's gradients: the output gradient's rows scattered back to the kept rows of 'data' (zeros elsewhere), and zeros for 'index'.
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        Gradient of boolean_mask's output.  Left out, it is a new variable
+        named '<name>_ograd'.
+    data : Symbol, optional
+        boolean_mask's input 'data'.  Left out, it is a new variable named
+        '<name>_data'.
+    index : Symbol, optional
+        boolean_mask's mask.  Left out, it is a new variable named
+        '<name>_index'.
+    axis : int, optional, default=0
+        boolean_mask's axis.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_contrib_boolean_mask', (ograd, data, index), name, attr, kwargs, axis=axis)
+
+
 def _backward_ctc_loss(out_grad=None, grad=None, name=None, attr=None, **kwargs):
     """
     Gradient of CTCLoss: out_grad[b] * grad[t, b, :], grad being the forward's hidden output.
@@ -3059,6 +3092,35 @@ def _contrib_backward_quadratic(ograd=None, data=None, a=_NULL, b=_NULL, c=_NULL
         The node's outputs.
     """
     return _compose('_contrib_backward_quadratic', (ograd, data), name, attr, kwargs, a=a, b=b, c=c)
+
+
+def _contrib_boolean_mask(data=None, index=None, axis=_NULL, name=None, attr=None, **kwargs):
+    """
+    The rows of 'data' (axis 0) where 'index' is nonzero, in order; the output's length depends on the mask's values.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        Data.  Left out, it is a new variable named '<name>_data'.
+    index : Symbol, optional
+        Mask: 1-D, as long as axis 0 of 'data'; a row is kept where it is
+        nonzero.  Left out, it is a new variable named '<name>_index'.
+    axis : int, optional, default=0
+        The axis to select along (only 0).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_contrib_boolean_mask', (data, index), name, attr, kwargs, axis=axis)
 
 
 def _contrib_div_sqrt_dim(data=None, name=None, attr=None, **kwargs):

@@ -3,7 +3,9 @@
 Binding runs the passes once: Gradient (for the arguments whose grad_req
 is not 'null'), InferShape/InferType, PlaceDevice (group2ctx) and
 PlanMemory; then it allocates the planned storages, carves every entry's
-array out of them and prepares one engine call per node.  forward() and
+array out of them and prepares one engine call per node.  A symbol holding
+a dynamic-shape operator (boolean_mask) skips the plan: its passes run node
+by node, allocating as they go (dynamic_run).  forward() and
 backward() only push those calls (mx_ndarray.PreparedCall): each node's
 kernel goes to the engine with its read and write variables, so
 independent branches run in parallel while Python returns at once.
@@ -27,6 +29,7 @@ from mx_ops.core.node import Node, NodeEntry, make_node
 from mx_ops.core.partial_infer import known as shape_known
 
 from mx_graph.copy_call import CopyCall, Steps
+from mx_graph.dynamic_run import DynamicPasses
 from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
 from mx_graph.passes.infer import entry_label, infer_shape, infer_type, variable_hints
@@ -97,6 +100,15 @@ class _BoundGraph:
                 raise MXNetError(f"bind: two different inputs are both named '{node.name}'")
             variables[node.name] = NodeEntry(node, 0)
         self.variables = variables
+        # A dynamic-shape operator (boolean_mask) leaves the shapes after it
+        # unknown until it runs: the passes then run node by node.
+        self.dynamic = any(getattr(n.op, "dynamic_shape", False) for n in idx.nodes
+                           if not n.is_variable)
+        if self.dynamic and group2ctx:
+            raise MXNetError("bind: group2ctx is not supported for a symbol holding a "
+                             "dynamic-shape operator (" + ", ".join(sorted(
+                                 {n.op.name for n in idx.nodes if not n.is_variable
+                                  and getattr(n.op, "dynamic_shape", False)})) + ")")
         # Forward inference first: the head gradients take the outputs' shapes.
         fshapes = self._infer(fwd, shapes, dtypes)
         out_shapes = [fshapes[0][e] for e in idx.outputs]
@@ -134,7 +146,8 @@ class _BoundGraph:
         graph = infer_shape(graph, full_shapes)
         graph = infer_type(graph, full_dtypes)
         self._check_known(graph)
-        self._check_sizes(graph)
+        if not self.dynamic:
+            self._check_sizes(graph)
         if group2ctx:
             # A gradient ends on its variable's device, where its array is.
             colocate = {nfwd + k: variables[name].node for k, name in enumerate(grad_entries)}
@@ -145,7 +158,7 @@ class _BoundGraph:
         # The nodes the forward outputs need come first in the topological
         # order (MXNet's num_forward_nodes); the rest is the backward pass.
         self.num_forward_nodes = max(gidx.node_id(e.node) for e in graph.outputs[:nfwd]) + 1
-        self.graph = plan_memory(graph, external=set(gidx.outputs))
+        self.graph = graph if self.dynamic else plan_memory(graph, external=set(gidx.outputs))
 
     def _infer(self, graph, shapes, dtypes):
         idx = graph.indexed
@@ -186,10 +199,14 @@ class _BoundGraph:
                 values = [v if shape_known(v) else None for v in values]
             unknown = [idx.nodes[nid].name for nid in idx.input_nodes
                        if values[idx.entry_id(nid, 0)] is None]
+            if self.dynamic:      # head gradients take the outputs' shapes as they run
+                unknown = [name for name in unknown if name in self.variables]
             if unknown:
                 raise MXNetError(f"bind: cannot infer the {attr} of {', '.join(unknown)}; "
                                  f"give {'it' if len(unknown) == 1 else 'them'} to "
                                  f"simple_bind (or bind arrays)")
+            if self.dynamic:
+                continue          # the rest is known as the nodes run
             missing = [eid for eid, v in enumerate(values) if v is None]
             if missing:
                 e = idx.entry(missing[0])
@@ -239,8 +256,17 @@ class Executor:
         self.aux_arrays = aux_arrays
         self._monitor = None
         self._monitor_all = False
-        self._allocate(shared_storage)
-        self._prepare_calls()
+        if bound.dynamic:
+            named = dict(zip(bound.arg_names, arg_arrays))
+            named.update(zip(bound.aux_names, aux_arrays))
+            self._dynamic = DynamicPasses(bound, ctx, named,
+                                          dict(zip(bound.arg_names, grad_arrays)))
+            self._storage = []
+            self.outputs = []        # each forward's, once it ran
+        else:
+            self._dynamic = None
+            self._allocate(shared_storage)
+            self._prepare_calls()
 
     # -- construction ----------------------------------------------------
     @classmethod
@@ -465,6 +491,9 @@ class Executor:
         elif isinstance(out_grads, dict):
             out_grads = [out_grads.get(n) for n in b.output_names]
         out_grads = list(out_grads)
+        if self._dynamic is not None:
+            self._dynamic_backward(out_grads, bool(is_train))
+            return
         for i in b.needed_head_grads:
             if i >= len(out_grads) or out_grads[i] is None:
                 raise MXNetError(
@@ -483,7 +512,43 @@ class Executor:
             src.copyto(dst)
         self._run(True, bool(is_train))
 
+    def _dynamic_backward(self, out_grads, is_train):
+        b = self._bound
+        if not self.outputs:
+            raise MXNetError("backward: run forward(is_train=True) first")
+        heads = {}
+        for i in b.needed_head_grads:
+            src = out_grads[i] if i < len(out_grads) else None
+            if src is None:
+                raise MXNetError(f"backward: output '{b.output_names[i]}' is not a loss, so "
+                                 f"its head gradient is required")
+            if not isinstance(src, NDArray):
+                raise TypeError(f"backward: out_grads[{i}] must be an NDArray, got "
+                                f"{type(src).__name__}")
+            if src.shape != self.outputs[i].shape:
+                raise MXNetError(f"backward: out_grads[{i}] has shape {src.shape}, output "
+                                 f"'{b.output_names[i]}' has shape {self.outputs[i].shape} "
+                                 f"in this forward pass")
+            heads[i] = src
+        self._dynamic.backward(heads, is_train, self._dynamic_monitor())
+
+    def _dynamic_monitor(self):
+        """The monitor callback as DynamicPasses calls it, or None."""
+        if self._monitor is None:
+            return None
+
+        def watch(node, inputs, outputs):
+            if self._monitor_all:
+                for arg, a in zip(node.op.input_names(node.params), inputs):
+                    self._monitor(f"{node.name}_{arg}", a)
+            for name, a in zip(node.op.output_names(node.params), outputs):
+                self._monitor(f"{node.name}_{name}", a)
+        return watch
+
     def _run(self, backward, is_train):
+        if self._dynamic is not None:       # forward only: backward has its own
+            self.outputs[:] = self._dynamic.forward(is_train, self._dynamic_monitor())
+            return
         # What the passes push is the profiler's 'symbolic' (profile_symbolic).
         if self._monitor is None:
             prev = _set_symbolic(True)
@@ -540,6 +605,8 @@ class Executor:
     def memory_plan(self):
         """Planned and one-buffer-per-entry bytes, storages, in-place count."""
         g = self._bound.graph
+        if self._dynamic is not None:      # allocated as the nodes run
+            return {"planned_bytes": 0, "naive_bytes": 0, "num_storages": 0, "num_inplace": 0}
         return {"planned_bytes": g.attrs["planned_bytes"], "naive_bytes": g.attrs["naive_bytes"],
                 "num_storages": len(g.attrs["storage_bytes"]),
                 "num_inplace": len(g.attrs["inplace_entries"])}
@@ -572,8 +639,12 @@ class Executor:
         an array whose shape stays is shared, one that shrinks is a view of
         the old memory, one that grows needs ``allow_up_sizing``."""
         b = self._bound
-        new = self._symbol.infer_shape(**kwargs)
-        arg_shapes, _, aux_shapes = new
+        if b.dynamic:       # the outputs' shapes stay unknown until a forward pass
+            arg_shapes, _, aux_shapes = self._symbol.infer_shape_partial(**kwargs)
+            if not all(shape_known(s) for s in arg_shapes + aux_shapes):
+                arg_shapes = None
+        else:
+            arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
         if arg_shapes is None:
             raise MXNetError(f"reshape: the shapes {kwargs} do not determine every argument")
 

@@ -3,6 +3,7 @@
 
 """mx.nd operator functions, one per registered operator name."""
 from mx_ndarray._ndarray import call_op as _call_op
+from mx_ndarray._dynamic import call as _call_dynamic
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray import op as _op
 from mx_ndarray._runtime_ops import internal_getattr as __getattr__  # runtime-registered ops
@@ -25,8 +26,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
  '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
  '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
- '_backward_ctc_loss', '_backward_diag', '_backward_gamma', '_backward_gammaln',
- '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
+ '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
  '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
  '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
  '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
@@ -39,8 +40,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
  '_contrib_AdaptiveAvgPooling2D', '_contrib_BilinearResize2D', '_contrib_CTCLoss',
  '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
- '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_ctc_loss',
- '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
+ '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_boolean_mask',
+ '_contrib_ctc_loss', '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
  '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
  '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
  '_contrib_quadratic', '_copy', '_crop_assign', '_crop_assign_scalar', '_div', '_div_scalar',
@@ -1759,6 +1760,34 @@ def _backward_contrib_BilinearResize2D(out_grad=None, data=None, like=None, heig
     return _call_op('_backward_contrib_BilinearResize2D', [out_grad, data, like], out, kwargs, True)
 
 
+def _backward_contrib_boolean_mask(ograd=None, data=None, index=None, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    boolean_mask's gradients: the output gradient's rows scattered back to the kept rows of 'data' (zeros elsewhere), and zeros for 'index'.
+
+    Parameters
+    ----------
+    ograd : NDArray
+        Gradient of boolean_mask's output.
+    data : NDArray
+        boolean_mask's input 'data'.
+    index : NDArray
+        boolean_mask's mask.
+    axis : int, optional, default=0
+        boolean_mask's axis.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_dynamic('_backward_contrib_boolean_mask', [ograd, data, index], out, kwargs)
+
+
 def _backward_ctc_loss(out_grad=None, grad=None, out=None, name=None, **kwargs):
     """
     Gradient of CTCLoss: out_grad[b] * grad[t, b, :], grad being the forward's hidden output.
@@ -3025,6 +3054,33 @@ def _contrib_backward_quadratic(ograd=None, data=None, a=_NULL, b=_NULL, c=_NULL
     if c is not _NULL:
         kwargs['c'] = c
     return _call_op('_contrib_backward_quadratic', [ograd, data], out, kwargs)
+
+
+def _contrib_boolean_mask(data=None, index=None, axis=_NULL, out=None, name=None, **kwargs):
+    """
+    The rows of 'data' (axis 0) where 'index' is nonzero, in order; the output's length depends on the mask's values.
+
+    Parameters
+    ----------
+    data : NDArray
+        Data.
+    index : NDArray
+        Mask: 1-D, as long as axis 0 of 'data'; a row is kept where it is
+        nonzero.
+    axis : int, optional, default=0
+        The axis to select along (only 0).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    return _call_dynamic('_contrib_boolean_mask', [data, index], out, kwargs)
 
 
 def _contrib_div_sqrt_dim(data=None, out=None, name=None, **kwargs):

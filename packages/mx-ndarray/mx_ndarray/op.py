@@ -3,6 +3,7 @@
 
 """mx.nd operator functions, one per registered operator name."""
 from mx_ndarray._ndarray import call_op as _call_op
+from mx_ndarray._dynamic import call as _call_dynamic
 from mx_ndarray._runtime_ops import NULL as _NULL
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # runtime-registered ops
 

@@ -430,12 +430,25 @@ def grid_generator(draw):
                 [(draw(dim), 2, draw(dim), draw(dim))], ["float32"])
 
 
+@st.composite
+def boolean_mask_case(draw):
+    # A dynamic shape: the output's length (0 here) is known once the mask's
+    # values are; the mask's shape follows from the data's.
+    data = draw(shape(1))
+    if draw(st.booleans()):
+        return Case("_contrib_boolean_mask", {}, [data, data[:1]], [draw(st.sampled_from(FLOATS)),
+                    "float32"], derivable=(1,))
+    ograd = (draw(dim),) + data[1:]
+    return Case("_backward_contrib_boolean_mask", {}, [ograd, data, data[:1]],
+                ["float32", "float32", draw(st.sampled_from(FLOATS))])
+
+
 FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, roi, bilinear_resize, adaptive_avg_pooling,
             concat, slice_channel, reshaping, dot,
-            attention, rnn_case, grid_generator]
+            attention, rnn_case, grid_generator, boolean_mask_case]
 CASES = st.one_of([f() for f in FAMILIES])
 
 
@@ -505,7 +518,8 @@ def test_every_operator_with_a_rule_is_generated():
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array", "RNN", "GridGenerator", "ROIPooling", "_contrib_ROIAlign",
-        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D"} | {
+        "_contrib_BilinearResize2D", "_contrib_AdaptiveAvgPooling2D", "_contrib_boolean_mask",
+        "_backward_contrib_boolean_mask"} | {
             f"_contrib_interleaved_matmul_{k}" for k in (
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}

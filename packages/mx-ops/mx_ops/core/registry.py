@@ -131,6 +131,12 @@ class OpDef:
     namespace : str
         '' for ``mx.nd``, or e.g. 'contrib' for ``mx.nd.contrib``.
     doc : str
+    dynamic_shape : bool
+        The output shapes depend on the input values (MXNet's
+        boolean_mask): ``infer_shape`` gives 0 for the dimensions the values
+        decide, ``compute`` is empty, and the operator runs through
+        mx-ndarray's NDArray-level implementation (``mx_ndarray._dynamic``);
+        an executor whose graph holds one runs its nodes one by one.
     input_docs : dict of str -> str, optional
         What each input is (MXNet's ``add_argument`` description), for the
         generated functions' docstrings: "Weight matrix, (num_hidden, input
@@ -145,7 +151,7 @@ class OpDef:
                  infer_shape_partial=None, infer_type_partial=None,
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
                  differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
-                 workspace=None, aliases=(),
+                 workspace=None, aliases=(), dynamic_shape=False,
                  namespace="", doc="", input_docs=None):
         self.name = name
         self.arguments = tuple(arguments)
@@ -185,6 +191,9 @@ class OpDef:
                              f"go together")
         self.gradient = gradient
         self.differentiable = differentiable
+        self.dynamic_shape = bool(dynamic_shape)
+        if self.dynamic_shape and (self.compute or self.compute_ex):
+            raise MXNetError(f"{name}: a dynamic_shape operator has no compute of its own")
         self.aliases = tuple(aliases)
         self.namespace = namespace
         self.doc = doc
@@ -290,6 +299,10 @@ class OpDef:
     def compute_for(self, device):
         """The compute function for 'cpu' or 'gpu', or OperatorNotFound."""
         fn = self.compute.get(device)
+        if fn is None and self.dynamic_shape:
+            raise OperatorNotFound(f"{self.name}: its output shape depends on its inputs' "
+                                   f"values; call it through mx.nd or an executor, not a "
+                                   f"prepared call")
         if fn is None:
             raise OperatorNotFound(f"no 'compute[{device}]' registered for operator "
                                    f"'{self.name}'")

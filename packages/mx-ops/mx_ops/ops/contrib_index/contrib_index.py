@@ -1,6 +1,6 @@
 """Registrations of MXNet's contrib index operators _contrib_index_copy
-(with _contrib_backward_index_copy) and _contrib_index_array
-(mx.nd.contrib.index_copy, mx.nd.contrib.index_array)."""
+(with _contrib_backward_index_copy), _contrib_index_array and
+_contrib_boolean_mask (mx.nd.contrib.index_copy, index_array, boolean_mask)."""
 import struct
 
 from mx_ops.core._params import Param
@@ -113,3 +113,86 @@ register(OpDef(
 # Values of the data are not read: MXNet's zero gradient.
 set_gradient("_contrib_index_array", lambda node, ograds: [zeros_like(node.inputs[0])])
 set_infer_type_partial("_contrib_index_array", fixed_type("int64"))
+
+
+# --- boolean_mask -----------------------------------------------------------------------
+# The output's length is the number of nonzero mask values: a dynamic shape.
+# Inference leaves that dimension 0 (unknown); mx-ndarray computes the pair
+# from the mask's values (mx_ndarray._dynamic), and an executor holding one
+# runs its graph node by node.
+
+def _mask_shapes(params, shapes):
+    data, index = (tuple(s) for s in shapes)
+    if params["axis"] != 0:
+        raise ShapeError(f"_contrib_boolean_mask: argument 'axis' is {params['axis']}; only 0 "
+                         f"is supported, as in MXNet 1.9.1")
+    if len(data) == 0 or len(index) != 1 or (index[0] and data[0] and index[0] != data[0]):
+        raise ShapeError(f"_contrib_boolean_mask: argument 'index' has shape {index}; it must "
+                         f"be 1-D with the length of axis 0 of 'data' {data}")
+    return [(0,) + data[1:]]
+
+
+def _mask_partial(params, ins, outs):
+    if ins[0] is not None and ins[1] is not None:
+        _mask_shapes(params, ins)
+    if ins[0] is not None and len(ins[0]):
+        outs.assign(0, (0,) + tuple(ins[0][1:]))
+        ins.assign(1, (ins[0][0],))
+    return ins, outs
+
+
+register(OpDef(
+    "_contrib_boolean_mask", arguments=("data", "index"),
+    input_docs={"data": "Data.", "index": "Mask: 1-D, as long as axis 0 of 'data'; a row is "
+                                          "kept where it is nonzero."},
+    params={"axis": Param("int", 0, doc="The axis to select along (only 0).")},
+    infer_shape=_mask_shapes, infer_shape_partial=_mask_partial,
+    infer_type=lambda p, t: [t[0]], compute={}, dynamic_shape=True,
+    doc="The rows of 'data' (axis 0) where 'index' is nonzero, in order; the output's "
+        "length depends on the mask's values."))
+
+
+def _mask_backward_partial(params, ins, outs):
+    # The gradients have the forward inputs' shapes, whatever the mask kept.
+    for i in (0, 1):
+        if ins[i + 1] is not None:
+            outs.assign(i, tuple(ins[i + 1]))
+    return ins, outs
+
+
+register(OpDef(
+    "_backward_contrib_boolean_mask", arguments=("ograd", "data", "index"),
+    input_docs={"ograd": "Gradient of boolean_mask's output.",
+                "data": "boolean_mask's input 'data'.", "index": "boolean_mask's mask."},
+    params={"axis": Param("int", 0, doc="boolean_mask's axis.")},
+    outputs=("data_grad", "index_grad"),
+    infer_shape=lambda p, s: [tuple(s[1]), tuple(s[2])],
+    infer_shape_partial=_mask_backward_partial,
+    infer_type=lambda p, t: [t[1], t[2]], compute={}, dynamic_shape=True,
+    differentiable=False,
+    doc="boolean_mask's gradients: the output gradient's rows scattered back to the kept "
+        "rows of 'data' (zeros elsewhere), and zeros for 'index'."))
+
+
+def _mask_gradient(node, ograds):
+    back = apply("_backward_contrib_boolean_mask", ograds[0], *node.inputs,
+                 axis=node.params["axis"])
+    return [back, NodeEntry(back.node, 1)]
+
+
+set_gradient("_contrib_boolean_mask", _mask_gradient)
+set_infer_type_partial("_contrib_boolean_mask", same_type(inputs=(0,)))
+
+
+def _mask_backward_types(params, ins, outs):
+    # ograd, data and data_grad share a dtype; index_grad has the mask's.
+    for i, o in ((1, 0), (0, 0), (2, 1)):
+        if ins[i] is not None:
+            outs.assign(o, ins[i])
+    for o, i in ((0, 0), (0, 1), (1, 2)):
+        if outs[o] is not None:
+            ins.assign(i, outs[o])
+    return ins, outs
+
+
+set_infer_type_partial("_backward_contrib_boolean_mask", _mask_backward_types)
