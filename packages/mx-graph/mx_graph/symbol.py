@@ -68,9 +68,7 @@ def attr_string(value):
         return value
     if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
         return np.dtype(value).name
-    if isinstance(value, list):
-        value = tuple(value)
-    return str(value)
+    return str(value)         # a list stays '[1, 2]', as MXNet stores it
 
 
 class Symbol:

@@ -125,6 +125,16 @@ def test_submodule_operators_are_named_after_their_function_there():
         assert _internal._contrib_quadratic(x).name == "quadratic1"
 
 
+def test_list_and_tuple_parameters_are_stored_as_mxnet_stores_them():
+    # MXNet 1.9.1 stores str(value): '[1, 2]' for a list, '(1, 2)' for a tuple.
+    x = sym.Variable("x")
+    assert op.Reshape(x, shape=[1, 2]).list_attr() == {"shape": "[1, 2]"}
+    assert op.Reshape(x, shape=(1, 2)).list_attr() == {"shape": "(1, 2)"}
+    assert op.slice(x, begin=(0, None), end=[1, 2]).list_attr() == {"begin": "(0, None)",
+                                                                     "end": "[1, 2]"}
+    assert op.Reshape(x, shape=[1, 2]).infer_shape(x=(2,))[1] == [(1, 2)]
+
+
 def test_aliases_are_the_canonical_function_under_another_name():
     for canonical in registry.list_ops():
         entry = registry.get(canonical)
