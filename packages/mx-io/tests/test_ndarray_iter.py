@@ -122,7 +122,9 @@ def test_names_and_descs():
 
 def test_ndarray_and_list_inputs_keep_dtype():
     x = nd.array(np.arange(12).reshape(6, 2), dtype="int32")
-    it = NDArrayIter(x, [[1.0], [2], [3], [4], [5], [6]], batch_size=3, shuffle=True)
+    # A list is a list of sources, as in MXNet: one plain list, one label.
+    it = NDArrayIter(x, [[1.0, 2, 3, 4, 5, 6]], batch_size=3, shuffle=True)
+    assert it.provide_label[0].name == "softmax_label"
     assert it.provide_data[0].dtype == np.int32
     got = np.concatenate([b.data[0].asnumpy() for b in it])
     assert got.dtype == np.int32

@@ -38,7 +38,7 @@ def save(name, arrays, **meta):
     arrays = dict(arrays)
     for k, v in meta.items():
         arrays["meta_" + k] = np.array(v)
-    np.savez(os.path.join(OUT, name + ".npz"), **arrays)
+    np.savez_compressed(os.path.join(OUT, name + ".npz"), **arrays)
 
 
 def ndarray_cases():
