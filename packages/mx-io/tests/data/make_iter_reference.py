@@ -110,7 +110,7 @@ def mnist_cases():
     }
     for name, kw in cases.items():
         it = mx.io.MNISTIter(image=img, label=lab, silent=True, **kw)
-        save(name, record(it))
+        save(name, record(it), **kw)
 
 
 if __name__ == "__main__":
