@@ -412,6 +412,33 @@ def test_weight_grad_splits(threads):
         np.testing.assert_allclose(out[1], base + want[1], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("threads", [1, 2], indirect=True)
+@pytest.mark.parametrize("nf", [8, 32, 64, 96])
+def test_weight_grad_orientations(threads, nf, isa):
+    """The weight grad's GEMM takes the filters as its rows (F-major) where
+    as columns they would fill the register tile's NR-wide panels poorly,
+    else the weight's columns; both, split over samples or over weight
+    columns (one thread), match the reference in every dtype and req."""
+    rng = np.random.default_rng(nf)
+    shape, kw = (3, 5, 9, 10), dict(kernel=(3, 3), pad=(1, 1), no_bias=True)
+    o, p, shapes = _sizes("Convolution", shape, nf, kw)
+    pl = _conv_cpu.plan("wgrad", o.pack_params(p, shapes), shape, (shape[0], nf) + shape[2:],
+                        threads)
+    nr = {"generic": 8, "avx2": 16, "avx512": 64}[isa]     # float32 panel width
+    assert pl["f_major"] == (-(-nf // nr) * nr * 8 > -(-nf // 6) * 6 * 9)
+    for dtype, tol in ((np.float64, 1e-10), (np.float32, 1e-4), (np.float16, 2e-2)):
+        x, w, _ = _arrays(rng, shape, nf, kw, np.float64)
+        _, dy, want = _all_grads(x, w, None, kw, nf, np.float64)
+        base = rng.standard_normal(w.shape)
+        ins = [a.astype(dtype) for a in (dy, x, w)]
+        got = invoke("_backward_Convolution", ins, req=["null", "write"], num_filter=nf, **kw)
+        np.testing.assert_allclose(got[1], want[1], rtol=tol, atol=tol * 10)
+        out = [np.zeros(x.shape, dtype), base.astype(dtype)]
+        invoke("_backward_Convolution", ins, out=out, req=["null", "add"], num_filter=nf, **kw)
+        np.testing.assert_allclose(out[1], base.astype(dtype) + want[1], rtol=tol,
+                                   atol=tol * 10)
+
+
 def test_plans_feed_every_thread():
     """Few samples are split further (position chunks, channel blocks), so
     a team has about four items per thread."""

@@ -1,7 +1,13 @@
 """Runs an operator now, synchronously: on NumPy arrays through its CPU
 kernel (no GIL while it runs), on CuPy arrays through its GPU compute.
 NDArray pushes the same kernels through the engine; this path is for
-tests, reference runs and code that has plain arrays."""
+tests, reference runs and code that has plain arrays.
+
+A call's fixed cost is kept off NumPy's slow attributes: dtypes are
+looked up by their type number (``dtype.name`` is a Python-level property,
+microseconds a call) and data pointers come through the buffer protocol
+(``ndarray.ctypes`` builds a ctypes object per access)."""
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
@@ -23,19 +29,42 @@ from mx_ops.core.registry import ShapeError, TypeInferenceError
 
 REQS = {"null": 0, "write": 1, "inplace": 2, "add": 3}
 
+# NumPy's type number -> the dtype name, for every type whose name is a
+# supported one (byte orders share a number and a name, as with .name).
+cdef dict _NAME_OF_NUM = {}
+for _code in np.typecodes["All"]:
+    _dt = np.dtype(_code)
+    if _dt.name in _FLAG:
+        _NAME_OF_NUM[_dt.num] = _dt.name
+
+
+cdef inline str _dtype_name(dt):
+    """``dt.name`` for a supported dtype, None for any other."""
+    return _NAME_OF_NUM.get(dt.num)
+
+
+cdef size_t _data_ptr(arr) except? 0:
+    """The address of a C-contiguous NumPy array's first element."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(arr, &view, PyBUF_ANY_CONTIGUOUS)
+    cdef size_t ptr = <size_t>view.buf
+    PyBuffer_Release(&view)
+    return ptr
+
 
 cdef int _fill(MXTBlob* b, arr, str op, str what) except -1:
     cdef int i
-    if arr.ndim > MX_MAX_DIM:
-        raise ShapeError(f"{op}: {what} has {arr.ndim} dimensions; at most {MX_MAX_DIM} "
+    cdef tuple shape = arr.shape
+    if len(shape) > MX_MAX_DIM:
+        raise ShapeError(f"{op}: {what} has {len(shape)} dimensions; at most {MX_MAX_DIM} "
                          f"are supported")
-    b.dptr = <void*><size_t>arr.ctypes.data
-    b.ndim = arr.ndim
-    b.dtype = _FLAG[arr.dtype.name]
+    b.dptr = <void*>_data_ptr(arr)
+    b.ndim = len(shape)
+    b.dtype = _FLAG[_dtype_name(arr.dtype)]
     b.dev_type = 1
     b.dev_id = 0
-    for i in range(arr.ndim):
-        b.shape[i] = arr.shape[i]
+    for i in range(len(shape)):
+        b.shape[i] = shape[i]
     return 0
 
 
@@ -64,18 +93,23 @@ def invoke(op_name, inputs, out=None, req="write", **params):
     names = plan.names
     nout = plan.nout
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    gpu = any(_is_cupy(a) for a in inputs + outs)   # outs: ops without inputs
+    gpu = not _all_numpy(inputs) or not _all_numpy(outs)   # outs: ops without inputs
+    if gpu:
+        gpu = any(_is_cupy(a) for a in inputs + outs)
     if gpu:
         import cupy as xp
     else:
         xp = np
     arrays = [xp.asarray(a, order="C") for a in inputs]   # keeps 0-d arrays 0-d
+    dtypes = []
     for name, a in zip(names, arrays):
-        if a.dtype.name not in _FLAG:
+        d = _dtype_name(a.dtype)
+        if d is None:
             raise TypeInferenceError(f"{op.name}: argument '{name}' has dtype {a.dtype}; "
                                      f"supported: {', '.join(DTYPE_NAMES)}")
+        dtypes.append(d)
     in_shapes = [tuple(a.shape) for a in arrays]
-    cdef Inferred r = plan.infer(tuple(in_shapes), tuple([a.dtype.name for a in arrays]))
+    cdef Inferred r = plan.infer(tuple(in_shapes), tuple(dtypes))
     reqs = [req] * nout if isinstance(req, str) else list(req)
     if len(reqs) != nout:
         raise ValueError(f"{op.name}: 'req' must hold {nout} value(s), got {len(reqs)}")
@@ -88,7 +122,7 @@ def invoke(op_name, inputs, out=None, req="write", **params):
         if arrays[i] is not inputs[i]:
             raise ValueError(f"{op.name}: argument '{names[i]}' is written in place, so it must "
                              f"be a C-contiguous {'CuPy' if gpu else 'NumPy'} array")
-    ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else cpu(0)
+    ctx = gpu_ctx((arrays + outputs)[0].device.id) if gpu else _CPU0
     train = is_training()
     kwargs = dict(plan.params)      # the plan's are shared: this call adds its own keys
     if op.compute_ex:
@@ -118,6 +152,16 @@ def invoke(op_name, inputs, out=None, req="write", **params):
 
 
 _scratch = threading.local()
+_CPU0 = cpu(0)
+cdef object _ndarray = np.ndarray
+
+
+cdef inline bint _all_numpy(list arrays):
+    """Whether every entry is a NumPy array or None (no CuPy array)."""
+    for a in arrays:
+        if a is not None and type(a) is not _ndarray:
+            return False
+    return True
 
 
 def _workspace(nbytes):
@@ -132,7 +176,7 @@ def _workspace(nbytes):
     if buf is None or buf.nbytes < nbytes + 64:
         buf = np.empty(max(nbytes + 64, 0 if buf is None else 2 * buf.nbytes), np.uint8)
         _scratch.buf = buf
-    start = -buf.ctypes.data % 64
+    start = -_data_ptr(buf) % 64
     return buf[start:start + nbytes]
 
 
@@ -147,7 +191,7 @@ def _outputs(op, out, shapes, dtypes, reqs, xp):
     if len(outs) != len(shapes):
         raise ValueError(f"{op.name}: 'out' must hold {len(shapes)} array(s), got {len(outs)}")
     for i, (o, s, d) in enumerate(zip(outs, shapes, dtypes)):
-        if tuple(o.shape) != tuple(s) or o.dtype.name != d:
+        if tuple(o.shape) != tuple(s) or _dtype_name(o.dtype) != d:
             raise ShapeError(f"{op.name}: output {i} must be {d} of shape {tuple(s)}, got "
                              f"{o.dtype} of shape {tuple(o.shape)}")
         if not o.flags.c_contiguous:
@@ -178,7 +222,7 @@ cdef _run_cpu(op, MXFCompute fn, bytes packed, list names, list arrays, list out
         call.outputs = blobs + nin
         call.req = req
         if workspace is not None:
-            call.workspace = <void*><size_t>workspace.ctypes.data
+            call.workspace = <void*>_data_ptr(workspace)
             call.workspace_size = workspace.nbytes
         else:
             call.workspace = NULL

@@ -253,6 +253,7 @@ struct ConvPlan {
   int64_t cb = 0;             // channels per item (DGRAD)
   int64_t wcols = 0;          // weight columns per item (WGRAD, split_k false)
   bool split_k = false;       // WGRAD: threads take samples, partial sums
+  bool f_major = false;       // WGRAD: dW = dY . unfold^T (see conv_bwd_weight)
   int64_t pack = 0, cbuf = 0, plane = 0, shared = 0;
   GemmBlocks blk;
 
@@ -326,7 +327,11 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     // does not depend on which thread ran what); when the partials would be
     // too big, items are column blocks of the weight instead, each summing
     // over every sample.
-    const int64_t wsz = g.F * g.Kg();
+    const int64_t wsz = g.F * g.Kg(), Fg = g.Fg();
+    // The filters are the GEMM's rows (6-row panels) when as its columns
+    // (NR-column panels) they would leave more of the register tile idle:
+    // 32 filters fill half of AVX-512's 64-column float panel.
+    pl.f_major = round_up(Fg, pl.blk.NR) * 8 > round_up(Fg, pl.blk.MR) * 9;
     int64_t chunks = g.N < 2 * int64_t(nt_max) ? g.N : 2 * int64_t(nt_max);
     if (chunks * wsz > kConvPartialElems) chunks = int64_t(nt_max);
     if (chunks >= 2 && chunks * wsz <= kConvPartialElems && threads(chunks) > 1) {
@@ -337,11 +342,11 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
       pl.nt = threads(pl.items);
       pl.shared = pl.items * wsz;
     } else {
-      const int64_t MR = pl.blk.MR;
-      const int64_t pg = (g.Kg() + MR - 1) / MR;        // 6-row panels per group
+      const int64_t unit = pl.f_major ? NR : pl.blk.MR;
+      const int64_t pg = (g.Kg() + unit - 1) / unit;    // panels per group
       int64_t per = (g.G * pg + want - 1) / want;
       if (per > pg) per = pg;
-      pl.wcols = per * MR;
+      pl.wcols = per * unit;
       pl.items = g.G * ((pg + per - 1) / per);
       pl.nt = threads(pl.items);
       pl.shared = wsz;
@@ -482,15 +487,21 @@ static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const
 
 // ------------------------------------------------------------ weight grad
 // wgrad (F x Kg) = (accumulate ? wgrad : 0) + sum_n out_grad[n] .
-// unfold(img[n])^T, per group, computed transposed: dW^T (Kg x Fg) =
-// sum_n unfold(img[n]) . out_grad[n]^T, so that the unfolded image is the
-// GEMM's A (6-row panels, written in L1) and the transposing packer only
-// sees out_grad, Kg/Fg times smaller.  The products go to a buffer in that
-// layout (per sample chunk, or one for all) and are added into wgrad,
-// transposed, at the end.
+// unfold(img[n])^T, per group, as one GEMM per sample in one of two
+// orientations (ConvPlan::f_major):
+//   Kg-major: dW^T (Kg x Fg) = unfold(img[n]) . out_grad[n]^T, so that the
+//     unfolded image is the GEMM's A (6-row panels, written in L1) and the
+//     transposing packer only sees out_grad, Kg/Fg times smaller;
+//   F-major: dW (Fg x Kg) = out_grad[n] . unfold(img[n])^T, the unfolded
+//     image packed as B's NR-column panels, for filter counts that would
+//     fill B's panels poorly.
+// The products go to buffers in their layout (per sample chunk, or one for
+// all) that are added into wgrad at the end; an F-major product over all
+// samples has wgrad's layout and accumulates in wgrad itself.
 template <class Isa, typename S, typename A>
 static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *img,
                             const S *ograd, S *wgrad, bool accumulate) {
+  constexpr int MR = Isa::template Tile<A>::MR, NR = Isa::template Tile<A>::NR;
   const GemmBlocks blk = pl.blk;
   const int64_t P = g.P(), Fg = g.Fg(), Kg = g.Kg(), wsz = g.F * Kg;
   A *shared = conv_shared<A>(pl, ws);
@@ -498,29 +509,41 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
     if (!accumulate) std::memset(wgrad, 0, wsz * sizeof(S));
     return;
   }
-  // One sample's product into Ct (Kg x Fg of group q, ldc Fg), rows
-  // [r0, r0 + nr).
-  auto sample = [&](const ConvSlab<A> &sl, int64_t n, int64_t q, int64_t r0, int64_t nr, A *Ct,
+  // One sample's product, columns [r0, r0 + nr) of group q's weight, into
+  // Cq (the group's Fg x Kg block, ld Kg, when F-major; else its Kg x Fg
+  // transpose, ld Fg).
+  auto sample = [&](const ConvSlab<A> &sl, int64_t n, int64_t q, int64_t r0, int64_t nr, A *Cq,
                     bool acc) {
     const S *x = img + (n * g.C + q * g.Cg()) * g.plane();
     const S *dy = ograd + (n * g.F + q * Fg) * P;
-    Isa::template gemm<A>(
-        nr, Fg, P,
-        [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
-          unfold_lanes<Isa::template Tile<A>::MR>(g, x, r0 + a0, mc, k0, kc, d);
-        },
-        [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
-          pack_lanes_strided<Isa::template Tile<A>::NR>(dy, P, j0, k0, nc, kc, d);
-        },
-        Ct + r0 * Fg, Fg, acc, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
+    if (pl.f_major)
+      Isa::template gemm<A>(
+          Fg, nr, P,
+          [&](int64_t i0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
+            pack_lanes_strided<MR>(dy, P, i0, k0, mc, kc, d);
+          },
+          [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
+            unfold_lanes<NR>(g, x, r0 + j0, nc, k0, kc, d);
+          },
+          Cq + r0, Kg, acc, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
+    else
+      Isa::template gemm<A>(
+          nr, Fg, P,
+          [&](int64_t a0, int64_t k0, int64_t mc, int64_t kc, A *d) MX_INLINE {
+            unfold_lanes<MR>(g, x, r0 + a0, mc, k0, kc, d);
+          },
+          [&](int64_t k0, int64_t j0, int64_t kc, int64_t nc, A *d) MX_INLINE {
+            pack_lanes_strided<NR>(dy, P, j0, k0, nc, kc, d);
+          },
+          Cq + r0 * Fg, Fg, acc, sl.abuf, sl.bbuf, blk.MC, blk.KC, blk.NC);
   };
-  // wgrad = (accumulate ? wgrad : 0) + sum of `parts` buffers, transposed.
+  // wgrad = (accumulate ? wgrad : 0) + sum of `parts` buffers.
   auto finish = [&](int64_t parts) {
     team_for_cost(g.F, Kg * parts, [&](int64_t f0, int64_t f1) {
       for (int64_t f = f0; f < f1; ++f) {
         const int64_t q = f / Fg, fl = f % Fg;
         for (int64_t r = 0; r < Kg; ++r) {
-          const int64_t at = q * Kg * Fg + r * Fg + fl;
+          const int64_t at = pl.f_major ? f * Kg + r : q * Kg * Fg + r * Fg + fl;
           A s = accumulate ? to_compute<A>(wgrad[f * Kg + r]) : A(0);
           for (int64_t c = 0; c < parts; ++c) s += shared[c * wsz + at];
           wgrad[f * Kg + r] = S(s);
@@ -541,16 +564,20 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
     finish(pl.items);
     return;
   }
-  // Items are row blocks of dW^T (column blocks of wgrad), each summing
-  // every sample.
+  // Items are column blocks of the weight, each summing every sample;
+  // F-major in the compute type, straight into wgrad.
+  constexpr bool same = sizeof(S) == sizeof(A);
+  const bool direct = pl.f_major && same;
+  A *dst = direct ? reinterpret_cast<A *>(wgrad) : shared;
   const int64_t rblocks = (Kg + pl.wcols - 1) / pl.wcols;
   gemm_team(pl.nt, pl.items, [&](int t, int64_t it) {
     const ConvSlab<A> sl = conv_slab<A>(pl, ws, t);
     const int64_t q = it / rblocks, r0 = it % rblocks * pl.wcols;
     const int64_t nr = Kg - r0 < pl.wcols ? Kg - r0 : pl.wcols;
-    for (int64_t n = 0; n < g.N; ++n) sample(sl, n, q, r0, nr, shared + q * Kg * Fg, n > 0);
+    for (int64_t n = 0; n < g.N; ++n)
+      sample(sl, n, q, r0, nr, dst + q * Kg * Fg, n > 0 || (direct && accumulate));
   });
-  finish(1);
+  if (!direct) finish(1);
 }
 
 // out[n, f, :] = bias[f] (write) or += bias[f] (add).

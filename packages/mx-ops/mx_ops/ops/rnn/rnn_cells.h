@@ -1,5 +1,6 @@
 // One time step's gate nonlinearities of the fused RNN (lstm, gru,
-// rnn_tanh, rnn_relu), forward and backward, split over the batch rows, and
+// rnn_tanh, rnn_relu), forward (a block of hidden units) and backward
+// (split over the batch rows), and
 // the padded steps of use_sequence_length.
 #ifndef MX_OPS_RNN_CELLS_H_
 #define MX_OPS_RNN_CELLS_H_
@@ -61,59 +62,65 @@ static void rnn_carry(const RNNParam &p, const int64_t *lens, int64_t t, const T
     if (rnn_padded(lens, n, t)) std::memcpy(hout + n * ldh, hp + n * ldhp, p.P * sizeof(T));
 }
 
-// One step's nonlinearities for rows [0, N): a = the gates' pre-activation
-// input side (T*N layout row block of step t), s = the recurrent side;
-// writes the activated gates over a, the new c / hn / o*tanh(c) extras and
-// h into hout (ld ldh).
+// One step's nonlinearities for every row and the hidden units [j0, j1):
+// a = the gates' pre-activation input side (T*N layout row block of step
+// t), s = the recurrent side; writes the activated gates over a, the new
+// c / hn / o*tanh(c) extras and h into hout (ld ldh).  Units are
+// independent, so the threads of a step each take a block of units
+// (rnn_step_fused) right after computing its gate columns.
 template <typename T>
 static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, int64_t ldcp,
                           T *cnew, T *hn, T *rbuf, T *hout, int64_t ldh, T *tmp,
-                          const int64_t *lens, int64_t t) {
-  const int64_t H = p.H, G = p.G * H;
-  team_for_cost(p.N, 8 * G, [&](int64_t n0, int64_t n1) {     // rows are independent
-    for (int64_t n = n0; n < n1; ++n) {
-      T *an = a + n * G;
-      const T *sn = s + n * G;
-      T *h = p.proj ? rbuf + n * H : hout + n * ldh;
-      T *tmpn = tmp + n * H;
-      if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
-        std::memset(an, 0, G * sizeof(T));
-        if (p.mode == kLstm) std::memcpy(cnew + n * H, cprev + n * ldcp, H * sizeof(T));
-        if (hn) std::memset(hn + n * H, 0, H * sizeof(T));
-        if (p.proj) std::memset(h, 0, H * sizeof(T));
-        continue;
-      }
-      if (p.mode == kLstm) {
-        for (int64_t j = 0; j < G; ++j) an[j] += sn[j];
-        vsigmoid(an, an, 2 * H);
-        vtanh(an + 2 * H, an + 2 * H, H);
-        vsigmoid(an + 3 * H, an + 3 * H, H);
-        const T *cp = cprev + n * ldcp;
-        T *c = cnew + n * H;
-        for (int64_t j = 0; j < H; ++j)
-          c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
-        vtanh(c, tmpn, H);
-        for (int64_t j = 0; j < H; ++j) h[j] = an[3 * H + j] * tmpn[j];
-      } else if (p.mode == kGru) {
-        for (int64_t j = 0; j < 2 * H; ++j) an[j] += sn[j];
-        vsigmoid(an, an, 2 * H);
-        T *hnn = hn + n * H;
-        for (int64_t j = 0; j < H; ++j) {
-          hnn[j] = sn[2 * H + j];
-          an[2 * H + j] += an[j] * hnn[j];
-        }
-        vtanh(an + 2 * H, an + 2 * H, H);
-        const T *hp = cprev + n * ldcp;      // GRU: cprev is h_{t-1}
-        for (int64_t j = 0; j < H; ++j)
-          h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
-      } else {
-        for (int64_t j = 0; j < H; ++j) an[j] += sn[j];
-        if (p.mode == kRnnTanh) vtanh(an, an, H);
-        else for (int64_t j = 0; j < H; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
-        for (int64_t j = 0; j < H; ++j) h[j] = an[j];
-      }
+                          const int64_t *lens, int64_t t, int64_t j0, int64_t j1) {
+  const int64_t H = p.H, G = p.G * H, len = j1 - j0;
+  for (int64_t n = 0; n < p.N; ++n) {
+    T *an = a + n * G + j0;
+    const T *sn = s + n * G + j0;
+    T *h = (p.proj ? rbuf + n * H : hout + n * ldh) + j0;
+    T *tmpn = tmp + n * H + j0;
+    if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
+      for (int g = 0; g < p.G; ++g) std::memset(an + g * H, 0, len * sizeof(T));
+      if (p.mode == kLstm) std::memcpy(cnew + n * H + j0, cprev + n * ldcp + j0, len * sizeof(T));
+      if (hn) std::memset(hn + n * H + j0, 0, len * sizeof(T));
+      if (p.proj) std::memset(h, 0, len * sizeof(T));
+      continue;
     }
-  });
+    if (p.mode == kLstm) {
+      for (int g = 0; g < 4; ++g)
+        for (int64_t j = 0; j < len; ++j) an[g * H + j] += sn[g * H + j];
+      vsigmoid(an, an, len);
+      vsigmoid(an + H, an + H, len);
+      vtanh(an + 2 * H, an + 2 * H, len);
+      vsigmoid(an + 3 * H, an + 3 * H, len);
+      const T *cp = cprev + n * ldcp + j0;
+      T *c = cnew + n * H + j0;
+      for (int64_t j = 0; j < len; ++j)
+        c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
+      vtanh(c, tmpn, len);
+      for (int64_t j = 0; j < len; ++j) h[j] = an[3 * H + j] * tmpn[j];
+    } else if (p.mode == kGru) {
+      for (int64_t j = 0; j < len; ++j) {
+        an[j] += sn[j];
+        an[H + j] += sn[H + j];
+      }
+      vsigmoid(an, an, len);
+      vsigmoid(an + H, an + H, len);
+      T *hnn = hn + n * H + j0;
+      for (int64_t j = 0; j < len; ++j) {
+        hnn[j] = sn[2 * H + j];
+        an[2 * H + j] += an[j] * hnn[j];
+      }
+      vtanh(an + 2 * H, an + 2 * H, len);
+      const T *hp = cprev + n * ldcp + j0;      // GRU: cprev is h_{t-1}
+      for (int64_t j = 0; j < len; ++j)
+        h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
+    } else {
+      for (int64_t j = 0; j < len; ++j) an[j] += sn[j];
+      if (p.mode == kRnnTanh) vtanh(an, an, len);
+      else for (int64_t j = 0; j < len; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
+      for (int64_t j = 0; j < len; ++j) h[j] = an[j];
+    }
+  }
 }
 
 // The backward of one step's nonlinearities, rows [0, N): dh (N, H: the

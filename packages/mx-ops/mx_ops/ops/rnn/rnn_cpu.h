@@ -3,8 +3,9 @@
 // layers) on the CPU, forward and backward through time.
 //
 // Per layer and direction the input projections of all T steps are one
-// GEMM (T*N rows) into the gate buffer; each step then adds the recurrent
-// GEMM (N rows) and applies the gate nonlinearities in one pass.  The
+// GEMM (T*N rows) into the gate buffer; each step then runs the recurrent
+// GEMM (N rows) and the gate nonlinearities in one pass of the team, each
+// thread taking a block of hidden units of every gate (rnn_step_fused).  The
 // backward stores every step's gate gradients, so the weight and input
 // gradients are again one GEMM each over all T steps; only dh . W_h2h runs
 // per step.  All GEMMs are gemm_cpu.h's (split over an OpenMP team, packing
@@ -106,21 +107,22 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
       const T *wi = w + lo.w_i(l, d), *wh = w + lo.w_h(l, d), *wr = w + lo.w_r(l, d);
       rnn_fill_rows(a, rows, GH, GH, w + lo.b_i(l, d));
       gemm(rows, GH, in, xin, in, false, wi, in, true, a, GH, true);
-      const RnnPackedB<T> whT = rnn_prepack<Isa, T>(wh, P, true, P, GH, pre);
+      const RnnPackedB<T> whT = rnn_prepack_gates<Isa, T>(wh, P, H, p.G, pre);
       const T *h0 = hx + (int64_t(l) * p.D + d) * N * P;
       const T *c0 = lstm ? cx + (int64_t(l) * p.D + d) * N * H : nullptr;
       for (int64_t s = 0; s < p.T; ++s) {
         const int64_t t = rnn_step(p, d, s), tp = d == 0 ? t - 1 : t + 1;
         const T *hp = s == 0 ? h0 : y + tp * N * DP + d * P;
         const int64_t ldhp = s == 0 ? P : DP;
-        rnn_fill_rows(sbuf, N, GH, GH, w + lo.b_h(l, d));
-        rnn_gemm_packed<Isa, T>(c->workspace, threads, N, hp, ldhp, whT, sbuf, GH, true);
         const T *cprev = lstm ? (s == 0 ? c0 : cs + tp * N * H) : hp;
         const int64_t ldcp = lstm ? H : ldhp;
         T *hout = y + t * N * DP + d * P;
-        rnn_gates_fwd(p, a + t * N * GH, sbuf, cprev, ldcp, lstm ? cs + t * N * H : nullptr,
-                      hn ? hn + t * N * H : nullptr, rb ? rb + t * N * H : nullptr, hout, DP,
-                      tmp, lens, t);
+        rnn_step_fused<Isa, T>(threads, N, H, p.G, hp, ldhp, whT, w + lo.b_h(l, d), sbuf,
+                               [&](int64_t j0, int64_t j1) {
+          rnn_gates_fwd(p, a + t * N * GH, sbuf, cprev, ldcp, lstm ? cs + t * N * H : nullptr,
+                        hn ? hn + t * N * H : nullptr, rb ? rb + t * N * H : nullptr, hout, DP,
+                        tmp, lens, t, j0, j1);
+        });
         if (p.proj) gemm(N, P, H, rb + t * N * H, H, false, wr, H, true, hout, DP, false);
         if (lens) rnn_carry(p, lens, t, hp, ldhp, hout, DP);
       }

@@ -50,7 +50,7 @@ struct RnnGemm {
 template <typename T>
 struct RnnPackedB {
   const T *buf;
-  int64_t K, N, npad;
+  int64_t K, N, npad;     // npad: N padded to panels (one gate's H: rnn_prepack_gates)
 };
 
 template <class Isa, typename T>
@@ -97,6 +97,59 @@ static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_
           C + o, ldc, acc || pc > 0, abuf, const_cast<T *>(B.buf) + pc * B.npad + o * kc,
           b.MC, b.KC, b.NC);
     }
+  });
+}
+
+// W_h2h^T (P x G*H; W_h2h stored (G*H, P)) packed for the forward's
+// steps: per KC-row block, per gate, that gate's H columns as NR-column
+// panels (each gate's panels start a panel, so a step's thread can take the
+// same units of every gate).
+template <class Isa, typename T>
+static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, T *dst) {
+  constexpr int NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  const int64_t hpad = round_up(H, NR);
+  for (int64_t pc = 0; pc < P; pc += b.KC) {
+    const int64_t kc = P - pc < b.KC ? P - pc : b.KC;
+    for (int g = 0; g < G; ++g)
+      pack_lanes_strided<NR>(W, P, g * H, pc, H, kc, dst + pc * G * hpad + g * hpad * kc);
+  }
+  return RnnPackedB<T>{dst, P, G * H, hpad};
+}
+
+// One forward step's recurrent side and nonlinearities in one pass of the
+// team: S (N x G*H) = bias + h (N x P, ld ldh) . W_h2h^T (rnn_prepack_gates),
+// then units(j0, j1) for the hidden units of the block.  Items are blocks of
+// hidden units: each computes its columns of every gate (A read in place,
+// no packing) and applies the nonlinearities to them at once, so a step
+// costs one hand-out of work and no thread waits between the GEMM and the
+// gates.
+template <class Isa, typename T, class Units>
+static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h, int64_t ldh,
+                           const RnnPackedB<T> &B, const T *bias, T *S, Units &&units) {
+  constexpr int NR = Isa::template Tile<T>::NR;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  const int64_t P = B.K, GH = B.N, hpad = B.npad;
+  int nt = parallel_threads(N * GH * (P > 0 ? P : 1), (H + NR - 1) / NR);
+  if (nt > threads) nt = threads;
+  int64_t block = round_up((H + 2 * nt - 1) / (2 * nt), NR);
+  if (block > b.NC) block = b.NC;      // gemm_direct_a reads one NC block of B
+  const int64_t items = H > 0 ? (H + block - 1) / block : 0;
+  gemm_team(nt, items, [&](int, int64_t it) {
+    const int64_t j0 = it * block, n = H - j0 < block ? H - j0 : block;
+    for (int g = 0; g < G; ++g) {
+      T *c = S + g * H + j0;
+      for (int64_t r = 0; r < N; ++r) std::memcpy(c + r * GH, bias + g * H + j0, n * sizeof(T));
+      for (int64_t pc = 0; pc < P; pc += b.KC) {
+        const int64_t kc = P - pc < b.KC ? P - pc : b.KC;
+        Isa::template gemm_direct_a<T>(
+            N, n, kc, h + pc, ldh,
+            [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
+            c, GH, true, const_cast<T *>(B.buf) + pc * G * hpad + (g * hpad + j0) * kc, b.KC,
+            b.NC);
+      }
+    }
+    units(j0, j0 + n);
   });
 }
 

@@ -76,10 +76,11 @@ static inline int64_t rnn_slab_bytes() {
   });
 }
 
-// Elements of W_h2h packed once for all steps (rnn_prepack): W_h2h^T
-// (P x G*H) in the forward, W_h2h (G*H x P) in the backward.
+// Elements of W_h2h packed once for all steps: W_h2h^T (P x G*H, each
+// gate's columns padded to whole panels: rnn_prepack_gates) in the forward,
+// W_h2h (G*H x P: rnn_prepack) in the backward.
 static inline int64_t rnn_prepacked_elems(const RNNParam &p) {
-  const int64_t gh = p.G * p.H, f = round_up(gh, kGemmMaxNR) * p.P;
+  const int64_t gh = p.G * p.H, f = p.G * round_up(p.H, kGemmMaxNR) * p.P;
   const int64_t b = round_up(p.P, kGemmMaxNR) * gh;
   return round_up(f > b ? f : b, 16);
 }
