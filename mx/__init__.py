@@ -14,6 +14,7 @@ from mx.attribute import AttrScope
 from mx.executor import Executor
 from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
 from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
+from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 
 
 def _alias(alias, module):
