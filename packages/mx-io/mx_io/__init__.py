@@ -1,6 +1,7 @@
 """mx-io: the DataIter family, RecordIO and image pipelines.
 
-Depends on: ndarray.
+Depends on: ndarray.  ``mx_io.recordio`` is MXNet's ``mx.recordio``;
+``python -m mx_io.im2rec`` is MXNet's ``tools/im2rec.py``.
 """
 __version__ = "0.1.0"
 
