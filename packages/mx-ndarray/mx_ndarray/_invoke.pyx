@@ -146,10 +146,15 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
     cdef bytes packed
     cdef const char* scalar = params
     op = plan.op
+    cdef bint sparse = False
     for i in range(n):
         if not isinstance(inputs[i], NDArray):
             raise TypeError(f"{op.name}: argument '{_input_name(names, i)}' must be an "
                             f"NDArray, got {type(inputs[i]).__name__}")
+        sparse |= (<NDArray>inputs[i]).stype_flag != 0
+    if sparse or plan.sparse_outputs or (out is not None and _sparse_out(out)):
+        # Storage-type inference and dispatch (mx_ndarray._sparse_dispatch).
+        return _sparse_dispatch(plan, inputs, out, ctx_arg)
     if n:
         ctx = (<NDArray>inputs[0]).context
     elif isinstance(out, NDArray):
@@ -257,6 +262,31 @@ cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
         if plan.cpu_kind == COMPUTE_NATIVE:
             return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
     return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
+
+
+cdef object _sparse_dispatch = None      # set by mx_ndarray._sparse_dispatch at import
+
+
+def set_sparse_dispatch(fn):
+    """Installs ``fn(plan, inputs, out, ctx)``, which runs calls with a
+    sparse input or output (storage-type inference, sparse kernels or the
+    dense fallback)."""
+    global _sparse_dispatch
+    _sparse_dispatch = fn
+
+
+def call_plan(CallPlan plan, list inputs, out, ctx):
+    """``_call`` for Python callers that hold a plan (the sparse dispatch's
+    dense fallback: every array dense)."""
+    return _call(plan, inputs, out, ctx)
+
+
+cdef bint _sparse_out(out):
+    if isinstance(out, NDArray):
+        return (<NDArray>out).stype_flag != 0
+    if isinstance(out, (list, tuple)):
+        return any(isinstance(o, NDArray) and (<NDArray>o).stype_flag != 0 for o in out)
+    return False
 
 
 cdef inline Inferred _last_inferred(CallPlan plan, list inputs):
