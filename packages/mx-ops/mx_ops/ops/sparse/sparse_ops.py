@@ -135,16 +135,22 @@ def _square_sum_shape(params, shapes):
     if params["keepdims"]:
         return [tuple(1 if i in axes else s for i, s in enumerate(shape))]
     out = tuple(s for i, s in enumerate(shape) if i not in axes)
-    return [out]
+    return [out or (1,)]            # MXNet: reducing every axis gives shape (1,)
 
 
 def _square_sum_dense(params, inputs, outputs, reqs):
-    """The dense kernel (NumPy or CuPy): sum(x * x) over the axes."""
-    del reqs
+    """The dense kernel (NumPy or CuPy): sum(x * x) over the axes, in the
+    input's dtype (integers wrap)."""
+    if reqs[0] == "null":
+        return
     x = inputs[0]
+    out = outputs[0]
     axes = _axes(params, x.ndim)
-    outputs[0][...] = (x * x).sum(axis=axes, keepdims=params["keepdims"]).reshape(
-        outputs[0].shape)
+    sums = (x * x).sum(axis=axes, dtype=x.dtype).reshape(out.shape)
+    if reqs[0] == "add":
+        out += sums
+    else:
+        out[...] = sums
 
 
 def _square_sum_storage(params, in_stypes, device):
