@@ -392,3 +392,67 @@ def test_load_refuses_a_corrupt_sparse_record():
     with pytest.raises(nd.NDArrayFormatError, match=r"array 0 \(row_sparse\): check_format"):
         nd.load_frombuffer(bytes(raw))
     assert rows > 0
+
+
+# --- the rest of the API ------------------------------------------------------------------------
+def test_nd_entry_points_take_stypes():
+    z = nd.zeros((3, 4), stype="csr", dtype="float64")
+    assert isinstance(z, CSRNDArray) and z.dtype == np.float64
+    m = spsp.random(5, 6, density=0.3, format="csr", dtype="float32", random_state=4)
+    a = nd.array(m)
+    assert isinstance(a, CSRNDArray)
+    np.testing.assert_array_equal(a.asnumpy(), m.toarray())
+    b = nd.array(a)
+    assert isinstance(b, CSRNDArray) and b is not a
+
+
+def test_pickle_assign_and_retain_method():
+    import pickle
+    x = REF["b"]
+    r = sparse.row_sparse_array(x)
+    back = pickle.loads(pickle.dumps(r))
+    assert isinstance(back, RowSparseNDArray)
+    np.testing.assert_array_equal(back.asnumpy(), x)
+    c = sparse.csr_matrix(REF["a"])
+    c2 = pickle.loads(pickle.dumps(c))
+    np.testing.assert_array_equal(c2.asnumpy(), REF["a"])
+    target = sparse.zeros("csr", c.shape)
+    target[:] = c
+    np.testing.assert_array_equal(target.asnumpy(), REF["a"])
+    with pytest.raises(ValueError, match="only supports \\[:\\] for assignment"):
+        target[1:2] = c
+    kept = r.retain(nd.array([1, 3], dtype="int64"))
+    want = np.zeros_like(x)
+    want[[1, 3]] = x[[1, 3]]
+    np.testing.assert_array_equal(kept.asnumpy(), want)
+    np.testing.assert_array_equal(kept.indices.asnumpy(), [1, 3])
+
+
+def test_malformed_components_give_errors_in_kernels_not_faults():
+    bad = sparse.csr_matrix((np.ones(2, "float32"), [0, 99], [0, 1, 2]), shape=(2, 3))
+    with pytest.raises(MXNetError, match="cast_storage: .*malformed csr input: indices\\[1\\]"):
+        bad.asnumpy()
+    good = sparse.csr_matrix(np.eye(2, 3, dtype="float32"))
+    with pytest.raises(MXNetError, match="elemwise_add: .*malformed csr input"):
+        (good + bad).wait_to_read()
+    rbad = sparse.row_sparse_array((np.ones((1, 3), "float32"), [5]), shape=(2, 3))
+    with pytest.raises(MXNetError, match="malformed row_sparse input"):
+        rbad.asnumpy()
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 10), width=st.integers(1, 4), density=st.floats(0, 1),
+       seed=st.integers(0, 2**31 - 1), op=st.sampled_from(["abs", "square", "negative", "sign"]))
+def test_row_sparse_ops_on_random_rows(rows, width, density, seed, op):
+    rng = np.random.RandomState(seed)
+    a = random_dense(rng, (rows, width, 2), density) - 5
+    b = random_dense(rng, (rows, width, 2), density)
+    a[rng.rand(rows) < 0.5] = 0
+    ra, rb = sparse.row_sparse_array(a), sparse.row_sparse_array(b)
+    got = getattr(nd, op)(ra)
+    assert got.stype == "row_sparse"
+    np.testing.assert_array_equal(got.asnumpy(), getattr(np, op)(a))
+    s = nd.elemwise_sub(ra, rb)
+    assert s.stype == "row_sparse"
+    s.check_format()
+    np.testing.assert_array_equal(s.asnumpy(), a - b)

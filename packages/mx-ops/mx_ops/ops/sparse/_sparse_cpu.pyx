@@ -26,10 +26,10 @@ cdef extern from "sparse_cpu.h" namespace "mxop::sparse" nogil:
                   int64_t nnz, int64_t rows, int64_t cols, int64_t* pos)
     int rsp_check(const int64_t* indices, int64_t kept, int64_t rows, int64_t* pos)
     int64_t csr_union_count(const int64_t* ap, const int64_t* ai, const int64_t* bp,
-                            const int64_t* bi, int64_t rows, int64_t* indptr)
+                            const int64_t* bi, int64_t rows, int64_t cost, int64_t* indptr)
     int csr_union_fill(int dtype, const void* av, const int64_t* ap, const int64_t* ai,
                        const void* bv, const int64_t* bp, const int64_t* bi, int64_t rows,
-                       int sign, const int64_t* indptr, int64_t* indices, void* data)
+                       int64_t cost, const int64_t* indptr, int64_t* indices, void* data)
 
 _INT64 = np.dtype("int64")
 
@@ -168,7 +168,10 @@ def csr_union(a, b, int sign, out):
     require_csr(b, "elemwise_add" if sign > 0 else "elemwise_sub")
     cdef int64_t rows = out.shape[0], nnz
     av = np.ascontiguousarray(a.data, out.dtype)
-    bv = np.ascontiguousarray(b.data, out.dtype)
+    # A subtraction adds b's negated values (integers wrap alike).
+    bv = (np.ascontiguousarray(b.data, out.dtype) if sign > 0
+          else np.negative(b.data, dtype=out.dtype))
+    cdef int64_t cost = (av.shape[0] + bv.shape[0]) // rows + 1 if rows else 1
     cdef int dt = _dtype(av)
     indptr = np.empty(rows + 1, _INT64)
     cdef int64_t* ap = <int64_t*>_ptr(a.indptr)
@@ -179,9 +182,9 @@ def csr_union(a, b, int sign, out):
     cdef void* x = _ptr(av)
     cdef void* y = _ptr(bv)
     with nogil:
-        nnz = csr_union_count(ap, ai, bp, bi, rows, p)
+        nnz = csr_union_count(ap, ai, bp, bi, rows, cost, p)
     out.alloc_csr(nnz, indptr)
     cdef int64_t* idx = <int64_t*>_ptr(out.indices)
     cdef void* data = _ptr(out.data)
     with nogil:
-        csr_union_fill(dt, x, ap, ai, y, bp, bi, rows, sign, p, idx, data)
+        csr_union_fill(dt, x, ap, ai, y, bp, bi, rows, cost, p, idx, data)

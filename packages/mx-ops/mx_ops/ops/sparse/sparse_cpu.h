@@ -175,48 +175,60 @@ inline int rsp_check(const int64_t *indices, int64_t kept, int64_t rows, int64_t
 }
 
 // csr (op) csr, pass 1: the size of each output row, the union of the two
-// rows' sorted columns, into indptr[1..rows], then prefix sums.
+// rows' sorted columns, into indptr[1..rows], then prefix sums.  `cost` is
+// the mean entries per row (the threads' split).
 inline int64_t csr_union_count(const int64_t *ap, const int64_t *ai, const int64_t *bp,
-                               const int64_t *bi, int64_t rows, int64_t *indptr) {
-  parallel_for_cost(rows, 16, [=](int64_t b, int64_t e) {
+                               const int64_t *bi, int64_t rows, int64_t cost,
+                               int64_t *indptr) {
+  parallel_for_cost(rows, cost, [=](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       int64_t i = ap[r], j = bp[r], n = 0;
-      while (i < ap[r + 1] && j < bp[r + 1]) {
+      const int64_t ie = ap[r + 1], je = bp[r + 1];
+      while (i < ie && j < je) {
         const int64_t x = ai[i], y = bi[j];
         i += x <= y;
         j += y <= x;
         ++n;
       }
-      indptr[r + 1] = n + (ap[r + 1] - i) + (bp[r + 1] - j);
+      indptr[r + 1] = n + (ie - i) + (je - j);
     }
   });
   return prefix_sum(indptr, rows);
 }
 
-// Pass 2: out = a + sign * b on the union (explicit zeros are kept, as MXNet's).
+// Pass 2: out = a + b on the union (explicit zeros are kept, as MXNet's).
+template <typename T>
+inline void csr_union_rows(const T *a, const int64_t *ap, const int64_t *ai, const T *bb,
+                           const int64_t *bp, const int64_t *bi, int64_t b, int64_t e,
+                           const int64_t *indptr, int64_t *indices, T *out) {
+  for (int64_t r = b; r < e; ++r) {
+    int64_t i = ap[r], j = bp[r], k = indptr[r];
+    const int64_t ie = ap[r + 1], je = bp[r + 1];
+    while (i < ie && j < je) {
+      const int64_t x = ai[i], y = bi[j];
+      if (x < y) {
+        indices[k] = x; out[k++] = a[i++];
+      } else if (y < x) {
+        indices[k] = y; out[k++] = bb[j++];
+      } else {
+        indices[k] = x; out[k++] = T(a[i++] + bb[j++]);
+      }
+    }
+    for (; i < ie; ++i, ++k) { indices[k] = ai[i]; out[k] = a[i]; }
+    for (; j < je; ++j, ++k) { indices[k] = bi[j]; out[k] = bb[j]; }
+  }
+}
+
+// `bv` holds b's values already negated for a subtraction (the caller's).
 inline int csr_union_fill(int dtype, const void *av, const int64_t *ap, const int64_t *ai,
                           const void *bv, const int64_t *bp, const int64_t *bi, int64_t rows,
-                          int sign, const int64_t *indptr, int64_t *indices, void *data) {
+                          int64_t cost, const int64_t *indptr, int64_t *indices, void *data) {
   MX_SPARSE_SWITCH(dtype, T, {
     const T *a = static_cast<const T *>(av);
     const T *bb = static_cast<const T *>(bv);
     T *out = static_cast<T *>(data);
-    parallel_for_cost(rows, 16, [=](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        int64_t i = ap[r], j = bp[r], k = indptr[r];
-        while (i < ap[r + 1] || j < bp[r + 1]) {
-          const bool take_a = j >= bp[r + 1] || (i < ap[r + 1] && ai[i] <= bi[j]);
-          const bool take_b = i >= ap[r + 1] || (j < bp[r + 1] && bi[j] <= ai[i]);
-          T v = T(0);
-          if (take_a) { v = a[i]; indices[k] = ai[i]; ++i; }
-          if (take_b) {
-            v = sign > 0 ? T(v + bb[j]) : T(v - bb[j]);
-            indices[k] = bi[j];
-            ++j;
-          }
-          out[k++] = v;
-        }
-      }
+    parallel_for_cost(rows, cost, [=](int64_t b, int64_t e) {
+      csr_union_rows<T>(a, ap, ai, bb, bp, bi, b, e, indptr, indices, out);
     });
   });
   return 0;
