@@ -320,9 +320,9 @@ def _read_tshape(r, index):
     return ndim, st.unpack(r.read(st.size, f"the {ndim} dims of array {index}"))
 
 
-def _read_dense_tail(r, index, shape, ctx, dims_at):
-    """Context, type flag and data of array ``index`` whose dims were at
-    byte ``dims_at``: an NDArray on ``ctx``."""
+def _read_context_and_dtype(r, index):
+    """The context (checked, then ignored: arrays load on ``ctx``) and the
+    dtype flag of array ``index``: its little-endian NumPy dtype."""
     at = r.pos
     dev_type = r.unpack(_I32, f"the device type of array {index} (int32)")
     if dev_type not in _DEV_TYPES:
@@ -337,7 +337,13 @@ def _read_dense_tail(r, index, shape, ctx, dims_at):
                               f"{flag}), which is not supported; supported flags are 0-6 "
                               f"(float32, float64, float16, uint8, int32, int8, int64)")
         raise r.error(at, f"array {index} has unknown dtype flag {flag}, expected 0-6")
-    dtype = _FLAG_DTYPES[flag]
+    return _FLAG_DTYPES[flag]
+
+
+def _read_dense_tail(r, index, shape, ctx, dims_at):
+    """Context, type flag and data of array ``index`` whose dims were at
+    byte ``dims_at``: an NDArray on ``ctx``."""
+    dtype = _read_context_and_dtype(r, index)
     _check_dims(r, dims_at, index, shape, dtype.itemsize)
     host = r.array(dtype, shape, f"the {dtype.newbyteorder('=').name} data of array "
                                  f"{index} with shape {shape}")
@@ -416,16 +422,7 @@ def _read_sparse(r, index, stype, ctx):
             stype == 1 and tuple(sdims[1:]) != tuple(dims[1:])) or (stype == 2 and sndim != 1):
         raise r.error(at, f"array {index} ({name}) has storage shape {sdims}, which does not "
                           f"fit its shape {dims}")
-    fat = r.pos
-    dev_type = r.unpack(_I32, f"the device type of array {index} (int32)")
-    if dev_type not in _DEV_TYPES:
-        raise r.error(fat, f"array {index} has device type {dev_type}, expected one of "
-                           f"{sorted(_DEV_TYPES)} (cpu, gpu, cpu_pinned, cpu_shared)")
-    r.unpack(_I32, f"the device id of array {index} (int32)")
-    fat = r.pos
-    flag = r.unpack(_I32, f"the dtype flag of array {index} (int32)")
-    if flag not in _FLAG_DTYPES:
-        raise r.error(fat, f"array {index} has dtype flag {flag}, expected 0-6")
+    dtype = _read_context_and_dtype(r, index)
     aux_shapes = []
     for k in range(_NUM_AUX[stype]):
         fat = r.pos
@@ -438,7 +435,6 @@ def _read_sparse(r, index, stype, ctx):
         if andim != 1 or adims[0] < 0:
             raise r.error(fat, f"array {index} ({name}) has aux shape {adims}, expected 1-D")
         aux_shapes.append(adims)
-    dtype = _FLAG_DTYPES[flag]
     _check_dims(r, at + 4, index, sdims, dtype.itemsize)
     data = r.array(dtype, sdims, f"the data of array {index} with storage shape {sdims}")
     aux = [r.array(_FLAG_DTYPES[_DTYPE_FLAGS["int64"]], s, f"aux array {k} of array {index}")

@@ -389,9 +389,10 @@ def _dtype(dtype, *sources):
 
 
 def _host(x, dtype=None):
+    """A private C-ordered host copy of a component (the array keeps it)."""
     if isinstance(x, NDArray):
         x = x.asnumpy()
-    return np.ascontiguousarray(np.asarray(x, dtype=dtype))
+    return np.array(x, dtype=dtype, order="C", copy=True)
 
 
 def _from_components(stype, shape, dtype, ctx, data, aux):
@@ -401,7 +402,7 @@ def _from_components(stype, shape, dtype, ctx, data, aux):
 
     def fill(inputs, outputs):
         out = outputs[0]
-        out.data = xp.asarray(data.astype(out.dtype))
+        out.data = xp.asarray(data.astype(out.dtype, copy=False))
         if stype == "csr":
             out.indptr, out.indices = (xp.asarray(a) for a in aux)
         else:

@@ -456,3 +456,21 @@ def test_row_sparse_ops_on_random_rows(rows, width, density, seed, op):
     assert s.stype == "row_sparse"
     s.check_format()
     np.testing.assert_array_equal(s.asnumpy(), a - b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_corrupt_sparse_files_load_or_raise_never_crash(data):
+    """Any bytes overwritten in MXNet's sparse file: a clear format error
+    (or a well-formed array), never a fault or a huge allocation."""
+    raw = bytearray((DATA / "mxnet_sparse_list.params").read_bytes())
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at] = data.draw(st.integers(0, 255))
+    try:
+        loaded = nd.load_frombuffer(bytes(raw))
+    except nd.NDArrayFormatError:
+        return
+    for a in loaded:
+        if a is not None:
+            a.asnumpy()
