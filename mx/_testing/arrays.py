@@ -104,43 +104,39 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         if len(shape) != 2:
             raise ValueError(f"rand_sparse_ndarray: a csr array is 2-D, got shape {shape}")
         if distribution == "uniform":
-            dense = _uniform_dense(shape, density, dtype, data_init)
+            keep = rnd.rand(*shape) < density
         elif distribution == "powerlaw":
-            dense = _powerlaw_dense(shape, density, dtype)
+            keep = _powerlaw_pattern(shape, density)
         else:
             raise ValueError(f"Distribution not supported: {distribution}")
+        _, cols = np.nonzero(keep)          # row-major: each row's columns ascending
+        vals = rnd.rand(len(cols)) if data_init is None else np.full(len(cols), data_init)
         if modifier_func is not None:
-            dense = np.where(dense != 0, assign_each(dense, modifier_func), 0).astype(dtype)
-        csr = sparse.csr_matrix(dense, dtype=dtype, ctx=ctx)
+            vals = assign_each(vals, modifier_func)
+        indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
+        csr = sparse.csr_matrix((vals.astype(dtype), cols, indptr), shape=shape, dtype=dtype,
+                                ctx=ctx)
         if shuffle_csr_indices:
             csr = shuffle_csr_column_indices(csr)
         return csr, (csr.indptr, csr.indices, csr.data)
     raise ValueError(f"rand_sparse_ndarray: unknown storage type {stype!r}")
 
 
-def _uniform_dense(shape, density, dtype, data_init):
-    values = rnd.rand(*shape)
-    keep = rnd.rand(*shape) < density
-    if data_init is not None:
-        values[...] = data_init
-    values = np.where(values == 0, 0.5, values)     # a kept entry is a stored one
-    return np.where(keep, values, 0).astype(dtype)
-
-
-def _powerlaw_dense(shape, density, dtype):
-    """Rows with 1, 2, 4, ... entries until nnz = density * size is used."""
+def _powerlaw_pattern(shape, density):
+    """Rows with 1, 2, 4, ... entries (as many as fit) until density * size
+    entries are placed, as MXNet's powerlaw csr data set."""
     rows, cols = shape
     unused = int(rows * cols * density)
-    dense = np.zeros(shape, dtype=dtype)
+    keep = np.zeros(shape, dtype=bool)
     per_row = 1
     for r in range(rows):
         n = min(per_row, unused, cols)
         if n <= 0:
             break
-        dense[r, :n] = rnd.rand(n) + 0.5
+        keep[r, :n] = True
         unused -= n
         per_row *= 2
-    return dense
+    return keep
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,

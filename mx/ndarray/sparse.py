@@ -6,8 +6,8 @@ family and storage-type inference) and any registered under the
 from mx_ndarray import _internal as _internal_ops
 from mx_ndarray import op as _op
 from mx_ndarray.sparse import (BaseSparseNDArray, CSRNDArray, RowSparseNDArray,  # noqa: F401
-                               array, cast_storage, csr_matrix, empty, retain,
-                               row_sparse_array, zeros)
+                               add, array, cast_storage, csr_matrix, divide, empty, multiply,
+                               retain, row_sparse_array, subtract, zeros)
 from mx._prefixed import prefixed as _prefixed
 from mx.base import NotSupportedForSparseNDArray  # noqa: F401
 

@@ -153,7 +153,7 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
                             f"NDArray, got {type(inputs[i]).__name__}")
         sparse |= (<NDArray>inputs[i]).stype_flag != 0
     if sparse or plan.sparse_outputs or (out is not None and _sparse_out(out)):
-        # Storage-type inference and dispatch (mx_ndarray._sparse_dispatch).
+        # Storage-type inference and dispatch (mx_ndarray._sparse_base).
         return _sparse_dispatch(plan, inputs, out, ctx_arg)
     if n:
         ctx = (<NDArray>inputs[0]).context
@@ -264,7 +264,7 @@ cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
     return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
 
 
-cdef object _sparse_dispatch = None      # set by mx_ndarray._sparse_dispatch at import
+cdef object _sparse_dispatch = None      # set by mx_ndarray._sparse_base at import
 
 
 def set_sparse_dispatch(fn):

@@ -39,9 +39,10 @@ cdef class BaseSparseNDArray(NDArray):
     pass
 
 
-def new_sparse(str stype, shape, dtype, Context ctx):
+def new_sparse(str stype, shape, dtype, Context ctx, bint zero=True):
     """A sparse array of ``stype``, ``shape``, ``dtype`` on ``ctx``, all
-    zeros (no stored values)."""
+    zeros (no stored values); without ``zero``, the components are left to
+    the first kernel pushed on it."""
     cdef BaseSparseNDArray a = _classes[stype].__new__(_classes[stype])
     dt = np.dtype("float32" if dtype is None else dtype)
     if dt.name not in DTYPE_FLAGS:
@@ -66,9 +67,9 @@ def new_sparse(str stype, shape, dtype, Context ctx):
     a.stype_flag = STYPE_IDS[stype]
     if ctx.device_typeid == DEV_GPU:
         with xp.cuda.Device(ctx.device_id):
-            a._blob = SparseBlob(stype, shape, dt, xp)
+            a._blob = SparseBlob(stype, shape, dt, xp, zero)
     else:
-        a._blob = SparseBlob(stype, shape, dt, xp)
+        a._blob = SparseBlob(stype, shape, dt, xp, zero)
     return a
 
 

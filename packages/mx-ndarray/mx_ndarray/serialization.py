@@ -53,6 +53,7 @@ Differences from MXNet, all deliberate:
   loads such a file under np shape semantics (``mx.npx.set_np()`` then
   ``mx.npx.load``).  ``np_shape=True`` / ``False`` forces either.
 """
+import math
 import os
 import struct
 
@@ -85,6 +86,7 @@ _DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
+_INT64_MAX = 2**63 - 1
 
 
 class NDArrayFormatError(MXNetError, ValueError):
@@ -418,6 +420,9 @@ def _read_sparse(r, index, stype, ctx):
     if ndim < 0 or (want and ndim != want) or any(d < 0 for d in dims):
         raise r.error(shape_at, f"array {index} ({name}) has an invalid shape: ndim {ndim}, "
                                 f"dims {dims}")
+    if math.prod(dims) > _INT64_MAX:
+        raise r.error(shape_at, f"array {index} ({name}) has shape {dims}, whose elements "
+                                f"overflow int64")
     if sndim <= 0 or any(d < 0 for d in sdims) or (
             stype == 1 and tuple(sdims[1:]) != tuple(dims[1:])) or (stype == 2 and sndim != 1):
         raise r.error(at, f"array {index} ({name}) has storage shape {sdims}, which does not "
@@ -435,6 +440,9 @@ def _read_sparse(r, index, stype, ctx):
         if andim != 1 or adims[0] < 0:
             raise r.error(fat, f"array {index} ({name}) has aux shape {adims}, expected 1-D")
         aux_shapes.append(adims)
+    if stype == 2 and aux_shapes[0][0] != dims[0] + 1:
+        raise r.error(at, f"array {index} (csr) has an indptr of {aux_shapes[0][0]} entries for "
+                          f"{dims[0]} rows; rows + 1 expected")
     _check_dims(r, at + 4, index, sdims, dtype.itemsize)
     data = r.array(dtype, sdims, f"the data of array {index} with storage shape {sdims}")
     aux = [r.array(_FLAG_DTYPES[_DTYPE_FLAGS["int64"]], s, f"aux array {k} of array {index}")

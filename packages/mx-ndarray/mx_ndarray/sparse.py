@@ -22,7 +22,8 @@ from mx_ndarray._invoke import invoke
 from mx_ndarray.ndarray import array as _dense_array
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
-           "row_sparse_array", "zeros", "empty", "array", "cast_storage", "retain"]
+           "row_sparse_array", "zeros", "empty", "array", "cast_storage", "retain", "add",
+           "subtract", "multiply", "divide"]
 
 _FORMAT_ERRORS = {
     1: "indptr has {pos} entries; a csr array of {rows} rows needs rows + 1",
@@ -243,6 +244,25 @@ def _arith(lhs, rhs, same_op, broadcast_op, scalar_op):
     raise TypeError(f"type {type(rhs)} not supported")
 
 
+def _binary_function(same_op, broadcast_op, scalar_op, reflected_op):
+    def fn(lhs, rhs):
+        if isinstance(lhs, NDArray):
+            return _arith(lhs, rhs, same_op, broadcast_op, scalar_op)
+        if isinstance(rhs, NDArray) and isinstance(lhs, (int, float, np.generic)):
+            return invoke(reflected_op, [rhs], scalar=float(lhs))
+        raise TypeError(f"type {type(lhs)} not supported")
+    return fn
+
+
+# MXNet's mx.nd.sparse.add/subtract/multiply/divide: elementwise for one
+# shape (the sparse kernels where there are some), broadcast otherwise, the
+# scalar operators for a number.
+add = _binary_function("elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar")
+subtract = _binary_function("elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar")
+multiply = _binary_function("elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar")
+divide = _binary_function("elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar")
+
+
 def _rebuild(stype, shape, dtype, ctx, components):
     if stype == "csr":
         return csr_matrix((components[0], components[2], components[1]), shape=shape,
@@ -397,7 +417,7 @@ def _host(x, dtype=None):
 
 def _from_components(stype, shape, dtype, ctx, data, aux):
     """A sparse array holding copies of host components (checked for shape)."""
-    arr = new_sparse(stype, shape, dtype, ctx)
+    arr = new_sparse(stype, shape, dtype, ctx, zero=False)
     xp = arr._blob.xp
 
     def fill(inputs, outputs):

@@ -52,13 +52,14 @@ class SparseBlob:
 
     __slots__ = ("stype", "shape", "dtype", "data", "indices", "indptr", "xp")
 
-    def __init__(self, stype, shape, dtype, xp=np):
+    def __init__(self, stype, shape, dtype, xp=np, zero=True):
         self.stype = stype
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.xp = xp
-        self.indptr = None
-        self.set_zero()
+        self.data = self.indices = self.indptr = None
+        if zero:        # else the first kernel that writes it allocates it
+            self.set_zero()
 
     def set_zero(self):
         """All zeros: no stored value (MXNet's SetZero on sparse storage)."""
