@@ -15,10 +15,12 @@ from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty
 from mx_ndarray._invoke cimport _host_array
+from mx_ndarray cimport _tape
 
 import numpy as np
 
 from mx_engine import current_context
+from mx_ops.core.training import _state as _training
 from mx_ops.core.dtypes import DTYPE_FLAGS
 from mx_ops.core.registry import ShapeError
 from mx_ops.core.stype import (DISPATCH_COMPUTE_EX, STYPE_IDS, STYPE_NAMES, SparseBlob,
@@ -124,6 +126,14 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
         if a.context != ctx:
             raise ValueError(f"{op.name}: argument {i} is on {a.context}, the first input on "
                              f"{ctx}; copy it with as_in_context()")
+    if _tape.recording_threads and _training.record:
+        for i, x in enumerate(inputs):
+            if _tape.on_tape(<NDArray>x):
+                # MXNet records sparse calls too (sparse gradients): not built yet.
+                raise NotImplementedError(
+                    f"{op.name}: autograd does not record calls with sparse arrays yet "
+                    f"(argument {i} is on the tape); compute outside autograd.record() or "
+                    f"cast to dense with tostype('default')")
     device = "gpu" if ctx.device_typeid == DEV_GPU else "cpu"
     r = plan.infer(tuple([(<NDArray>x).shape for x in inputs]),
                    tuple([(<NDArray>x).dtype.name for x in inputs]))

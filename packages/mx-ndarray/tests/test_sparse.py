@@ -494,3 +494,16 @@ def test_sparse_module_arithmetic():
     np.testing.assert_allclose(sparse.divide(ra, 4.0).asnumpy(), a / 4, rtol=1e-6)
     with pytest.raises(TypeError, match="not supported"):
         sparse.add("x", ca)
+
+
+def test_recorded_calls_with_sparse_arrays_are_refused_clearly():
+    from mx_ndarray import autograd
+    x = nd.array(REF["a"])
+    x.attach_grad()
+    c = sparse.csr_matrix(REF["b"])
+    with autograd.record():
+        with pytest.raises(NotImplementedError, match="elemwise_add: autograd does not record "
+                                                      "calls with sparse arrays yet"):
+            nd.elemwise_add(x, c)
+        y = nd.elemwise_add(c, c)            # nothing on the tape: computed as ever
+    np.testing.assert_allclose(y.asnumpy(), 2 * REF["b"], rtol=1e-6)
