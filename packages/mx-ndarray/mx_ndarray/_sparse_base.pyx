@@ -140,7 +140,7 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
     nout = len(r.shapes)
     in_stypes = [STYPE_NAMES[(<NDArray>x).stype_flag] for x in inputs]
     out_stypes, mode = storage_inference(op, plan.params, in_stypes, device, nout)
-    outs = _given_outputs(op.name, out, plan.nvisible)
+    outs = _given_outputs(op.name, out, plan.nvisible) + [None] * (nout - plan.nvisible)
     for i, o in enumerate(outs):
         if o is not None:
             a = <NDArray>o
@@ -193,7 +193,8 @@ cdef list _fallback(CallPlan plan, list inputs, list outs, list in_stypes, list 
     the dense kernel, its outputs cast to the sparse outputs' storage."""
     _log_fallback(plan, in_stypes, out_stypes, device)
     dense_in = [x if s == "default" else _cast(x, "default") for x, s in zip(inputs, in_stypes)]
-    dense_out = [o if s == "default" else None for o, s in zip(outs, out_stypes)]
+    dense_out = [o if s == "default" else None
+                 for o, s in zip(outs[:plan.nvisible], out_stypes)]
     given = any(o is not None for o in dense_out)
     result = call_plan(plan, dense_in, (dense_out if len(dense_out) > 1 else dense_out[0])
                        if given else None, ctx)

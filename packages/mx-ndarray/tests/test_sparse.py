@@ -300,6 +300,12 @@ def test_elemwise_add_sub_keep_the_storage():
     check("rsp_add", nd.elemwise_add(ra, rb))
     check("rsp_sub", nd.elemwise_sub(ra, rb))
     check("rsp_dns_add", nd.elemwise_add(ra, nd.array(REF["b"])))
+    # elemwise_mul: MXNet's output storage, by the dense kernel cast back.
+    check("csr_mul", nd.elemwise_mul(ca, cb))
+    check("rsp_mul", nd.elemwise_mul(ra, rb))
+    check("rsp_dns_mul", nd.elemwise_mul(ra, nd.array(REF["b"])))
+    check("dns_csr_mul", nd.elemwise_mul(nd.array(REF["a"]), cb))
+    check("rsp_csr_mul", nd.elemwise_mul(ra, cb))
     check("csr_add", ca + cb)
     np.testing.assert_array_equal((ca + cb).asscipy().toarray(),
                                   (spsp.csr_matrix(REF["a"]) + spsp.csr_matrix(REF["b"])).toarray())

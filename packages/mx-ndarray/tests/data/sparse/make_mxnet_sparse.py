@@ -56,6 +56,11 @@ def main():
     keep("rsp_add", mx.nd.elemwise_add(ra, rb))
     keep("rsp_sub", mx.nd.elemwise_sub(ra, rb))
     keep("rsp_dns_add", mx.nd.elemwise_add(ra, mx.nd.array(b)))
+    keep("csr_mul", mx.nd.elemwise_mul(ca, cb))
+    keep("rsp_mul", mx.nd.elemwise_mul(ra, rb))
+    keep("rsp_dns_mul", mx.nd.elemwise_mul(ra, mx.nd.array(b)))
+    keep("dns_csr_mul", mx.nd.elemwise_mul(mx.nd.array(a), cb))
+    keep("rsp_csr_mul", mx.nd.elemwise_mul(ra, cb))
     for name in ("abs", "sign", "sqrt", "square", "relu", "exp"):
         keep(f"{name}_rsp", getattr(mx.nd, name)(mx.nd.abs(ra) if name == "sqrt" else ra))
         keep(f"{name}_csr", getattr(mx.nd, name)(mx.nd.abs(ca) if name == "sqrt" else ca))

@@ -68,6 +68,20 @@ for _name, _sign in (("elemwise_add", 1), ("elemwise_sub", -1)):
         _binary_cpu(_sign), gpu_compute(_SPARSE_GPU, "binary_gpu", _sign)))
 
 
+def _mul_storage(params, in_stypes, device):
+    """MXNet's elemwise_mul storage rule: a product with one sparse factor
+    (or two of one kind) keeps that storage.  No sparse kernel yet: the
+    dense product, cast back (the fallback)."""
+    del params, device
+    if _dense(in_stypes):
+        return ["default"], DISPATCH_COMPUTE
+    kinds = set(in_stypes) - {"default"}
+    return [kinds.pop() if len(kinds) == 1 else "default"], DISPATCH_FALLBACK
+
+
+set_storage_inference("elemwise_mul", _mul_storage, {})
+
+
 # --- zero-preserving unary and scalar operators ---------------------------------------
 # f(0) == 0 for each, so the dense kernel on the stored values is the
 # sparse result (MXNet's *_WITH_SPARSE / UnaryOp::ComputeEx).
