@@ -126,7 +126,8 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
 
 
 cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
-                         const char* params, size_t params_size, const int32_t* reqs):
+                         const char* params, size_t params_size, const int32_t* reqs,
+                         bint dispatched=False):
     """The imperative call path: invoke, the generated mx.nd functions and
     NDArray's operators all come here with the plan of their call
     (mx_ops.core._call: parsed once per signature, inference kept per input
@@ -152,7 +153,8 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
             raise TypeError(f"{op.name}: argument '{_input_name(names, i)}' must be an "
                             f"NDArray, got {type(inputs[i]).__name__}")
         sparse |= (<NDArray>inputs[i]).stype_flag != 0
-    if sparse or plan.sparse_outputs or (out is not None and _sparse_out(out)):
+    if not dispatched and (sparse or plan.sparse_outputs
+                           or (out is not None and _sparse_out(out))):
         # Storage-type inference and dispatch (mx_ndarray._sparse_base).
         return _sparse_dispatch(plan, inputs, out, ctx_arg)
     if n:
@@ -276,9 +278,10 @@ def set_sparse_dispatch(fn):
 
 
 def call_plan(CallPlan plan, list inputs, out, ctx):
-    """``_call`` for Python callers that hold a plan (the sparse dispatch's
-    dense fallback: every array dense)."""
-    return _call(plan, inputs, out, ctx)
+    """The dense call path for the sparse dispatch, which holds the plan and
+    has settled that every array is dense (its fallback, or an operator
+    such as cast_storage called dense to dense): no second dispatch."""
+    return _pushed_call(plan, inputs, out, ctx, NULL, 0, NULL, True)
 
 
 cdef bint _sparse_out(out):

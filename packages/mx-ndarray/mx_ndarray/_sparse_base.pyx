@@ -23,7 +23,7 @@ from mx_engine import current_context
 from mx_ops.core.training import _state as _training
 from mx_ops.core.dtypes import DTYPE_FLAGS
 from mx_ops.core.registry import ShapeError
-from mx_ops.core.stype import (DISPATCH_COMPUTE_EX, STYPE_IDS, STYPE_NAMES, SparseBlob,
+from mx_ops.core.stype import (DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK, STYPE_IDS, STYPE_NAMES, SparseBlob,
                                storage_inference)
 from mx_ndarray import _config, _device
 from mx_ndarray._invoke import call_plan, set_sparse_dispatch
@@ -126,14 +126,6 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
         if a.context != ctx:
             raise ValueError(f"{op.name}: argument {i} is on {a.context}, the first input on "
                              f"{ctx}; copy it with as_in_context()")
-    if _tape.recording_threads and _training.record:
-        for i, x in enumerate(inputs):
-            if _tape.on_tape(<NDArray>x):
-                # MXNet records sparse calls too (sparse gradients): not built yet.
-                raise NotImplementedError(
-                    f"{op.name}: autograd does not record calls with sparse arrays yet "
-                    f"(argument {i} is on the tape); compute outside autograd.record() or "
-                    f"cast to dense with tostype('default')")
     device = "gpu" if ctx.device_typeid == DEV_GPU else "cpu"
     r = plan.infer(tuple([(<NDArray>x).shape for x in inputs]),
                    tuple([(<NDArray>x).dtype.name for x in inputs]))
@@ -152,7 +144,18 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
                 # MXNet's imperative dispatch: the given output's storage wins,
                 # by the dense fallback.
                 out_stypes[i] = a.stype
-                mode = "fallback"
+                mode = DISPATCH_FALLBACK
+    if mode != DISPATCH_FALLBACK and "row_sparse" not in in_stypes + out_stypes \
+            and "csr" not in in_stypes + out_stypes:
+        return call_plan(plan, inputs, out, ctx)      # all dense after all: the dense path
+    if _tape.recording_threads and _training.record:
+        for i, x in enumerate(inputs):
+            if _tape.on_tape(<NDArray>x):
+                # MXNet records sparse calls too (sparse gradients): not built yet.
+                raise NotImplementedError(
+                    f"{op.name}: autograd does not record calls with sparse arrays yet "
+                    f"(argument {i} is on the tape); compute outside autograd.record() or "
+                    f"cast to dense with tostype('default')")
     if mode == DISPATCH_COMPUTE_EX:
         outputs = [o if o is not None else _new(out_stypes[i], r.shapes[i], r.dtypes[i], ctx)
                    for i, o in enumerate(outs)]
@@ -206,7 +209,7 @@ cdef list _fallback(CallPlan plan, list inputs, list outs, list in_stypes, list 
 
 
 cdef object _cast(NDArray x, str stype, out=None):
-    return call_plan(plan_for("cast_storage", 1, {"stype": stype}), [x], out, None)
+    return _dispatch(plan_for("cast_storage", 1, {"stype": stype}), [x], out, None)
 
 
 _logged = set()

@@ -46,7 +46,9 @@ Differences from MXNet, all deliberate:
   and data is read only when its bytes are left in the file.
 * The dtypes this package lacks (bool, int16, uint16, uint32, uint64,
   bfloat16) are reported as unsupported.  Sparse records (row_sparse, csr)
-  load as sparse arrays whose format is checked (``check_format``).
+  load as sparse arrays whose format is checked (``check_format``); their
+  logical shape may be far larger than the file (only its element count
+  must fit int64), so densifying one may fail with a memory error.
 * ``save`` writes V2 records, as ``mx.nd.save`` does; an array with
   ``ndim == 0`` cannot be told apart from an uninitialised one in V2, so a
   list holding one is written with V3 records, as ``mx.npx.save`` does.  MXNet

@@ -5,6 +5,7 @@ import numpy as np
 
 from mx_ops.core import registry
 from mx_ops.core._params import Param
+from mx_ops.core.gradient import apply, set_gradient
 from mx_ops.core.registry import OpDef, register
 from mx_ops.core.stype import (DISPATCH_COMPUTE, DISPATCH_COMPUTE_EX, SparseBlob,
                                set_storage_inference)
@@ -80,3 +81,7 @@ set_storage_inference(
     "cast_storage", _infer_storage,
     registry.computes(cast_cpu, registry.gpu_compute(_SPARSE_GPU, "cast_gpu")),
     sparse_from_dense=True)
+
+# The values pass through unchanged: the gradient is the head gradient
+# (MXNet's _backward_cast_storage, a copy).
+set_gradient("cast_storage", lambda node, ograds: [apply("_copy", ograds[0])])
