@@ -514,15 +514,3 @@ def test_recorded_calls_with_sparse_arrays_are_refused_clearly():
         y = nd.elemwise_add(c, c)            # nothing on the tape: computed as ever
     np.testing.assert_allclose(y.asnumpy(), 2 * REF["b"], rtol=1e-6)
 
-
-def test_cast_storage_dense_to_dense_is_recorded():
-    """cast_storage always takes the storage dispatch (it may give sparse
-    outputs from dense inputs); dense to dense it is the dense call,
-    recorded, with the head gradient passed through."""
-    from mx_ndarray import autograd
-    x = nd.array(REF["a"])
-    x.attach_grad()
-    with autograd.record():
-        y = nd.cast_storage(x, stype="default") * 3
-    y.backward()
-    np.testing.assert_array_equal(x.grad.asnumpy(), np.full(REF["a"].shape, 3, "float32"))
