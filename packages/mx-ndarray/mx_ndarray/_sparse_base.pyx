@@ -21,14 +21,15 @@ import numpy as np
 
 from mx_engine import current_context
 from mx_ops.core.training import _state as _training
-from mx_ops.core.dtypes import DTYPE_FLAGS
+from mx_ops.core.dtypes import DTYPE_FLAGS, DTYPE_NAMES, NP_DTYPES as _NP_DTYPES
 from mx_ops.core.registry import ShapeError
 from mx_ops.core.stype import (DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK, STYPE_IDS, STYPE_NAMES, SparseBlob,
                                storage_inference)
 from mx_ndarray import _config, _device
-from mx_ndarray._invoke import call_plan, set_sparse_dispatch
+from mx_ndarray._invoke import call_plan, dtype_name, set_sparse_dispatch
 
 _classes = {}       # stype name -> its Python class (mx_ndarray.sparse fills it)
+cdef tuple _DTYPE_NAMES = tuple(DTYPE_NAMES)     # dtype code -> name
 
 
 def register_class(str stype, cls):
@@ -46,9 +47,10 @@ def new_sparse(str stype, shape, dtype, Context ctx, bint zero=True):
     zeros (no stored values); without ``zero``, the components are left to
     the first kernel pushed on it."""
     cdef BaseSparseNDArray a = _classes[stype].__new__(_classes[stype])
-    dt = np.dtype("float32" if dtype is None else dtype)
-    if dt.name not in DTYPE_FLAGS:
-        raise TypeError(f"{stype}: dtype {dt} is not supported")
+    name = dtype_name(dtype)            # None: float32
+    if name not in DTYPE_FLAGS:
+        raise TypeError(f"{stype}: dtype {name} is not supported")
+    dt = _NP_DTYPES[DTYPE_FLAGS[name]]
     shape = tuple(int(s) for s in shape)
     if stype == "csr" and len(shape) != 2:
         raise ShapeError(f"csr_matrix: a csr array is 2-D, got shape {shape}")
@@ -64,7 +66,7 @@ def new_sparse(str stype, shape, dtype, Context ctx, bint zero=True):
     a.chunk = _chunk_foreign(NULL, 0, None, ctx.device_typeid, ctx.device_id)
     a.offset = 0
     a.shape = shape
-    a.dtype_flag = DTYPE_FLAGS[dt.name]
+    a.dtype_flag = DTYPE_FLAGS[name]
     a.context = ctx
     a.stype_flag = STYPE_IDS[stype]
     if ctx.device_typeid == DEV_GPU:
@@ -128,7 +130,7 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
                              f"{ctx}; copy it with as_in_context()")
     device = "gpu" if ctx.device_typeid == DEV_GPU else "cpu"
     r = plan.infer(tuple([(<NDArray>x).shape for x in inputs]),
-                   tuple([(<NDArray>x).dtype.name for x in inputs]))
+                   tuple([_DTYPE_NAMES[(<NDArray>x).dtype_flag] for x in inputs]))
     nout = len(r.shapes)
     in_stypes = [STYPE_NAMES[(<NDArray>x).stype_flag] for x in inputs]
     out_stypes, mode = storage_inference(op, plan.params, in_stypes, device, nout)
@@ -136,7 +138,8 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
     for i, o in enumerate(outs):
         if o is not None:
             a = <NDArray>o
-            if a.shape != r.shapes[i] or a.dtype.name != r.dtypes[i] or a.context != ctx:
+            if (a.shape != r.shapes[i] or _DTYPE_NAMES[a.dtype_flag] != r.dtypes[i]
+                    or a.context != ctx):
                 raise ShapeError(f"{op.name}: output {i} must be {r.dtypes[i]} of shape "
                                  f"{r.shapes[i]} on {ctx}, got {a.dtype} of shape {a.shape} "
                                  f"on {a.context}")
@@ -185,9 +188,10 @@ cdef list _given_outputs(str name, out, int nvisible):
 
 
 cdef object _new(str stype, tuple shape, str dtype, Context ctx):
+    """A new output: its kernel allocates a sparse one's components."""
     if stype == "default":
         return _empty(shape, dtype, ctx)
-    return new_sparse(stype, shape, dtype, ctx)
+    return new_sparse(stype, shape, dtype, ctx, False)
 
 
 cdef list _fallback(CallPlan plan, list inputs, list outs, list in_stypes, list out_stypes,

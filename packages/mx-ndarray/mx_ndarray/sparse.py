@@ -88,7 +88,7 @@ class _SparseMethods:
         """Copies into ``other`` (an NDArray of this stype or dense: the
         dtype converts) or into a new array of this stype on Context ``other``."""
         if isinstance(other, Context):
-            target = new_sparse(self.stype, self.shape, self.dtype, other)
+            target = new_sparse(self.stype, self.shape, self.dtype, other, zero=False)
         elif isinstance(other, NDArray):
             if other is self:
                 warnings.warn("You are attempting to copy an array to itself", RuntimeWarning)
@@ -349,7 +349,7 @@ def _assign_all(dst, value):
 
 def _csr_rows(src, begin, end):
     """Rows [begin, end) of csr ``src`` as a new csr array (pushed)."""
-    out = new_sparse("csr", (end - begin, src.shape[1]), src.dtype, src.context)
+    out = new_sparse("csr", (end - begin, src.shape[1]), src.dtype, src.context, zero=False)
 
     def rows(inputs, outputs):
         a, o = inputs[0], outputs[0]

@@ -204,15 +204,17 @@ inline void csr_union_rows(const T *a, const int64_t *ap, const int64_t *ai, con
   for (int64_t r = b; r < e; ++r) {
     int64_t i = ap[r], j = bp[r], k = indptr[r];
     const int64_t ie = ap[r + 1], je = bp[r + 1];
+    // Branch-free while both rows last (selects, not jumps: the order of the
+    // two rows' columns is data, which a branch predictor cannot learn);
+    // an entry of one row alone adds zero to its value, as MXNet's op(a, 0).
     while (i < ie && j < je) {
       const int64_t x = ai[i], y = bi[j];
-      if (x < y) {
-        indices[k] = x; out[k++] = a[i++];
-      } else if (y < x) {
-        indices[k] = y; out[k++] = bb[j++];
-      } else {
-        indices[k] = x; out[k++] = T(a[i++] + bb[j++]);
-      }
+      const bool ta = x <= y, tb = y <= x;
+      const T va = ta ? a[i] : T(0), vb = tb ? bb[j] : T(0);
+      indices[k] = ta ? x : y;
+      out[k++] = T(va + vb);
+      i += ta;
+      j += tb;
     }
     for (; i < ie; ++i, ++k) { indices[k] = ai[i]; out[k] = a[i]; }
     for (; j < je; ++j, ++k) { indices[k] = bi[j]; out[k] = bb[j]; }
