@@ -5,7 +5,6 @@ dense kernel runs on the stored values), _square_sum and _sparse_retain.
 Anything else falls back to dense (core.stype.default_storage)."""
 import numpy as np
 
-from mx_ops.core import registry
 from mx_ops.core._params import Param
 from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
 from mx_ops.core.stype import (DISPATCH_COMPUTE, DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK,
