@@ -115,9 +115,28 @@ def test_rand_shapes_and_arrays():
 
 
 @pytest.mark.parametrize("stype", ["row_sparse", "csr"])
-def test_rand_ndarray_sparse_is_not_there_yet(stype):
-    with pytest.raises(NotImplementedError, match="sparse"):
-        tu.rand_ndarray((3, 4), stype)
+def test_rand_ndarray_sparse(stype):
+    np.random.seed(5)
+    x = tu.rand_ndarray((30, 4), stype, density=0.3, dtype="float64")
+    assert x.stype == stype and x.shape == (30, 4) and x.dtype == np.float64
+    x.check_format()
+    dense = x.asnumpy()
+    nonzero = (dense.any(axis=1) if stype == "row_sparse" else dense != 0).mean()
+    assert 0.05 < nonzero < 0.6          # about the density asked for
+    tu.assert_almost_equal(x, dense)
+    assert tu.same(x, dense)
+    arr, parts = tu.rand_sparse_ndarray((6, 5), stype, density=1.0)
+    if stype == "row_sparse":
+        np.testing.assert_array_equal(parts[1], np.arange(6))
+        np.testing.assert_array_equal(arr.data.asnumpy(), parts[0])
+    else:
+        np.testing.assert_array_equal(arr.indptr.asnumpy(), parts[0].asnumpy())
+    if stype == "csr":
+        p, _ = tu.rand_sparse_ndarray((5, 16), "csr", density=0.5, distribution="powerlaw")
+        nnz = np.diff(p.indptr.asnumpy())
+        assert nnz[2] == 2 * nnz[1] and nnz[3] == 2 * nnz[2]
+        shuffled = tu.shuffle_csr_column_indices(arr)
+        tu.assert_almost_equal(shuffled.asscipy().toarray(), arr.asnumpy())
 
 
 def test_np_reduce():
@@ -335,8 +354,6 @@ def test_small_platform_helpers(tmp_path, capfd):
         (tmp_path / "tools").mkdir()
         (tmp_path / "tools" / "im2rec.py").write_text("")
         assert tu.get_im2rec_path() == str(tmp_path / "tools" / "im2rec.py")
-    with pytest.raises(NotImplementedError, match="sparse"):
-        tu.shuffle_csr_column_indices(None)
 
 
 def test_every_mxnet_1_9_1_name_exists():

@@ -7,8 +7,7 @@ from mx_ndarray import array
 
 from mx._testing.compare import default_context, default_dtype
 
-_SPARSE_ISSUE = ("sparse storage types ('row_sparse', 'csr') do not exist in mx yet; they "
-                 "come with the sparse-NDArray issue")
+_SPARSE_ISSUE = "create_sparse_array* are not built yet"
 
 
 # -- random data ---------------------------------------------------------------
@@ -56,16 +55,88 @@ def rand_coord_2d(x_low, x_high, y_low, y_high):
 
 def rand_ndarray(shape, stype='default', density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A standard-normal NDArray of ``shape`` (dense storage only so far)."""
-    if stype != 'default':
-        raise NotImplementedError(f"rand_ndarray(stype={stype!r}): {_SPARSE_ISSUE}")
-    return array(random_arrays(shape), dtype=dtype, ctx=ctx or default_context())
+    """A random NDArray of ``shape``: standard normal when dense, else
+    ``rand_sparse_ndarray``'s array of storage type ``stype``."""
+    ctx = ctx or default_context()
+    if stype == 'default':
+        return array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    arr, _ = rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
+                                 dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
+                                 distribution=distribution, ctx=ctx)
+    return arr
 
 
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
-    raise NotImplementedError(f"rand_sparse_ndarray: {_SPARSE_ISSUE}")
+    """A random sparse array and its components, as MXNet's: row_sparse
+    keeps each row with probability ``density`` (or the rows
+    ``rsp_indices``) with uniform [0, 1) values, returning (arr, (values,
+    indices)); csr keeps each entry with probability ``density``
+    ('uniform'; 'powerlaw' doubles the entries of each row), returning
+    (arr, (indptr, indices, data))."""
+    from mx_ndarray import sparse
+    ctx = ctx or default_context()
+    density = rnd.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    distribution = "uniform" if distribution is None else distribution
+    if stype == 'row_sparse':
+        if distribution != "uniform":
+            raise ValueError(f"Distribution {distribution} not supported for row_sparse")
+        if rsp_indices is not None:
+            indices = np.asarray(rsp_indices)
+            if len(indices) > shape[0]:
+                raise ValueError(f"rand_sparse_ndarray: {len(indices)} rsp_indices for "
+                                 f"{shape[0]} rows")
+        else:
+            indices = np.argwhere(rnd.rand(shape[0]) < density).flatten()
+        if indices.shape[0] == 0:
+            return (sparse.zeros('row_sparse', shape, dtype=dtype, ctx=ctx),
+                    (np.array([], dtype=dtype), np.array([])))
+        val = rnd.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            val.fill(data_init)
+        if modifier_func is not None:
+            val = assign_each(val, modifier_func)
+        arr = sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype, ctx=ctx)
+        return arr, (val, indices)
+    if stype == 'csr':
+        if len(shape) != 2:
+            raise ValueError(f"rand_sparse_ndarray: a csr array is 2-D, got shape {shape}")
+        if distribution == "uniform":
+            keep = rnd.rand(*shape) < density
+        elif distribution == "powerlaw":
+            keep = _powerlaw_pattern(shape, density)
+        else:
+            raise ValueError(f"Distribution not supported: {distribution}")
+        _, cols = np.nonzero(keep)          # row-major: each row's columns ascending
+        vals = rnd.rand(len(cols)) if data_init is None else np.full(len(cols), data_init)
+        if modifier_func is not None:
+            vals = assign_each(vals, modifier_func)
+        indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
+        csr = sparse.csr_matrix((vals.astype(dtype), cols, indptr), shape=shape, dtype=dtype,
+                                ctx=ctx)
+        if shuffle_csr_indices:
+            csr = shuffle_csr_column_indices(csr)
+        return csr, (csr.indptr, csr.indices, csr.data)
+    raise ValueError(f"rand_sparse_ndarray: unknown storage type {stype!r}")
+
+
+def _powerlaw_pattern(shape, density):
+    """Rows with 1, 2, 4, ... entries (as many as fit) until density * size
+    entries are placed, as MXNet's powerlaw csr data set."""
+    rows, cols = shape
+    unused = int(rows * cols * density)
+    keep = np.zeros(shape, dtype=bool)
+    per_row = 1
+    for r in range(rows):
+        n = min(per_row, unused, cols)
+        if n <= 0:
+            break
+        keep[r, :n] = True
+        unused -= n
+        per_row *= 2
+    return keep
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
@@ -79,7 +150,16 @@ def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=No
 
 
 def shuffle_csr_column_indices(csr):
-    raise NotImplementedError(f"shuffle_csr_column_indices: {_SPARSE_ISSUE}")
+    """A csr array with each row's column indices shuffled (its values
+    moved along): an unsorted array, for check_format and kernels' tests."""
+    from mx_ndarray import sparse
+    indptr, indices, data = (x.asnumpy() for x in (csr.indptr, csr.indices, csr.data))
+    for r in range(len(indptr) - 1):
+        order = np.random.permutation(indptr[r + 1] - indptr[r]) + indptr[r]
+        indices[indptr[r]:indptr[r + 1]] = indices[order]
+        data[indptr[r]:indptr[r + 1]] = data[order]
+    return sparse.csr_matrix((data, indices, indptr), shape=csr.shape, dtype=csr.dtype,
+                             ctx=csr.context)
 
 
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):

@@ -88,7 +88,13 @@ def get_etol(etol=None):
 
 # -- comparisons -----------------------------------------------------------------
 def _as_numpy(x):
-    return x.asnumpy() if isinstance(x, NDArray) else x
+    """NumPy values of an NDArray (dense or sparse), a SciPy sparse matrix
+    or anything NumPy reads."""
+    if isinstance(x, NDArray):
+        return x.asnumpy()
+    if hasattr(x, "toarray") and hasattr(x, "tocsr"):     # scipy.sparse
+        return x.toarray()
+    return x
 
 
 def same(a, b):

@@ -62,7 +62,7 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
  '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
  '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
- '_split_v2', '_sub', '_unravel_index', '_zeros']
+ '_sparse_retain', '_split_v2', '_square_sum', '_sub', '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
@@ -4833,6 +4833,34 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     return _compose('_slice_assign_scalar', (data,), name, attr, kwargs, scalar=scalar, begin=begin, end=end, step=step)
 
 
+def _sparse_retain(data=None, indices=None, name=None, attr=None, **kwargs):
+    """
+    Pick rows specified by user input index array from a row sparse matrix and save them in the output sparse matrix.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input array for sparse_retain operator.  Left out, it is a new
+        variable named '<name>_data'.
+    indices : Symbol, optional
+        The index array of rows ids that will be retained.  Left out, it is a
+        new variable named '<name>_indices'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_sparse_retain', (data, indices), name, attr, kwargs)
+
+
 def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections=_NULL, name=None, attr=None, **kwargs):
     """
     Splits an array along an axis at the given indices (or into equal sections).
@@ -4863,6 +4891,36 @@ def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections
         The node's outputs (index it for one).
     """
     return _compose('_split_v2', (data,), name, attr, kwargs, indices=indices, axis=axis, squeeze_axis=squeeze_axis, sections=sections)
+
+
+def _square_sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
+    """
+    The sum of the squares of the elements over the given axes (for row_sparse inputs without densifying them).
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input  Left out, it is a new variable named '<name>_data'.
+    axis : Shape(tuple), optional, default=None
+        The axis (or axes) to reduce; None reduces all.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes with size 1.
+    exclude : bool, optional, default=False
+        Reduce the axes not in 'axis'.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_square_sum', (data,), name, attr, kwargs, axis=axis, keepdims=keepdims, exclude=exclude)
 
 
 def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, name=None, attr=None, **kwargs):

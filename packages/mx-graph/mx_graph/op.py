@@ -20,8 +20,8 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockG
  'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
  'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
+ 'cast', 'cast_storage', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat',
+ 'cos', 'cosh', 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
  'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
  'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
  'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
@@ -2537,6 +2537,32 @@ def broadcast_to(data=None, shape=_NULL, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('broadcast_to', (data,), name, attr, kwargs, shape=shape)
+
+
+def cast_storage(data=None, stype=_NULL, name=None, attr=None, **kwargs):
+    """
+    Casts tensor storage type to the new type: dense to csr or row_sparse, either sparse type to dense, or a copy within one storage type.
+
+    Parameters
+    ----------
+    data : Symbol, optional
+        The input.  Left out, it is a new variable named '<name>_data'.
+    stype : {'default', 'row_sparse', 'csr'}
+        Output storage type.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('cast_storage', (data,), name, attr, kwargs, stype=stype)
 
 
 def cbrt(data=None, name=None, attr=None, **kwargs):

@@ -11,6 +11,8 @@ from mx_ndarray.ndarray import (NDArray, arange, array, concatenate, empty, eye,
 from mx_ndarray.op import *  # noqa: F401,F403  (mx.nd.<op>, generated from the registry)
 from mx_ndarray.prepared import PreparedCall, push_all
 from mx_ndarray.serialization import NDArrayFormatError, load, load_frombuffer, save
+# Sparse arrays; importing them installs the dispatch of calls by storage type.
+from mx_ndarray import sparse  # noqa: F401
 # Operators registered at run time (mx.library.load, mx_ops.ext.operator,
 # mx_ops.ext.simple_op) resolve through the registry: mx.nd.my_gemm.
 from mx_ndarray._runtime_ops import public_getattr as __getattr__  # noqa: F401

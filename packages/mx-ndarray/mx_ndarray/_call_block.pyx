@@ -118,6 +118,10 @@ cdef CallBlock* _new_call(MXFCompute fn, const char* name, list inputs, list out
     try:
         for i in range(n):
             a = <NDArray>(inputs[i] if i < nin else outputs[i - nin])
+            if a.stype_flag and fn != NULL:
+                # A native kernel reads dense memory; a sparse array has none.
+                raise TypeError(f"{name.decode()}: a native kernel cannot take a sparse "
+                                f"({('row_sparse', 'csr')[a.stype_flag - 1]}) array")
             _fill_tblob(&blobs[i], a)
     except BaseException:
         free(mem)

@@ -64,7 +64,7 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
  '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
  '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
- '_split_v2', '_sub', '_unravel_index', '_zeros']
+ '_sparse_retain', '_split_v2', '_square_sum', '_sub', '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -4676,6 +4676,28 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     return _call_op('_slice_assign_scalar', [data], out, kwargs)
 
 
+def _sparse_retain(data=None, indices=None, out=None, name=None, **kwargs):
+    """
+    Pick rows specified by user input index array from a row sparse matrix and save them in the output sparse matrix.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input array for sparse_retain operator.
+    indices : NDArray
+        The index array of rows ids that will be retained.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('_sparse_retain', [data, indices], out, kwargs)
+
+
 def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections=_NULL, out=None, name=None, **kwargs):
     """
     Splits an array along an axis at the given indices (or into equal sections).
@@ -4710,6 +4732,38 @@ def _split_v2(data=None, indices=_NULL, axis=_NULL, squeeze_axis=_NULL, sections
     if sections is not _NULL:
         kwargs['sections'] = sections
     return _call_op('_split_v2', [data], out, kwargs)
+
+
+def _square_sum(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
+    """
+    The sum of the squares of the elements over the given axes (for row_sparse inputs without densifying them).
+
+    Parameters
+    ----------
+    data : NDArray
+        The input
+    axis : Shape(tuple), optional, default=None
+        The axis (or axes) to reduce; None reduces all.
+    keepdims : bool, optional, default=False
+        Keep the reduced axes with size 1.
+    exclude : bool, optional, default=False
+        Reduce the axes not in 'axis'.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if axis is not _NULL:
+        kwargs['axis'] = axis
+    if keepdims is not _NULL:
+        kwargs['keepdims'] = keepdims
+    if exclude is not _NULL:
+        kwargs['exclude'] = exclude
+    return _call_op('_square_sum', [data], out, kwargs)
 
 
 def _zeros(shape=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):

@@ -11,3 +11,4 @@ cdef object _python_fn(compute, dict params, list reqs, Context ctx)
 cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
                   const char* params=*, size_t params_size=*, const int32_t* reqs=*)
 cdef object _scalar_call(str op_name, NDArray x, double scalar, object out)
+cdef object _host_array(size_t ptr, tuple shape, str dtype)

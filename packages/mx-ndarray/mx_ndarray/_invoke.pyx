@@ -126,7 +126,8 @@ cdef object _call(CallPlan plan, list inputs, object out, object ctx_arg,
 
 
 cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
-                         const char* params, size_t params_size, const int32_t* reqs):
+                         const char* params, size_t params_size, const int32_t* reqs,
+                         bint dispatched=False):
     """The imperative call path: invoke, the generated mx.nd functions and
     NDArray's operators all come here with the plan of their call
     (mx_ops.core._call: parsed once per signature, inference kept per input
@@ -146,10 +147,16 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
     cdef bytes packed
     cdef const char* scalar = params
     op = plan.op
+    cdef bint sparse = False
     for i in range(n):
         if not isinstance(inputs[i], NDArray):
             raise TypeError(f"{op.name}: argument '{_input_name(names, i)}' must be an "
                             f"NDArray, got {type(inputs[i]).__name__}")
+        sparse |= (<NDArray>inputs[i]).stype_flag != 0
+    if not dispatched and (sparse or plan.sparse_outputs
+                           or (out is not None and _sparse_out(out))):
+        # Storage-type inference and dispatch (mx_ndarray._sparse_base).
+        return _sparse_dispatch(plan, inputs, out, ctx_arg)
     if n:
         ctx = (<NDArray>inputs[0]).context
     elif isinstance(out, NDArray):
@@ -257,6 +264,32 @@ cdef object _scalar_call(str op_name, NDArray x, double scalar, object out):
         if plan.cpu_kind == COMPUTE_NATIVE:
             return _call(plan, [x], out, None, <const char*>&scalar, sizeof(double))
     return _call(plan_for(op_name, 1, {"scalar": scalar}), [x], out, None)
+
+
+cdef object _sparse_dispatch = None      # set by mx_ndarray._sparse_base at import
+
+
+def set_sparse_dispatch(fn):
+    """Installs ``fn(plan, inputs, out, ctx)``, which runs calls with a
+    sparse input or output (storage-type inference, sparse kernels or the
+    dense fallback)."""
+    global _sparse_dispatch
+    _sparse_dispatch = fn
+
+
+def call_plan(CallPlan plan, list inputs, out, ctx):
+    """The dense call path for the sparse dispatch, which holds the plan and
+    has settled that every array is dense (its fallback, or an operator
+    such as cast_storage called dense to dense): no second dispatch."""
+    return _pushed_call(plan, inputs, out, ctx, NULL, 0, NULL, True)
+
+
+cdef bint _sparse_out(out):
+    if isinstance(out, NDArray):
+        return (<NDArray>out).stype_flag != 0
+    if isinstance(out, (list, tuple)):
+        return any(isinstance(o, NDArray) and (<NDArray>o).stype_flag != 0 for o in out)
+    return False
 
 
 cdef inline Inferred _last_inferred(CallPlan plan, list inputs):

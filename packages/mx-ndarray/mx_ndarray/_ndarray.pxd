@@ -14,6 +14,9 @@ cdef class NDArray:
     cdef readonly tuple shape
     cdef int dtype_flag
     cdef readonly Context context
+    # 0 dense; 1 row_sparse, 2 csr: a sparse array (mx_ndarray._sparse_base)
+    # whose chunk holds only its engine variable, its values in a SparseBlob.
+    cdef int stype_flag
     # --- autograd (mx_ndarray._tape): the tape node that produced this array,
     # or its variable node after attach_grad, and which of its outputs it is;
     # None for an array outside any recorded graph.

@@ -56,6 +56,7 @@ from mx_ndarray import _autograd
 
 # profile_api: wait_to_read and asnumpy time themselves as MXNet's C calls.
 cdef bint* _api_on = profiler_api_flag()
+cdef tuple _STYPE_NAMES = ("default", "row_sparse", "csr")
 cdef dict _NO_PARAMS = {}      # an operator call without parameters (never written)
 _NUMBERS = (int, float, np.generic)     # MXNet's numeric_types
 
@@ -299,8 +300,8 @@ cdef class NDArray:
 
     @property
     def stype(self):
-        """The storage type: 'default' (dense); sparse arrays are later work."""
-        return "default"
+        """The storage type: 'default' (dense), 'row_sparse' or 'csr'."""
+        return _STYPE_NAMES[self.stype_flag]
 
     @property
     def writable(self):
@@ -311,17 +312,16 @@ cdef class NDArray:
         return self
 
     def tostype(self, stype):
-        """A copy with storage type ``stype``; only 'default' (dense) here."""
+        """A copy with storage type ``stype`` ('default', 'row_sparse', 'csr')."""
         if stype == "csr" and len(self.shape) != 2:
             raise ValueError(f"To convert to a CSR, the NDArray should be 2 Dimensional. "
                              f"Current shape is {self.shape}")
-        if stype in ("csr", "row_sparse"):
-            raise NotImplementedError(f"tostype: '{stype}' storage is not supported yet: "
-                                      f"sparse NDArrays come with mx.nd.sparse (a later issue)")
-        if stype != "default":
+        if stype not in ("default", "row_sparse", "csr"):
             raise ValueError(f"tostype: unknown storage type {stype!r}; expected 'default', "
                              f"'row_sparse' or 'csr'")
-        return self.copy()
+        if stype == "default":
+            return self.copy()
+        return invoke("cast_storage", [self], stype=stype)
 
     def slice_assign(self, rhs, begin, end, step):
         """self[begin:end:step] = rhs (of the region's shape), in place."""

@@ -30,6 +30,10 @@ def array(source_array, ctx=None, dtype=None):
     the source's when it is an NDArray, else float32 (MXNet 1.x's
     mx_real_t, NumPy arrays included: ``array(np.arange(3.0))`` is
     float32, as MXNet 1.9.1 makes it)."""
+    if (isinstance(source_array, NDArray) and source_array.stype != "default") or (
+            hasattr(source_array, "tocsr") and hasattr(source_array, "toarray")):
+        from mx_ndarray import sparse        # MXNet: a sparse source gives a sparse array
+        return sparse.array(source_array, ctx=ctx, dtype=dtype)
     if dtype is None:
         dtype = source_array.dtype if isinstance(source_array, NDArray) else np.float32
     if isinstance(source_array, NDArray):
@@ -43,7 +47,12 @@ def full(shape, val, ctx=None, dtype="float32"):
 
 
 def zeros(shape, ctx=None, dtype="float32", **kwargs):
-    """An NDArray of zeros (MXNet's _zeros op, run on the engine)."""
+    """An NDArray of zeros (MXNet's _zeros op, run on the engine); with
+    ``stype='csr'`` or ``'row_sparse'`` a sparse array storing nothing."""
+    stype = kwargs.pop("stype", None)
+    if stype not in (None, "default"):
+        from mx_ndarray import sparse
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     return init_call("_zeros", "zeros", shape, ctx, dtype, kwargs)
 
 

@@ -22,8 +22,8 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockG
  'broadcast_logical_and', 'broadcast_logical_or', 'broadcast_logical_xor', 'broadcast_maximum',
  'broadcast_minimum', 'broadcast_minus', 'broadcast_mod', 'broadcast_mul',
  'broadcast_not_equal', 'broadcast_plus', 'broadcast_power', 'broadcast_sub', 'broadcast_to',
- 'cast', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat', 'cos', 'cosh',
- 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
+ 'cast', 'cast_storage', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat',
+ 'cos', 'cosh', 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
  'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
  'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
  'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
@@ -2509,6 +2509,30 @@ def broadcast_to(data=None, shape=_NULL, out=None, name=None, **kwargs):
     if shape is not _NULL:
         kwargs['shape'] = shape
     return _call_op('broadcast_to', [data], out, kwargs)
+
+
+def cast_storage(data=None, stype=_NULL, out=None, name=None, **kwargs):
+    """
+    Casts tensor storage type to the new type: dense to csr or row_sparse, either sparse type to dense, or a copy within one storage type.
+
+    Parameters
+    ----------
+    data : NDArray
+        The input.
+    stype : {'default', 'row_sparse', 'csr'}
+        Output storage type.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if stype is not _NULL:
+        kwargs['stype'] = stype
+    return _call_op('cast_storage', [data], out, kwargs)
 
 
 def cbrt(data=None, out=None, name=None, **kwargs):

@@ -20,6 +20,10 @@ in ``src/ndarray/ndarray.cc``, ``MXNDArraySave`` in ``src/c_api/c_api.cc``,
       int32   dev_type, dev_id       Context (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)
       int32   type flag              0 float32 1 float64 2 float16 3 uint8 4 int32 5 int8 6 int64
       bytes   data                   prod(dims) * itemsize, C order, little-endian
+    A sparse record (stype 1 or 2) has the storage shape (a TShape: rows kept x
+    row shape, or (nnz,)) before the shape, after the type flag one int32
+    type flag (6, int64) and a TShape per aux array (row_sparse: indices; csr:
+    indptr, indices), and the aux arrays' bytes after the data.
     uint64  K                        number of names: 0 (a list) or N (a dict)
     K names: uint64 length, then that many UTF-8 bytes
 
@@ -40,14 +44,18 @@ Differences from MXNet, all deliberate:
   dtype is known and before anything is allocated: a zero-size record whose
   other dims times the item size pass int64 is refused at the dims' offset,
   and data is read only when its bytes are left in the file.
-* Sparse arrays (row_sparse, csr) and the dtypes this package lacks (bool,
-  int16, uint16, uint32, uint64, bfloat16) are reported as unsupported.
+* The dtypes this package lacks (bool, int16, uint16, uint32, uint64,
+  bfloat16) are reported as unsupported.  Sparse records (row_sparse, csr)
+  load as sparse arrays whose format is checked (``check_format``); their
+  logical shape may be far larger than the file (only its element count
+  must fit int64), so densifying one may fail with a memory error.
 * ``save`` writes V2 records, as ``mx.nd.save`` does; an array with
   ``ndim == 0`` cannot be told apart from an uninitialised one in V2, so a
   list holding one is written with V3 records, as ``mx.npx.save`` does.  MXNet
   loads such a file under np shape semantics (``mx.npx.set_np()`` then
   ``mx.npx.load``).  ``np_shape=True`` / ``False`` forces either.
 """
+import math
 import os
 import struct
 
@@ -73,11 +81,14 @@ _FLAG_DTYPES = {flag: dt.newbyteorder("<") for flag, dt in enumerate(NP_DTYPES)}
 _UNSUPPORTED_FLAGS = {flag: name for name, flag in OTHER_FLAGS.items()}
 _DTYPE_FLAGS = {dt.newbyteorder("=").name: flag for flag, dt in _FLAG_DTYPES.items()}
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
+_STYPE_IDS = {name: i for i, name in _STYPES.items()}
+_NUM_AUX = {1: 1, 2: 2}         # row_sparse: indices; csr: indptr, indices
 _DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
+_INT64_MAX = 2**63 - 1
 
 
 class NDArrayFormatError(MXNetError, ValueError):
@@ -145,6 +156,26 @@ def _record_head(arr, magic):
     return head, host
 
 
+def _tshape(shape):
+    return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+
+def _sparse_record(arr, magic):
+    """The byte parts of one sparse record (MXNet's NDArray::Save): magic,
+    stype, storage shape, shape, context, dtype flag, each aux array's
+    type flag and shape, then the data and the aux arrays' bytes."""
+    data, *aux = (np.ascontiguousarray(c) for c in arr._components())
+    flag = _DTYPE_FLAGS[data.dtype.name]
+    data = data.astype(_FLAG_DTYPES[flag], copy=False)
+    aux = [a.astype(_FLAG_DTYPES[_DTYPE_FLAGS["int64"]], copy=False) for a in aux]
+    ctx = arr.context
+    parts = [struct.pack("<Ii", magic, _STYPE_IDS[arr.stype]), _tshape(data.shape),
+             _tshape(arr.shape), struct.pack("<iii", ctx.device_typeid, ctx.device_id, flag)]
+    for a in aux:
+        parts += [_I32.pack(_DTYPE_FLAGS["int64"]), _tshape(a.shape)]
+    return parts + [memoryview(x).cast("B") for x in [data] + aux if x.size]
+
+
 def _plan(data, np_shape, api):
     """(names or None, arrays, record magic) for ``data``, checked before any
     file is created."""
@@ -165,6 +196,10 @@ def _plan(data, np_shape, api):
 def _write(fo, names, arrays, magic):
     fo.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays)))
     for a in arrays:
+        if a.stype != "default":
+            for part in _sparse_record(a, magic):
+                fo.write(part)
+            continue
         head, host = _record_head(a, magic)
         fo.write(head)
         if host.size:
@@ -289,9 +324,9 @@ def _read_tshape(r, index):
     return ndim, st.unpack(r.read(st.size, f"the {ndim} dims of array {index}"))
 
 
-def _read_dense_tail(r, index, shape, ctx, dims_at):
-    """Context, type flag and data of array ``index`` whose dims were at
-    byte ``dims_at``: an NDArray on ``ctx``."""
+def _read_context_and_dtype(r, index):
+    """The context (checked, then ignored: arrays load on ``ctx``) and the
+    dtype flag of array ``index``: its little-endian NumPy dtype."""
     at = r.pos
     dev_type = r.unpack(_I32, f"the device type of array {index} (int32)")
     if dev_type not in _DEV_TYPES:
@@ -306,7 +341,13 @@ def _read_dense_tail(r, index, shape, ctx, dims_at):
                               f"{flag}), which is not supported; supported flags are 0-6 "
                               f"(float32, float64, float16, uint8, int32, int8, int64)")
         raise r.error(at, f"array {index} has unknown dtype flag {flag}, expected 0-6")
-    dtype = _FLAG_DTYPES[flag]
+    return _FLAG_DTYPES[flag]
+
+
+def _read_dense_tail(r, index, shape, ctx, dims_at):
+    """Context, type flag and data of array ``index`` whose dims were at
+    byte ``dims_at``: an NDArray on ``ctx``."""
+    dtype = _read_context_and_dtype(r, index)
     _check_dims(r, dims_at, index, shape, dtype.itemsize)
     host = r.array(dtype, shape, f"the {dtype.newbyteorder('=').name} data of array "
                                  f"{index} with shape {shape}")
@@ -330,12 +371,11 @@ def _read_record(r, index, ctx):
     if magic in (V2_MAGIC, V3_MAGIC):
         at = r.pos
         stype = r.unpack(_I32, f"the storage type of array {index} (int32)")
-        if stype != 0:
-            if stype in _STYPES:
-                raise r.error(at, f"array {index} is {_STYPES[stype]}: {_STYPES[stype]} "
-                                  f"arrays are not supported")
+        if stype not in _STYPES:
             raise r.error(at, f"array {index} has unknown storage type {stype}, expected "
-                              f"0 (default)")
+                              f"0 (default), 1 (row_sparse) or 2 (csr)")
+        if stype != 0:
+            return _read_sparse(r, index, stype, ctx)
         at = r.pos
         ndim, dims = _read_tshape(r, index)
         if magic == V2_MAGIC and ndim == 0:
@@ -365,6 +405,61 @@ def _read_record(r, index, ctx):
     raise r.error(at, f"expected NDArray magic {V2_MAGIC:#010x} (or {V3_MAGIC:#010x}, "
                       f"{V1_MAGIC:#010x}, or a legacy ndim 1-{MAX_NDIM}) for array "
                       f"{index}, got {magic:#010x}")
+
+
+def _read_sparse(r, index, stype, ctx):
+    """The rest of a sparse record (see _sparse_record) as a sparse array
+    on ``ctx``; its components are checked (check_format) once loaded."""
+    from mx_ndarray.sparse import csr_matrix, row_sparse_array
+    name = _STYPES[stype]
+    at = r.pos
+    sndim, sdims = _read_tshape(r, index)
+    shape_at = r.pos
+    ndim, dims = _read_tshape(r, index)
+    if ndim == 0:
+        return None
+    want = 2 if stype == 2 else None
+    if ndim < 0 or (want and ndim != want) or any(d < 0 for d in dims):
+        raise r.error(shape_at, f"array {index} ({name}) has an invalid shape: ndim {ndim}, "
+                                f"dims {dims}")
+    if math.prod(dims) > _INT64_MAX:
+        raise r.error(shape_at, f"array {index} ({name}) has shape {dims}, whose elements "
+                                f"overflow int64")
+    if sndim <= 0 or any(d < 0 for d in sdims) or (
+            stype == 1 and tuple(sdims[1:]) != tuple(dims[1:])) or (stype == 2 and sndim != 1):
+        raise r.error(at, f"array {index} ({name}) has storage shape {sdims}, which does not "
+                          f"fit its shape {dims}")
+    dtype = _read_context_and_dtype(r, index)
+    aux_shapes = []
+    for k in range(_NUM_AUX[stype]):
+        fat = r.pos
+        aflag = r.unpack(_I32, f"the aux type {k} of array {index} (int32)")
+        if aflag != _DTYPE_FLAGS["int64"]:
+            raise r.error(fat, f"array {index} ({name}) has aux type flag {aflag}; only int64 "
+                               f"(6) indices are supported")
+        fat = r.pos
+        andim, adims = _read_tshape(r, index)
+        if andim != 1 or adims[0] < 0:
+            raise r.error(fat, f"array {index} ({name}) has aux shape {adims}, expected 1-D")
+        aux_shapes.append(adims)
+    if stype == 2 and aux_shapes[0][0] != dims[0] + 1:
+        raise r.error(at, f"array {index} (csr) has an indptr of {aux_shapes[0][0]} entries for "
+                          f"{dims[0]} rows; rows + 1 expected")
+    _check_dims(r, at + 4, index, sdims, dtype.itemsize)
+    data = r.array(dtype, sdims, f"the data of array {index} with storage shape {sdims}")
+    aux = [r.array(_FLAG_DTYPES[_DTYPE_FLAGS["int64"]], s, f"aux array {k} of array {index}")
+           for k, s in enumerate(aux_shapes)]
+    data = data.astype(dtype.newbyteorder("="), copy=False)
+    aux = [a.astype("int64", copy=False) for a in aux]
+    try:
+        if stype == 2:
+            arr = csr_matrix((data, aux[1], aux[0]), shape=dims, ctx=ctx, dtype=data.dtype)
+        else:
+            arr = row_sparse_array((data, aux[0]), shape=dims, ctx=ctx, dtype=data.dtype)
+        arr.check_format(full_check=True)
+    except (ValueError, MXNetError) as exc:
+        raise r.error(at, f"array {index} ({name}): {exc}") from None
+    return arr
 
 
 def _read_list(r, ctx):

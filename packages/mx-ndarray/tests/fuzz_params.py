@@ -40,8 +40,16 @@ def check(source, data, loaded):
             v is None or isinstance(v, NDArray) for v in values):
         return f"loaded {type(loaded).__name__}, not a list or dict of NDArray"
     for v in values:
-        if v is not None:
+        if v is None:
+            continue
+        if v.stype == "default":
             v.asnumpy()           # the data is really there
+        else:
+            # A sparse record's stored components are what the file holds
+            # (its logical shape may be far larger than the file).
+            v.check_format()
+            v.data.asnumpy()
+            v.indices.asnumpy()
     return None
 
 

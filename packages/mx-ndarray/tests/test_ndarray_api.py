@@ -187,10 +187,12 @@ def test_tostype_and_pickle():
     d = a.tostype("default")
     assert d is not a and d.stype == "default"
     np.testing.assert_array_equal(d.asnumpy(), X)
-    with pytest.raises(NotImplementedError, match="'row_sparse' storage is not supported"):
-        a.tostype("row_sparse")
-    with pytest.raises(NotImplementedError, match="sparse"):
-        a.reshape(4, 6).tostype("csr")
+    r = a.tostype("row_sparse")
+    assert r.stype == "row_sparse"
+    np.testing.assert_array_equal(r.asnumpy(), X)
+    c = a.reshape(4, 6).tostype("csr")
+    assert c.stype == "csr"
+    np.testing.assert_array_equal(c.asnumpy(), X.reshape(4, 6))
     with pytest.raises(ValueError, match="unknown storage type"):
         a.tostype("dense")
     c = nd.array(X, ctx=cpu(1))

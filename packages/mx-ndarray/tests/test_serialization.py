@@ -284,8 +284,11 @@ def patched(offset, fmt, value):
     (16, "<Q", 2**60, "offset 16: the file declares 1152921504606846976 arrays, but only"),
     (24, "<I", 0, "offset 24: expected NDArray magic 0xf993fac9 .* for array 0, got 0x00000000"),
     (24, "<I", 0xF993FACB, "offset 24: expected NDArray magic .* got 0xf993facb"),
-    (28, "<i", 1, "offset 28: array 0 is row_sparse: row_sparse arrays are not supported"),
-    (28, "<i", 2, "offset 28: array 0 is csr: csr arrays are not supported"),
+    # A dense record relabelled sparse: its dims are read as the storage shape,
+    # its context as the shape, which cannot fit.
+    (28, "<i", 1, "offset 32: array 0 \\(row_sparse\\) has storage shape \\(2, 3\\), which "
+                  "does not fit its shape"),
+    (28, "<i", 2, "offset 52: array 0 \\(csr\\) has an invalid shape: ndim 1, dims \\(0,\\)"),
     (28, "<i", 9, "offset 28: array 0 has unknown storage type 9"),
     (32, "<i", 1000, "offset 32: array 0 has ndim 1000, more than 32"),
     (32, "<i", -1, "offset 32: array 0 has ndim -1"),
@@ -322,11 +325,17 @@ def test_error_offsets_in_later_records():
         nd.load_frombuffer(buf)
 
 
-def test_real_sparse_file_is_refused():
+def test_real_sparse_file_loads(tmp_path):
+    """MXNet 1.9.1's row_sparse record (rows [1] of a 3 x 2 array) loads as
+    a sparse array and saves back to the same bytes (tests/data/sparse has
+    more)."""
     path = DATA / ref.ROW_SPARSE_FILE
-    with pytest.raises(NDArrayFormatError, match=f"^{path}: offset 28: array 0 is row_sparse: "
-                                                 "row_sparse arrays are not supported"):
-        nd.load(str(path))
+    (a,) = nd.load(str(path))
+    assert a.stype == "row_sparse" and a.shape == (3, 2)
+    np.testing.assert_array_equal(a.asnumpy(), [[0, 0], [1, 2], [0, 0]])
+    out = tmp_path / "rsp.params"
+    nd.save(str(out), [a])
+    assert out.read_bytes() == path.read_bytes()
 
 
 def test_bad_arguments(tmp_path):

@@ -295,6 +295,10 @@ SPECS = {
     "_eye": Spec(no_inputs, eye_params),
     "_linspace": Spec(no_inputs, linspace_params),
     "diag": Spec(diag_inputs, diag_params, errors="does not exist"),
+    "cast_storage": Spec(params=lambda draw, dtype: {"stype": "default"}),
+    "_sparse_retain": Spec(lambda draw, dtype, params: [ints(draw, dtype, (3, 2)),
+                                                        ints(draw, "int64", (2,))],
+                           errors="must be row_sparse"),
     "_backward_diag": Spec(diag_grad_inputs),
     "_ravel_multi_index": Spec(lambda draw, dtype, params: [ints(draw, dtype, (2, size(draw)))],
                                lambda draw, dtype: {"shape": (3, 4)}),
@@ -442,6 +446,12 @@ def ref_scalar(r, name, inputs, params, dtype):
 
 def ref_unary(r, name, inputs, params, dtype):
     return r.unary(elemwise.UNARY[name][0], inputs[0], dtype)
+
+
+def ref_square_sum(r, name, inputs, params, dtype):
+    """_square_sum over every axis: each square wraps, then the sum does."""
+    vals = [r.wrap(int(v) * int(v), dtype) for v in inputs[0].reshape(-1).tolist()]
+    return np.array([r.wrap(sum(vals), dtype)], dtype)
 
 
 def ref_reduce(r, name, inputs, params, dtype):
@@ -663,7 +673,7 @@ REFERENCES = {
     "_ravel_multi_index": ref_ravel, "_unravel_index": ref_ravel, "_histogram": ref_histogram,
     "_contrib_index_copy": ref_index_copy, "_contrib_quadratic": ref_quadratic,
     "_contrib_backward_quadratic": ref_quadratic, "_contrib_div_sqrt_dim": ref_div_sqrt_dim,
-    "_contrib_allclose": ref_allclose,
+    "_contrib_allclose": ref_allclose, "_square_sum": ref_square_sum,
 }
 # Operators that only move, copy, fill or sum elements of their integer inputs
 # (no conversion, no arithmetic beyond req 'add' and wrapping sums): held to
@@ -680,6 +690,7 @@ MOVES = {
     "slice_like", "_backward_slice_like", "squeeze", "stack", "_split_v2", "SequenceMask",
     "SequenceReverse", "SequenceLast", "_backward_SequenceLast", "_contrib_arange_like",
     "_backward_diag", "_contrib_backward_index_copy", "_contrib_index_array",
+    "cast_storage", "_sparse_retain",
 }
 
 

@@ -31,6 +31,9 @@ cdef class CallPlan:
     cdef readonly tuple mutated     # indices of the inputs the call writes
     cdef readonly object random_kind    # the random resource it requests, else None
     cdef readonly bint has_workspace    # a TEMP_SPACE resource: sized per call
+    cdef readonly bint sparse_outputs   # may give sparse outputs from dense inputs
+                                        # (cast_storage): NDArray calls take the
+                                        # storage-type dispatch (core.stype)
     cdef readonly int cpu_kind      # COMPUTE_*
     cdef readonly object cpu_compute    # the Python CPU compute (COMPUTE_PYTHON)
     cdef size_t cpu_kernel          # the MXFCompute's address (COMPUTE_NATIVE)

@@ -178,6 +178,10 @@ class OpDef:
         self.infer_type_partial = infer_type_partial
         self.compute = dict(compute)
         self.compute_ex = dict(compute_ex or {})
+        # Storage-type inference and sparse kernels (core.stype.set_storage_inference).
+        self.infer_storage = None
+        self.sparse_compute = {}
+        self.sparse_from_dense = False
         self.pack_params = pack_params
         self.inplace = tuple(inplace)
         self.resources = tuple(resources)

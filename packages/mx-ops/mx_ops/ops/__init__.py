@@ -48,6 +48,7 @@ FAMILIES = {
     "rnn": (),
     "spatial": (),
     "vision": ("loss",),
+    "sparse": ("elemwise",),
 }
 
 # family: the names of the operators it registered (filled by load).

@@ -1,0 +1,141 @@
+"""Storage types and storage-type inference (MXNet's NDArrayStorageType,
+FInferStorageType and DispatchMode), as registry attributes.
+
+A sparse array's kernel sees a ``SparseBlob``, the sparse TBlob: the
+logical shape and dtype, and its component arrays (NumPy on the CPU, CuPy
+on a GPU).  Their sizes (nnz, rows kept) are known only once the producing
+kernel ran, so an output blob is (re)allocated by the kernel itself
+(``alloc_rsp``/``alloc_csr``: MXNet's CheckAndAlloc).
+
+An operator declares the storage combinations it has a kernel for with
+``set_storage_inference(name, infer, compute_ex)``: ``infer(params,
+in_stypes, device) -> (out_stypes, mode)`` where mode is
+DISPATCH_COMPUTE (the dense kernel), DISPATCH_COMPUTE_EX (``compute_ex``
+on blobs) or DISPATCH_FALLBACK (inputs cast to dense, the dense kernel,
+sparse outputs cast back).  An operator without the attribute gets
+``default_storage``: dense everything, falling back on sparse inputs.
+"""
+import numpy as np
+
+from mx_engine.base import MXNetError
+
+__all__ = ["STYPE_DEFAULT", "STYPE_ROW_SPARSE", "STYPE_CSR", "STYPE_NAMES", "STYPE_IDS",
+           "AUX_DTYPE", "DISPATCH_COMPUTE", "DISPATCH_COMPUTE_EX", "DISPATCH_FALLBACK",
+           "SparseBlob", "default_storage", "set_storage_inference", "storage_inference",
+           "stype_id"]
+
+STYPE_DEFAULT, STYPE_ROW_SPARSE, STYPE_CSR = 0, 1, 2
+STYPE_NAMES = {STYPE_DEFAULT: "default", STYPE_ROW_SPARSE: "row_sparse", STYPE_CSR: "csr"}
+STYPE_IDS = {name: i for i, name in STYPE_NAMES.items()}
+AUX_DTYPE = np.dtype("int64")       # MXNet's indices and indptr (kInt64)
+
+DISPATCH_COMPUTE = "fcompute"
+DISPATCH_COMPUTE_EX = "fcompute_ex"
+DISPATCH_FALLBACK = "fcompute_fallback"
+
+
+def stype_id(stype, api):
+    """The code of storage type name ``stype``, or an error naming ``api``."""
+    try:
+        return STYPE_IDS[stype]
+    except (KeyError, TypeError):
+        raise ValueError(f"{api}: unknown storage type {stype!r}; expected 'default', "
+                         f"'row_sparse' or 'csr'") from None
+
+
+class SparseBlob:
+    """A sparse array's storage as a kernel sees it: ``stype`` ('row_sparse'
+    or 'csr'), the logical ``shape`` and ``dtype``, ``data`` and the
+    auxiliary arrays (row_sparse: ``indices``, the kept rows, ascending;
+    csr: ``indptr`` and ``indices``, the column of each value), allocated
+    with ``xp`` (numpy or cupy)."""
+
+    __slots__ = ("stype", "shape", "dtype", "data", "indices", "indptr", "xp")
+
+    def __init__(self, stype, shape, dtype, xp=np, zero=True):
+        self.stype = stype
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.xp = xp
+        self.data = self.indices = self.indptr = None
+        if zero:        # else the first kernel that writes it allocates it
+            self.set_zero()
+
+    def set_zero(self):
+        """All zeros: no stored value (MXNet's SetZero on sparse storage)."""
+        if self.stype == "csr":
+            self.alloc_csr(0)
+            self.indptr[...] = 0
+        else:
+            self.alloc_rsp(0)
+
+    def alloc_rsp(self, rows):
+        """Room for ``rows`` kept rows (contents undefined)."""
+        xp = self.xp
+        self.data = xp.empty((rows,) + self.shape[1:], self.dtype)
+        self.indices = xp.empty((rows,), AUX_DTYPE)
+
+    def alloc_csr(self, nnz, indptr=None):
+        """Room for ``nnz`` values; ``indptr`` (rows + 1) given or new."""
+        xp = self.xp
+        self.data = xp.empty((nnz,), self.dtype)
+        self.indices = xp.empty((nnz,), AUX_DTYPE)
+        self.indptr = xp.empty((self.shape[0] + 1,), AUX_DTYPE) if indptr is None else indptr
+
+    def assign(self, other):
+        """Takes ``other``'s components (of the same stype), cast to this dtype."""
+        self.data = self.xp.asarray(other.data).astype(self.dtype, copy=False)
+        self.indices = other.indices
+        self.indptr = other.indptr
+
+    @property
+    def aux(self):
+        """The auxiliary arrays in MXNet's order (csr: indptr, indices)."""
+        return [self.indptr, self.indices] if self.stype == "csr" else [self.indices]
+
+    @property
+    def storage_shape(self):
+        return tuple(self.data.shape)
+
+    def __repr__(self):
+        return (f"SparseBlob({self.stype}, shape={self.shape}, dtype={self.dtype}, "
+                f"stored={self.storage_shape})")
+
+
+def default_storage(params, in_stypes, device):
+    """MXNet's DefaultStorageType: dense outputs; the dense kernel when
+    every input is dense, else a fallback (inputs cast to dense)."""
+    del params, device
+    mode = DISPATCH_COMPUTE if all(s == "default" for s in in_stypes) else DISPATCH_FALLBACK
+    return None, mode
+
+
+def set_storage_inference(op_name, infer, compute_ex, sparse_from_dense=False):
+    """Gives registered operator ``op_name`` a storage-type inference rule
+    and its sparse kernels ({'cpu': fn, 'gpu': fn}; ``fn(params, inputs,
+    outputs, reqs)`` on SparseBlobs and dense arrays).  With
+    ``sparse_from_dense`` (cast_storage) the operator may give sparse
+    outputs from dense inputs, so every NDArray call of it takes the
+    storage dispatch; otherwise only calls with a sparse array do."""
+    from mx_ops.core import registry
+    op = registry.get(op_name)
+    if op.compute_ex:
+        raise MXNetError(f"{op_name}: an NDArray-level compute_ex and sparse kernels "
+                         f"do not go together")
+    op.infer_storage = infer
+    op.sparse_compute = dict(compute_ex)
+    op.sparse_from_dense = bool(sparse_from_dense)
+    return op
+
+
+def storage_inference(op, params, in_stypes, device, nout):
+    """(out_stypes, mode) of ``op`` for inputs of ``in_stypes`` on
+    ``device`` ('cpu'/'gpu'); a rule without a kernel for the device falls
+    back (MXNet's dispatch_fallback)."""
+    infer = getattr(op, "infer_storage", None)
+    out_stypes, mode = (infer or default_storage)(params, in_stypes, device)
+    if out_stypes is None:
+        out_stypes = ["default"] * nout
+    if mode == DISPATCH_COMPUTE_EX and device not in getattr(op, "sparse_compute", {}):
+        mode = DISPATCH_FALLBACK
+    return list(out_stypes), mode
