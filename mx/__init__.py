@@ -31,4 +31,7 @@ sym = symbol
 _alias(__name__ + ".nd", ndarray)
 _alias(__name__ + ".sym", symbol)
 
+from mx_io import io          # noqa: E402  (MXNet's mxnet.io)
+_alias(__name__ + ".io", io)
+
 __version__ = "0.1.0"
