@@ -1,0 +1,294 @@
+"""ImageRecordIter / ImageRecordUInt8Iter: MXNet 1.9.1's batches on the same
+file (data/image_record/make_reference.py), every augmenter against a NumPy
+(or cv2) reference of its formula, seeded determinism across thread counts,
+sharding, round_batch, shuffling, corrupt records and parameter errors."""
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from mx_io import recordio  # noqa: E402
+from mx_io.io import ImageRecordIter, ImageRecordUInt8Iter  # noqa: E402
+
+DATA = pathlib.Path(__file__).parent / "data" / "image_record"
+REC = DATA / "images.rec"
+
+
+def _load_reference():
+    ref = np.load(DATA / "reference.npz")
+    out = {}
+    for key in ref.files:
+        name, epoch, batch, field = key.split("/")
+        out.setdefault(name, {}).setdefault((int(epoch), int(batch)), {})[field] = ref[key]
+    return out
+
+
+# The settings make_reference.py ran MXNet with (kept in step with it).
+CONFIGS = {
+    "resize_center_meanstd": dict(data_shape=(3, 32, 32), batch_size=5, resize=40,
+                                  mean_r=123.68, mean_g=116.28, mean_b=103.53,
+                                  std_r=58.395, std_g=57.12, std_b=57.375),
+    "center_scale_mirror": dict(data_shape=(3, 36, 36), batch_size=4, scale=1 / 255.0,
+                                mirror=True),
+    "pad_fill": dict(data_shape=(3, 48, 48), batch_size=6, resize=40, pad=6, fill_value=17),
+    "cubic_labels2": dict(data_shape=(3, 30, 30), batch_size=5, resize=34, inter_method=2,
+                          round_batch=False),
+    "grey": dict(data_shape=(1, 28, 28), batch_size=4, resize=30),
+    "uint8": dict(data_shape=(3, 32, 32), batch_size=5, resize=36, uint8=True),
+    "imglist": dict(data_shape=(3, 32, 32), batch_size=4, resize=32, label_width=3,
+                    path_imglist=str(DATA / "images.lst")),
+}
+# Pixel units per output unit, to compare in pixels.
+PIXEL_SCALE = {"resize_center_meanstd": np.array([58.395, 57.12, 57.375])[:, None, None],
+               "center_scale_mirror": 255.0}
+
+
+def read_epochs(it, epochs=2):
+    out = []
+    for epoch in range(epochs):
+        if epoch:
+            it.reset()
+        out.append([(b.data[0].asnumpy(), b.label[0].asnumpy(), b.pad, b.index) for b in it])
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_matches_mxnet(name):
+    cfg = dict(CONFIGS[name])
+    cfg.setdefault("label_width", 2)
+    cls = ImageRecordUInt8Iter if cfg.pop("uint8", False) else ImageRecordIter
+    ours = read_epochs(cls(path_imgrec=str(REC), preprocess_threads=2, **cfg))
+    ref = _load_reference()[name]
+    for epoch, batches in enumerate(ours):
+        assert len(batches) == len([k for k in ref if k[0] == epoch])
+        for k, (data, label, pad, _) in enumerate(batches):
+            want = ref[(epoch, k)]
+            # MXNet's pad without round_batch is 0 (it reports the padding
+            # as data); ours counts it and zero-fills it.
+            real = len(data) - pad if not cfg.get("round_batch", True) else len(data)
+            if cfg.get("round_batch", True):
+                assert pad == int(want["pad"])
+            assert data.dtype == want["data"].dtype and data.shape == want["data"].shape
+            np.testing.assert_array_equal(label[:real], want["label"][:real])
+            diff = np.abs(data[:real].astype(np.float64) - want["data"][:real]) \
+                * PIXEL_SCALE.get(name, 1.0)
+            # JPEG decode and resize rounding: a pixel level or two at most.
+            assert diff.max() <= 2.01, (name, epoch, k, diff.max())
+            assert diff.mean() <= 0.1, (name, epoch, k, diff.mean())
+
+
+# -- files of our own, PNG so the decoded pixels are known exactly --------
+
+def make_images(n, rng, sizes=((40, 48), (48, 40), (44, 44))):
+    return [rng.integers(0, 256, size=sizes[i % len(sizes)] + (3,), dtype=np.uint8)
+            for i in range(n)]
+
+
+def write_rec(tmp_path, images, fmt=".png", labels=None, name="data"):
+    rec_path, idx_path = tmp_path / f"{name}.rec", tmp_path / f"{name}.idx"
+    writer = recordio.MXIndexedRecordIO(str(idx_path), str(rec_path), "w")
+    for i, img in enumerate(images):
+        label = float(i) if labels is None else labels[i]
+        payload = (recordio.pack_img(recordio.IRHeader(0, label, i, 0), img, img_fmt=fmt)
+                   if img is not None else
+                   recordio.pack(recordio.IRHeader(0, label, i, 0), b"not an image at all"))
+        writer.write_idx(i, payload)
+    writer.close()
+    return str(rec_path), str(idx_path)
+
+
+def all_batches(it):
+    return [(b.data[0].asnumpy(), b.label[0].asnumpy(), b.pad) for b in it]
+
+
+def rgb_chw(img):
+    return img[:, :, ::-1].transpose(2, 0, 1).astype(np.float32)
+
+
+def test_center_crop_pad_fill_and_normalisation(tmp_path):
+    rng = np.random.default_rng(0)
+    images = make_images(6, rng)
+    rec, _ = write_rec(tmp_path, images)
+    mean = np.array([10.0, 20.0, 30.0], np.float32)[:, None, None]
+    std = np.array([2.0, 4.0, 5.0], np.float32)[:, None, None]
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 50, 46), batch_size=3, pad=5,
+                         fill_value=7, mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=4,
+                         std_b=5, scale=0.5, preprocess_threads=2)
+    got = np.concatenate([d for d, _, _ in all_batches(it)])
+    for i, img in enumerate(images):
+        padded = np.pad(rgb_chw(img), ((0, 0), (5, 5), (5, 5)), constant_values=7)
+        y, x = (padded.shape[1] - 50) // 2, (padded.shape[2] - 46) // 2
+        want = (padded[:, y:y + 50, x:x + 46] - mean) * 0.5 / std
+        np.testing.assert_allclose(got[i], want, rtol=1e-6, atol=1e-5)
+
+
+def test_random_crop_and_mirror_are_windows_of_the_image(tmp_path):
+    rng = np.random.default_rng(1)
+    images = make_images(24, rng)
+    rec, _ = write_rec(tmp_path, images)
+    it = ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 30, 30), batch_size=8,
+                              rand_crop=True, rand_mirror=True, pad=2, fill_value=0, seed=3)
+    got = np.concatenate([d for d, _, _ in all_batches(it)])
+    corners, mirrors = set(), set()
+    for i, img in enumerate(images):
+        padded = np.pad(rgb_chw(img), ((0, 0), (2, 2), (2, 2))).astype(np.uint8)
+        found = [(y, x, m) for y in range(padded.shape[1] - 29) for x in range(padded.shape[2] - 29)
+                 for m in (False, True)
+                 if np.array_equal(got[i], padded[:, y:y + 30, x:x + 30][:, :, ::-1] if m
+                                   else padded[:, y:y + 30, x:x + 30])]
+        assert found, f"image {i} is no (mirrored) 30x30 window of the padded image"
+        corners.add(found[0][:2])
+        mirrors.add(found[0][2])
+    assert len(corners) > 5 and mirrors == {False, True}
+
+
+@pytest.mark.parametrize("inter_method", [0, 1, 2, 3, 4])
+def test_resize_matches_cv2(tmp_path, inter_method):
+    rng = np.random.default_rng(2)
+    images = make_images(3, rng)
+    rec, _ = write_rec(tmp_path, images)
+    it = ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 30, 30), batch_size=3,
+                              resize=33, inter_method=inter_method)
+    got = all_batches(it)[0][0]
+    for i, img in enumerate(images):
+        h, w = img.shape[:2]
+        size = (33, 33 * h // w) if h > w else (33 * w // h, 33)   # (width, height)
+        resized = cv2.resize(img, size, interpolation=inter_method)
+        y, x = (resized.shape[0] - 30) // 2, (resized.shape[1] - 30) // 2
+        np.testing.assert_array_equal(got[i], rgb_chw(resized[y:y + 30, x:x + 30]))
+
+
+def test_rotate_and_scale_match_the_affine_formula(tmp_path):
+    rng = np.random.default_rng(3)
+    images = make_images(2, rng)
+    rec, _ = write_rec(tmp_path, images)
+    it = ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 30, 30), batch_size=2, rotate=30,
+                              min_random_scale=0.9, max_random_scale=0.9, fill_value=9)
+    got = all_batches(it)[0][0]
+    for i, img in enumerate(images):
+        rows, cols = img.shape[:2]
+        a, b, s = np.cos(np.pi / 6), np.sin(np.pi / 6), 0.9
+        # MXNet's DefaultImageAugmenter with ratio 1 (hs = ws = scale), no shear.
+        m = np.array([[s * a, s * b, 0], [-b * s, a * s, 0]], np.float32)
+        new_w, new_h = int(s * cols), int(s * rows)
+        m[0, 2] = (new_w - (m[0, 0] * cols + m[0, 1] * rows)) / 2
+        m[1, 2] = (new_h - (m[1, 0] * cols + m[1, 1] * rows)) / 2
+        warped = cv2.warpAffine(img, m, (new_w, new_h), flags=1, borderMode=cv2.BORDER_CONSTANT,
+                                borderValue=(9, 9, 9))
+        y, x = (new_h - 30) // 2, (new_w - 30) // 2
+        np.testing.assert_array_equal(got[i], rgb_chw(warped[y:y + 30, x:x + 30]))
+
+
+RANDOM = dict(data_shape=(3, 28, 28), batch_size=5, rand_crop=True, rand_mirror=True,
+              max_rotate_angle=20, max_aspect_ratio=0.2, min_random_scale=0.9,
+              max_random_scale=1.1, max_shear_ratio=0.1, inter_method=10, shuffle=True)
+
+
+def test_same_seed_same_batches_whatever_the_threads(tmp_path):
+    rng = np.random.default_rng(4)
+    rec, idx = write_rec(tmp_path, make_images(17, rng))
+    runs = [read_epochs(ImageRecordIter(path_imgrec=rec, path_imgidx=idx, seed=11,
+                                        preprocess_threads=t, **RANDOM)) for t in (1, 2, 3)]
+    for run in runs[1:]:
+        for epoch_a, epoch_b in zip(runs[0], run):
+            for (d1, l1, p1, _), (d2, l2, p2, _) in zip(epoch_a, epoch_b, strict=True):
+                np.testing.assert_array_equal(d1, d2)
+                np.testing.assert_array_equal(l1, l2)
+                assert p1 == p2
+    other = read_epochs(ImageRecordIter(path_imgrec=rec, path_imgidx=idx, seed=12, **RANDOM))
+    assert not np.array_equal(other[0][0][0], runs[0][0][0][0])
+    # A new epoch draws a new order and new augmentations.
+    assert not np.array_equal(runs[0][0][0][0], runs[0][1][0][0])
+
+
+def test_shuffle_reads_every_record_once_per_epoch(tmp_path):
+    rng = np.random.default_rng(5)
+    rec, idx = write_rec(tmp_path, make_images(20, rng))
+    epochs = read_epochs(ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 8, 8),
+                                         batch_size=5, shuffle=True, seed=1), epochs=3)
+    orders = [np.concatenate([l for _, l, _, _ in e]) for e in epochs]
+    for order in orders:
+        assert sorted(order) == list(range(20))
+    assert len({tuple(o) for o in orders}) == 3
+
+
+@pytest.mark.parametrize("with_idx", [True, False])
+def test_sharding_partitions_the_records(tmp_path, with_idx):
+    rng = np.random.default_rng(6)
+    rec, idx = write_rec(tmp_path, make_images(11, rng))
+    parts = []
+    for part in range(3):
+        it = ImageRecordIter(path_imgrec=rec, path_imgidx=idx if with_idx else "",
+                             data_shape=(3, 8, 8), batch_size=2, num_parts=3, part_index=part,
+                             round_batch=False)
+        labels = [l[:len(l) - p] for _, l, p in all_batches(it)]
+        parts.append(np.concatenate(labels).tolist())
+    assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+
+
+def test_round_batch_pads_from_the_start_and_resumes(tmp_path):
+    rng = np.random.default_rng(7)
+    rec, _ = write_rec(tmp_path, make_images(10, rng))
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4)
+    epochs = [[(l.tolist(), p) for _, l, p, _ in e] for e in read_epochs(it, 3)]
+    # MXNet 1.9.1 (checked with it): the next epoch starts after the records
+    # that completed the last batch.
+    assert epochs[0] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0), ([8, 9, 0, 1], 2)]
+    assert epochs[1] == [([2, 3, 4, 5], 0), ([6, 7, 8, 9], 0)]
+    assert epochs[2] == epochs[0]
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, round_batch=False)
+    last = all_batches(it)[-1]
+    assert last[2] == 2 and last[1].tolist() == [8, 9, 0, 0] and not last[0][2:].any()
+
+
+def test_corrupt_record_is_skipped_with_a_warning(tmp_path):
+    rng = np.random.default_rng(8)
+    images = make_images(7, rng)
+    images[2] = None
+    rec, _ = write_rec(tmp_path, images, fmt=".jpg")
+    with pytest.warns(RuntimeWarning, match=r"skipping record 2 \(byte offset \d+\)"):
+        it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=3,
+                             round_batch=False, preprocess_threads=2)
+        got = all_batches(it)
+    labels = np.concatenate([l[:len(l) - p] for _, l, p in got]).tolist()
+    assert labels == [0, 1, 3, 4, 5, 6]
+
+
+def test_labels_from_imglist_and_header(tmp_path):
+    rng = np.random.default_rng(9)
+    images = make_images(4, rng)
+    rec, _ = write_rec(tmp_path, images, labels=[[1, 2], [3, 4], [5, 6], [7, 8]])
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, label_width=2)
+    assert all_batches(it)[0][1].tolist() == [[1, 2], [3, 4], [5, 6], [7, 8]]
+    lst = tmp_path / "data.lst"
+    lst.write_text("".join(f"{i}\t{10 * i}\timg{i}.png\n" for i in range(4)))
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4,
+                         path_imglist=str(lst), data_name="img", label_name="lab")
+    assert all_batches(it)[0][1].tolist() == [0, 10, 20, 30]
+    assert [(d.name, d.shape) for d in it.provide_data] == [("img", (4, 3, 8, 8))]
+    assert [(d.name, d.shape) for d in it.provide_label] == [("lab", (4,))]
+    with pytest.raises(ValueError, match="holds 2 labels but label_width is 1"):
+        ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(batch_size=0), ValueError, "'batch_size' must be at least 1, got 0"),
+    (dict(data_shape=(2, 8, 8)), ValueError, r"'data_shape' .* got \(2, 8, 8\)"),
+    (dict(inter_method=5), ValueError, "'inter_method' must be one of .* got 5"),
+    (dict(num_parts=2, part_index=2), ValueError, "'part_index' must be below num_parts=2"),
+    (dict(fill_value=300), ValueError, r"'fill_value' must be in \[0, 255\], got 300"),
+    (dict(dtype="int64"), ValueError, "'dtype' must be .* got 'int64'"),
+    (dict(brightness=0.3), NotImplementedError, "'brightness' is not supported"),
+    (dict(path_imgrec="/no/such.rec"), FileNotFoundError, "'path_imgrec': no such file"),
+    (dict(data_shape=(3, 60, 60)), ValueError, r"record 0 .* smaller than data_shape"),
+    (dict(std_g=0), ValueError, "'std_g' must not be 0"),
+])
+def test_bad_parameters_name_the_argument(tmp_path, kwargs, error, match):
+    rec, _ = write_rec(tmp_path, make_images(2, np.random.default_rng(10)))
+    args = dict(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2)
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        ImageRecordIter(**args)
