@@ -226,7 +226,15 @@ def test_sharding_partitions_the_records(tmp_path, with_idx):
                              round_batch=False)
         labels = [l[:len(l) - p] for _, l, p in all_batches(it)]
         parts.append(np.concatenate(labels).tolist())
-    assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    if with_idx:    # dmlc's indexed split: ceil(11 / 3) records a part
+        assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    else:           # its byte split: a record goes where its first byte falls
+        offsets = [int(line.split()[1]) for line in open(idx)]
+        step = -(-pathlib.Path(rec).stat().st_size // 3)
+        step += -step % 4
+        assert parts == [[i for i, off in enumerate(offsets) if k * step <= off < (k + 1) * step]
+                         for k in range(3)]
+        assert sorted(sum(parts, [])) == list(range(11))
 
 
 def test_round_batch_pads_from_the_start_and_resumes(tmp_path):
@@ -239,6 +247,14 @@ def test_round_batch_pads_from_the_start_and_resumes(tmp_path):
     assert epochs[0] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0), ([8, 9, 0, 1], 2)]
     assert epochs[1] == [([2, 3, 4, 5], 0), ([6, 7, 8, 9], 0)]
     assert epochs[2] == epochs[0]
+    # Shuffled, the completing records are the next epoch's first ones, and
+    # that epoch reads the rest (MXNet 1.9.1 does the same).
+    idx = rec[:-4] + ".idx"
+    it = ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 8, 8), batch_size=4,
+                         shuffle=True, seed=5)
+    first, second = [np.concatenate([l for _, l, _, _ in e]) for e in read_epochs(it, 2)]
+    assert sorted(first[:10]) == list(range(10)) and len(second) == 8
+    assert sorted(np.concatenate([first[10:], second])) == list(range(10))
     it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, round_batch=False)
     last = all_batches(it)[-1]
     assert last[2] == 2 and last[1].tolist() == [8, 9, 0, 0] and not last[0][2:].any()
@@ -292,3 +308,48 @@ def test_bad_parameters_name_the_argument(tmp_path, kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         ImageRecordIter(**args)
+
+
+# -- the packing kernel against NumPy, over random geometry ---------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from mx_io.io import _image_aug  # noqa: E402
+
+
+def pack_reference(img, c, h, w, crop_y, crop_x, pad, fill, mirror, mean, mult, mean_img):
+    """The formula: pad with fill, crop, mirror, BGR->RGB CHW, (x - mean) * mult."""
+    chw = (img[:, :, ::-1] if img.shape[2] == 3 else img).transpose(2, 0, 1).astype(np.float32)
+    padded = np.pad(chw, ((0, 0), (pad, pad), (pad, pad)), constant_values=fill)
+    crop = padded[:, crop_y:crop_y + h, crop_x:crop_x + w]
+    if mirror:
+        crop = crop[:, :, ::-1]
+    m = mean_img.reshape(c, h, w) if mean_img is not None else mean[:c, None, None]
+    return (crop - m) * mult[:c, None, None], crop
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_pack_kernel_matches_numpy(data):
+    c = data.draw(st.sampled_from([1, 3]))
+    img_h, img_w = data.draw(st.integers(1, 16)), data.draw(st.integers(1, 16))
+    pad = data.draw(st.integers(0, 5))
+    h = data.draw(st.integers(1, img_h + 2 * pad))
+    w = data.draw(st.integers(1, img_w + 2 * pad))
+    crop_y = data.draw(st.integers(0, img_h + 2 * pad - h))
+    crop_x = data.draw(st.integers(0, img_w + 2 * pad - w))
+    mirror, fill = data.draw(st.booleans()), float(data.draw(st.integers(0, 255)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    img = rng.integers(0, 256, (img_h, img_w, c), dtype=np.uint8)
+    mean = (rng.random(3) * 100).astype(np.float32)
+    mult = rng.random(3).astype(np.float32)
+    mean_img = (rng.random(c * h * w) * 50).astype(np.float32) if data.draw(st.booleans()) else None
+    want, pixels = pack_reference(img, c, h, w, crop_y, crop_x, pad, fill, mirror, mean, mult,
+                                  mean_img)
+    out = np.full(2 * c * h * w, np.nan, np.float32)
+    _image_aug.pack(img, out, 1, c, h, w, crop_y, crop_x, pad, fill, mirror, mean, mult, mean_img)
+    np.testing.assert_allclose(out[c * h * w:].reshape(c, h, w), want, rtol=1e-6, atol=1e-4)
+    assert np.isnan(out[:c * h * w]).all()      # only its slot is written
+    out8 = np.zeros(c * h * w, np.uint8)
+    _image_aug.pack(img, out8, 0, c, h, w, crop_y, crop_x, pad, fill, mirror, mean, mult)
+    np.testing.assert_array_equal(out8.reshape(c, h, w), pixels.astype(np.uint8))

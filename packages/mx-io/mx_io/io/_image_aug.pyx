@@ -2,7 +2,7 @@
 """ImageRecordIter's per-image packing (image_aug.h) as one call without the
 GIL, and the per-image random draws, derived from (seed, epoch, record) so
 that a batch does not depend on which thread made it."""
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libcpp cimport bool as cbool
 
 import numpy as np
@@ -67,7 +67,7 @@ cdef inline uint64_t splitmix64(uint64_t z) noexcept nogil:
     return z ^ (z >> 31)
 
 
-def uniform_draws(uint64_t seed, uint64_t epoch, const long long[::1] records, int count):
+def uniform_draws(uint64_t seed, uint64_t epoch, const int64_t[::1] records, int count):
     """``count`` uniforms in [0, 1) for each record, a function of
     (seed, epoch, record) alone: the same image gets the same draws whatever
     thread or batch it falls in."""

@@ -10,6 +10,7 @@ draws come from (seed, epoch, record number) only, so a batch is the same
 whatever the thread count.
 """
 import math
+import os
 import struct
 import warnings
 import weakref
@@ -56,11 +57,19 @@ def record_offsets(reader, path_imgidx):
     return np.asarray(offsets, dtype=np.int64)
 
 
-def shard(count, num_parts, part_index):
-    """Records [begin, end) of part ``part_index`` of ``num_parts`` (dmlc's
-    indexed RecordIO split: ceil(count / num_parts) records a part)."""
-    step = (count + num_parts - 1) // num_parts
-    return min(part_index * step, count), min((part_index + 1) * step, count)
+def shard(offsets, file_size, num_parts, part_index, indexed):
+    """Records [begin, end) of part ``part_index`` of ``num_parts``, split as
+    dmlc-core splits for MXNet: with an ``.idx``, ceil(count / num_parts)
+    records a part; without, the file's bytes in equal 4-aligned ranges,
+    each record going to the range its first byte falls in."""
+    count = len(offsets)
+    if indexed:
+        step = (count + num_parts - 1) // num_parts
+        return min(part_index * step, count), min((part_index + 1) * step, count)
+    step = (file_size + num_parts - 1) // num_parts
+    step = (step + 3) // 4 * 4
+    begin, end = np.searchsorted(offsets, [part_index * step, (part_index + 1) * step])
+    return int(begin), int(end)
 
 
 def interpolation(method, old_w, old_h, new_w, new_h, draw):
@@ -86,7 +95,8 @@ class ImageRecordSource:
         self._cv2 = _image_codec.cv2()
         self._reader = RecordReader(cfg.path_imgrec)
         offsets = record_offsets(self._reader, cfg.path_imgidx)
-        begin, end = shard(len(offsets), cfg.num_parts, cfg.part_index)
+        begin, end = shard(offsets, os.path.getsize(cfg.path_imgrec), cfg.num_parts,
+                           cfg.part_index, bool(cfg.path_imgidx))
         self._offsets = offsets[begin:end]
         self._numbers = np.arange(begin, end, dtype=np.int64)   # record numbers in the file
         if not len(self._offsets):
@@ -104,26 +114,29 @@ class ImageRecordSource:
                                             thread_name_prefix="ImageRecordIter-decode")
             weakref.finalize(self, self._pool.shutdown, wait=False)
         self._epoch = 0
-        self._resume = 0
+        self._resume, self._wrapped = 0, False
         self._start_epoch()
 
     # -- epochs and order -------------------------------------------------
 
-    def _start_epoch(self):
+    def _epoch_order(self, epoch):
         count = len(self._offsets)
         if self.cfg.shuffle:
-            rng = np.random.default_rng([self.cfg.seed, self._epoch])
-            self._order = rng.permutation(count)
-            self._cursor = 0
-        else:
-            self._order = np.arange(count)
-            # After a round_batch wrap MXNet goes on after the records it took.
-            self._cursor = self._resume
+            return np.random.default_rng([self.cfg.seed, epoch]).permutation(count)
+        return np.arange(count)
+
+    def _start_epoch(self):
+        self._order, self._cursor = self._epoch_order(self._epoch), 0
         self._finished = False
 
     def reset(self):
         self._epoch += 1
-        self._start_epoch()
+        if self._wrapped:
+            # MXNet completes the last batch from the next epoch's order and
+            # that epoch goes on after the records it took.
+            self._cursor, self._finished, self._wrapped = self._resume, False, False
+        else:
+            self._start_epoch()
 
     # -- batches ----------------------------------------------------------
 
@@ -150,12 +163,12 @@ class ImageRecordSource:
                     labels[filled:] = 0
                     break
                 wrapped, self._cursor = True, 0
+                self._order = self._epoch_order(self._epoch + 1)
                 continue
             self._cursor += len(positions)
             filled = self._fill(filled, positions, data_view, labels, index)
         if wrapped or self._cursor >= len(self._order):
-            self._finished = True
-            self._resume = self._cursor if wrapped else 0
+            self._finished, self._wrapped, self._resume = True, wrapped, self._cursor
         return batch_of(data, label, pad, index)
 
     def _fill(self, first, positions, data_view, labels, index):
@@ -203,7 +216,8 @@ class ImageRecordSource:
     def _process(self, job, data_view, labels):
         slot, record, draws, number, offset = job
         cfg = self.cfg
-        flag, label, image_id, _ = _HEADER.unpack_from(record)
+        flag, label, image_id, _ = (_HEADER.unpack_from(record) if len(record) >= _HEADER.size
+                                    else (0, 0.0, 0, 0))
         start = _HEADER.size + 4 * flag
         img = None
         if len(record) > start:
@@ -214,13 +228,13 @@ class ImageRecordSource:
                 img = None
         if img is None:
             warnings.warn(f"ImageRecordIter: skipping record {number} (byte offset {offset}) of "
-                          f"{cfg.path_imgrec!r}: its {len(record) - start} image bytes do not "
-                          f"decode", RuntimeWarning, stacklevel=2)
+                          f"{cfg.path_imgrec!r}: its {max(len(record) - start, 0)} image bytes do "
+                          f"not decode", RuntimeWarning, stacklevel=2)
             return False
         self._write_label(labels, slot, record, flag, label, image_id, number)
         img = self._warp(img, draws)
         if img.ndim == 2:
-            img = img[:, :, None]
+            img = img.reshape(img.shape[0], img.shape[1], 1)
         c, h, w = cfg.data_shape
         room_y = img.shape[0] + 2 * cfg.pad - h
         room_x = img.shape[1] + 2 * cfg.pad - w
