@@ -18,6 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from mx_ndarray.ndarray import array
+from mx_ndarray.serialization import save
+
 from mx_io import _image_codec
 from mx_io._recordio import RecordReader
 from mx_io.io import _image_aug
@@ -115,7 +118,30 @@ class ImageRecordSource:
             weakref.finalize(self, self._pool.shutdown, wait=False)
         self._epoch = 0
         self._resume, self._wrapped = 0, False
+        if cfg.mean_img_path and cfg.mean_img is None:
+            cfg.mean_img = self._write_mean_image(cfg.mean_img_path)
         self._start_epoch()
+
+    def _write_mean_image(self, path):
+        """The mean of every augmented image (uint8 pixels, before
+        normalisation) of this part, saved to ``path`` as MXNet's
+        ``{'mean_img': array}``; returned flat."""
+        cfg = self.cfg
+        images = np.empty(cfg.batch_size * self._slot, np.uint8)
+        labels = np.empty((cfg.batch_size, cfg.label_width), np.float32)
+        index = np.empty(cfg.batch_size, np.uint64)
+        total, count = np.zeros(self._slot, np.float64), 0
+        for start in range(0, len(self._offsets), cfg.batch_size):
+            positions = np.arange(start, min(start + cfg.batch_size, len(self._offsets)))
+            filled = self._fill(0, positions, images, labels, index)
+            total += images[:filled * self._slot].reshape(filled, self._slot).sum(axis=0)
+            count += filled
+        if not count:
+            raise ValueError(f"ImageRecordIter: cannot compute mean_img {path!r}: no image of "
+                             f"{cfg.path_imgrec!r} decodes")
+        mean = (total / count).astype(np.float32)
+        save(path, {"mean_img": array(mean.reshape(cfg.data_shape))})
+        return mean
 
     # -- epochs and order -------------------------------------------------
 

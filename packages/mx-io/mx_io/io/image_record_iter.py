@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from mx_ndarray.serialization import load
+
 from mx_io.io._image_record_source import ImageRecordSource
 from mx_io.io.native import MXDataIter
 
@@ -116,7 +118,6 @@ def _label_map(api, path, label_width):
 
 
 def _mean_image(api, path, data_shape):
-    from mx_ndarray.serialization import load
     loaded = load(path)
     arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
     if len(arrays) != 1:
@@ -205,10 +206,13 @@ def parse_params(api, kwargs, uint8):
             raise ValueError(f"{api}: argument {name!r} must not be 0")
     cfg.mean = np.asarray(means, np.float32)
     cfg.mult = np.asarray([scale / s for s in stds], np.float32)
-    cfg.mean_img = None
+    # A mean image file that does not exist yet is computed over the data
+    # and written there, as MXNet does (ImageRecordSource).
+    cfg.mean_img, cfg.mean_img_path = None, None
     if p["mean_img"] and dtype == "float32":
-        path = _existing(api, "mean_img", p["mean_img"])
-        cfg.mean_img = _mean_image(api, path, cfg.data_shape)
+        cfg.mean_img_path = os.fspath(p["mean_img"])
+        if os.path.exists(cfg.mean_img_path):
+            cfg.mean_img = _mean_image(api, cfg.mean_img_path, cfg.data_shape)
     cfg.path_imglist = _existing(api, "path_imglist", p["path_imglist"])
     cfg.label_map = (_label_map(api, cfg.path_imglist, cfg.label_width)
                      if cfg.path_imglist else None)

@@ -27,6 +27,12 @@ CONFIGS = {
                           round_batch=False),
     "grey": dict(data_shape=(1, 28, 28), batch_size=4, resize=30),
     "uint8": dict(data_shape=(3, 32, 32), batch_size=5, resize=36, uint8=True),
+    # mean_img.bin is written by MXNet's first iterator (the file does not
+    # exist yet), then read by the second.
+    "mean_img_create": dict(data_shape=(3, 32, 32), batch_size=4, resize=36,
+                            mean_img="mean_img.bin"),
+    "mean_img": dict(data_shape=(3, 32, 32), batch_size=4, resize=36, mean_img="mean_img.bin",
+                     std_r=2.0, std_g=4.0, std_b=8.0, scale=0.5),
     "imglist": dict(data_shape=(3, 32, 32), batch_size=4, resize=32, label_width=3,
                     path_imglist="images.lst"),
 }
@@ -42,6 +48,8 @@ def image(i, h, w):
 
 
 def write_records():
+    if os.path.exists(os.path.join(HERE, "mean_img.bin")):
+        os.remove(os.path.join(HERE, "mean_img.bin"))
     rec = mx.recordio.MXIndexedRecordIO(os.path.join(HERE, "images.idx"),
                                         os.path.join(HERE, "images.rec"), "w")
     with open(os.path.join(HERE, "images.lst"), "w") as lst:
@@ -58,13 +66,15 @@ def run(name, cfg):
     cfg = dict(cfg)
     cfg.setdefault("label_width", 2)      # the records hold two labels
     cls = mx.io.ImageRecordUInt8Iter if cfg.pop("uint8", False) else mx.io.ImageRecordIter
-    if "path_imglist" in cfg:
-        cfg["path_imglist"] = os.path.join(HERE, cfg["path_imglist"])
+    for key in ("path_imglist", "mean_img"):
+        if key in cfg:
+            cfg[key] = os.path.join(HERE, cfg[key])
     it = cls(path_imgrec=os.path.join(HERE, "images.rec"), preprocess_threads=1, **cfg)
     out = {}
     for epoch in range(2):
         for k, batch in enumerate(it):
-            out[f"{name}/{epoch}/{k}/data"] = batch.data[0].asnumpy()
+            if epoch == 0:      # the second epoch checks order, labels and pad
+                out[f"{name}/{epoch}/{k}/data"] = batch.data[0].asnumpy()
             out[f"{name}/{epoch}/{k}/label"] = batch.label[0].asnumpy()
             out[f"{name}/{epoch}/{k}/pad"] = np.array(batch.pad)
         it.reset()
