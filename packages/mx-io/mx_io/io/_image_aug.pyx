@@ -28,7 +28,7 @@ ctypedef fused out_t:
 
 
 def pack(const uint8_t[:, :, ::1] img, out_t[::1] out, Py_ssize_t slot, int out_c, int out_h,
-         int out_w, int crop_y, int crop_x, int pad, float fill, bint mirror,
+         int out_w, int crop_y, int crop_x, int pad, int fill, bint mirror,
          const float[::1] mean, const float[::1] mult, const float[::1] mean_img=None):
     """Writes slot ``slot`` of the flat batch ``out`` (CHW) from ``img``
     (HWC uint8, BGR or grey): the crop of ``out_h`` x ``out_w`` at
@@ -41,6 +41,8 @@ def pack(const uint8_t[:, :, ::1] img, out_t[::1] out, Py_ssize_t slot, int out_
         raise ValueError(f"ImageRecordIter: slot {slot} is outside the batch buffer")
     if mean.shape[0] < out_c or mult.shape[0] < out_c:
         raise ValueError("ImageRecordIter: mean and mult need one value per channel")
+    if not 0 <= fill <= 255:
+        raise ValueError(f"ImageRecordIter: fill value {fill} is not a byte (0-255)")
     if mean_img is not None and mean_img.shape[0] != size:
         raise ValueError(f"ImageRecordIter: mean_img holds {mean_img.shape[0]} values, "
                          f"the data shape {size}")

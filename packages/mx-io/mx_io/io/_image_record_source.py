@@ -9,11 +9,13 @@ mirrors, swaps BGR to RGB, normalises and writes the batch slot.  Random
 draws come from (seed, epoch, record number) only, so a batch is the same
 whatever the thread count.
 """
+import itertools
 import math
 import os
 import struct
 import warnings
 import weakref
+import concurrent.futures
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -225,19 +227,26 @@ class ImageRecordSource:
         return filled
 
     def _run(self, jobs, data_view, labels):
-        """Runs the jobs on the pool and this thread, in contiguous slices."""
-        threads = self.cfg.preprocess_threads if self._pool is not None else 1
-        size = math.ceil(len(jobs) / threads)
-        slices = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-        futures = [self._pool.submit(self._process_slice, part, data_view, labels)
-                   for part in slices[1:]]
-        ok = self._process_slice(slices[0], data_view, labels)
+        """Runs the jobs on the pool's threads and this one; each thread takes
+        the next job when it finishes one, so a thread slowed by a busy
+        machine does not hold the batch back."""
+        ok = [False] * len(jobs)
+        taken = itertools.count()
+        futures = [] if self._pool is None else [
+            self._pool.submit(self._work, taken, jobs, ok, data_view, labels)
+            for _ in range(min(self.cfg.preprocess_threads - 1, len(jobs) - 1))]
+        try:
+            self._work(taken, jobs, ok, data_view, labels)
+        finally:        # never leave a thread writing into a batch being dropped
+            concurrent.futures.wait(futures)
         for future in futures:
-            ok.extend(future.result())
+            future.result()
         return ok
 
-    def _process_slice(self, jobs, data_view, labels):
-        return [self._process(job, data_view, labels) for job in jobs]
+    def _work(self, taken, jobs, ok, data_view, labels):
+        # next() of an itertools.count is atomic under the GIL.
+        while (i := next(taken)) < len(jobs):
+            ok[i] = self._process(jobs[i], data_view, labels)
 
     def _process(self, job, data_view, labels):
         slot, record, draws, number, offset = job
@@ -276,7 +285,7 @@ class ImageRecordSource:
             crop_y, crop_x = room_y // 2, room_x // 2
         mirror = cfg.mirror or (cfg.rand_mirror and draws[MIRROR] < 0.5)
         _image_aug.pack(img, data_view, slot, c, h, w, crop_y, crop_x, cfg.pad,
-                        float(cfg.fill_value), mirror, cfg.mean, cfg.mult, cfg.mean_img)
+                        cfg.fill_value, mirror, cfg.mean, cfg.mult, cfg.mean_img)
         return True
 
     def _write_label(self, labels, slot, record, flag, label, image_id, number):
