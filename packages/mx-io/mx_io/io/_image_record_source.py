@@ -93,7 +93,7 @@ def interpolation(method, old_w, old_h, new_w, new_h, draw):
 
 class ImageRecordSource:
     """reset()/next_batch() for MXDataIter; ``cfg`` is the iterator's
-    checked parameters (image_record_iter.Params)."""
+    checked parameters (image_record_iter.parse_params)."""
 
     def __init__(self, cfg):
         self.cfg = cfg
