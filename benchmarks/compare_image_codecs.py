@@ -6,9 +6,11 @@ for each decoder installed in this interpreter:
 - single-thread decode throughput (images/s, best of --repeat passes);
 - two-thread throughput over one thread (a decoder that holds the GIL cannot
   go above 1.0; one that releases it reaches up to 2.0 on two free cores);
-- how much a pure-Python loop in a second thread slows down while the
-  decoder runs (near 1.0 when the decoder releases the GIL, about 2x when
-  the two threads take turns holding it).
+- whether it releases the GIL: the longest time a Python loop in the main
+  thread goes without running while another thread decodes one 2048x2048
+  JPEG (about the whole decode when the GIL is held; a few ms when it is
+  released).  On a busy machine this is the robust signal: the two-thread
+  ratio needs two idle cores.
 
 Run: python benchmarks/compare_image_codecs.py [--images 500] [--repeat 5]
 Decoders: OpenCV (opencv-python-headless, MXNet's), simplejpeg and
@@ -82,37 +84,30 @@ def best_rate(fn, repeat):
     return best
 
 
-def python_spin(stop, counter):
-    """Pure-Python work: counts loop turns until ``stop`` is set."""
-    n = 0
-    while not stop.is_set():
-        for _ in range(1000):
-            n += 1
-    counter.append(n)
+def longest_stall(decode, big_jpeg, repeat=3):
+    """(decode ms of ``big_jpeg``, longest ms the calling thread went without
+    the GIL while another thread decoded it): a decoder that holds the GIL
+    stalls the caller for the whole decode, one that releases it for about
+    a switch interval (5 ms) or a scheduler tick."""
+    decode_ms = stall_ms = 0.0
+    for _ in range(repeat):
+        done = threading.Event()
 
-
-def spin_slowdown(decode, jpegs, seconds=0.5):
-    """Python-loop turns per second alone over turns per second while
-    ``decode`` loops in another thread."""
-    def turns(with_decoder):
-        stop, counter = threading.Event(), []
-        spinner = threading.Thread(target=python_spin, args=(stop, counter))
-        worker = None
-        if with_decoder:
-            def loop():
-                while not stop.is_set():
-                    for b in jpegs[:50]:
-                        decode(b)
-            worker = threading.Thread(target=loop)
-            worker.start()
-        spinner.start()
-        time.sleep(seconds)
-        stop.set()
-        spinner.join()
-        if worker:
-            worker.join()
-        return counter[0]
-    return turns(False) / max(turns(True), 1)
+        def work():
+            t = time.perf_counter()
+            decode(big_jpeg)
+            nonlocal decode_ms
+            decode_ms = max(decode_ms, 1e3 * (time.perf_counter() - t))
+            done.set()
+        worker = threading.Thread(target=work)
+        last = time.perf_counter()
+        worker.start()
+        while not done.is_set():
+            now = time.perf_counter()
+            stall_ms = max(stall_ms, 1e3 * (now - last))
+            last = now
+        worker.join()
+    return decode_ms, stall_ms
 
 
 def main():
@@ -121,7 +116,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     jpegs = make_jpegs(args.images)
-    rows = [("decoder", "1 thread img/s", "2 threads / 1", "py-thread slowdown")]
+    big = make_jpegs(1, size=2048)[0]
+    rows = [("decoder", "1 thread img/s", "2 threads / 1", "2048px decode ms",
+             "longest GIL stall ms")]
     for name, decode in decoders().items():
         assert decode(jpegs[0]).shape == (128, 128, 3)
         one = best_rate(lambda: sum(1 for b in jpegs if decode(b) is not None), args.repeat)
@@ -133,8 +130,9 @@ def main():
                          for part in (jpegs[:half], jpegs[half:])]
                 return sum(len(f.result()) for f in parts)
             both = best_rate(two, args.repeat)
-        rows.append((name, f"{one:,.0f}", f"{both / one:.2f}",
-                     f"{spin_slowdown(decode, jpegs):.2f}x"))
+        decode_ms, stall_ms = longest_stall(decode, big)
+        rows.append((name, f"{one:,.0f}", f"{both / one:.2f}", f"{decode_ms:.0f}",
+                     f"{stall_ms:.1f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))

@@ -15,6 +15,7 @@ from mx.executor import Executor
 from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
 from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
+from mx import image          # noqa: E402  (MXNet's mxnet.image)
 
 
 def _alias(alias, module):

@@ -16,6 +16,7 @@ cdef class RecordReader:
     cdef char* joined           # a multi-part record, reassembled
     cdef size_t joined_cap
     cdef int64_t position       # file offset of the next record's header
+    cdef bint busy              # a call is inside nogil code (set with the GIL held)
     # The last failure, formatted by error() (nogil code cannot raise).
     cdef int err_kind
     cdef int64_t err_offset
@@ -25,6 +26,7 @@ cdef class RecordReader:
 
     cdef int next_record(self, const char** data, size_t* size) noexcept nogil
     cdef object error(self)
+    cdef enter(self, str caller)
     cdef int fail(self, int kind, int64_t offset, int64_t record, int64_t a,
                   int64_t b) noexcept nogil
     cdef void refresh_size(self) noexcept nogil
@@ -39,10 +41,12 @@ cdef class RecordWriter:
     cdef size_t buf_cap
     cdef size_t buf_len
     cdef int64_t written         # bytes handed to the OS so far
+    cdef bint busy               # a call is inside nogil code (set with the GIL held)
     cdef int err_no
 
     cdef int write_record(self, const char* data, size_t size) noexcept nogil
     cdef raise_os_error(self)
+    cdef enter(self, str caller)
     cdef int flush_buffer(self) noexcept nogil
     cdef int put(self, const char* src, size_t n) noexcept nogil
     cdef int put_part(self, uint32_t cflag, const char* src, size_t n) noexcept nogil

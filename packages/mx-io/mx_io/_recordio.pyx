@@ -71,8 +71,17 @@ cdef class RecordReader:
         if self.fd >= 0:
             close(self.fd)
 
+    cdef enter(self, str caller):
+        # The GIL is dropped while reading: a second thread must not touch
+        # the chunk meanwhile.  Checked and set under the GIL, so atomic.
+        if self.busy:
+            raise RecordIOError(self.path, self.position, f"{caller} called while another "
+                                "thread reads this file; share a reader between threads "
+                                "with a lock")
+
     def close(self):
         """Closes the file; a closed reader reads nothing more."""
+        self.enter("close")
         if self.fd >= 0:
             close(self.fd)
             self.fd = -1
@@ -84,6 +93,7 @@ cdef class RecordReader:
     def seek(self, int64_t offset):
         """Moves to ``offset``, which must be a record's first byte (a
         ``.idx`` position or a ``tell()``); reading checks that it is."""
+        self.enter("seek")
         self.refresh_size()
         if offset < 0 or offset > self.file_size:
             raise RecordIOError(self.path, offset,
@@ -97,13 +107,18 @@ cdef class RecordReader:
         cdef int got
         if self.fd < 0:
             raise RecordIOError(self.path, self.position, "the file is closed")
-        with nogil:
-            got = self.next_record(&data, &size)
-        if got == 1:
-            return PyBytes_FromStringAndSize(data, size)
-        if got == 0:
-            return None
-        raise self.error()
+        self.enter("read")
+        self.busy = True
+        try:
+            with nogil:
+                got = self.next_record(&data, &size)
+            if got == 1:
+                return PyBytes_FromStringAndSize(data, size)
+            if got == 0:
+                return None
+            raise self.error()
+        finally:
+            self.busy = False
 
     cdef object error(self):
         kind, off, rec, a, b = (self.err_kind, self.err_offset, self.err_record,
@@ -255,6 +270,13 @@ cdef class RecordWriter:
             close(self.fd)
         free(self.buf)
 
+    cdef enter(self, str caller):
+        # As RecordReader.enter: one thread at a time in the nogil code.
+        if self.busy:
+            raise RecordIOError(self.path, self.tell(), f"{caller} called while another "
+                                "thread writes this file; share a writer between threads "
+                                "with a lock")
+
     def tell(self):
         """Bytes written so far: the offset the next record will start at."""
         return self.written + <int64_t>self.buf_len
@@ -267,20 +289,27 @@ cdef class RecordWriter:
         if <size_t>data.shape[0] > MAX_RECORD:
             raise RecordIOError(self.path, self.tell(),
                                 f"a record holds at most {MAX_RECORD} bytes, got {data.shape[0]}")
-        with nogil:
-            rc = self.write_record(<const char*>&data[0] if data.shape[0] else <const char*>"",
-                                   data.shape[0])
+        self.enter("write")
+        self.busy = True
+        try:
+            with nogil:
+                rc = self.write_record(<const char*>&data[0] if data.shape[0]
+                                       else <const char*>"", data.shape[0])
+        finally:
+            self.busy = False
         if rc != 0:
             self.raise_os_error()
 
     def flush(self):
         """Hands buffered bytes to the OS."""
+        self.enter("flush")
         if self.fd >= 0 and self.flush_buffer() != 0:
             self.raise_os_error()
 
     def close(self):
         """Flushes and closes the file."""
         cdef int rc
+        self.enter("close")
         if self.fd < 0:
             return
         rc = self.flush_buffer()

@@ -87,3 +87,19 @@ def test_runs_as_a_module(tmp_path):
                    "--num-thread", "--pack-label", "--pass-through", "--shuffle",
                    "--no-shuffle", "--chunks"]:
         assert option in out.stdout
+
+
+def test_progress_lines_without_tqdm(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)           # import tqdm fails
+    shutil.copy(os.path.join(HERE, "jpg.lst"), tmp_path)
+    im2rec.main([str(tmp_path / "jpg"), IMAGES, "--resize", "16", "--quality", "90"])
+    assert "count: 0" in capsys.readouterr().out
+    assert read_bytes(tmp_path / "jpg.rec") == read_bytes(os.path.join(HERE, "jpg.rec"))
+
+
+def test_missing_image_is_reported_and_skipped(tmp_path, capsys):
+    (tmp_path / "m.lst").write_text("0\t1.0\tnowhere.jpg\n1\t0.0\timg9.png\n")
+    im2rec.main([str(tmp_path / "m"), IMAGES, "--num-thread", "2"])
+    assert "skipped image 0: cannot read" in capsys.readouterr().err
+    rec = recordio.MXIndexedRecordIO(tmp_path / "m.idx", tmp_path / "m.rec", "r")
+    assert rec.keys == [1]

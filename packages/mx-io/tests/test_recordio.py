@@ -296,3 +296,35 @@ def test_mx_namespace():
     import mx
     assert mx.recordio.MXRecordIO is recordio.MXRecordIO
     assert mx.recordio.IRHeader is recordio.IRHeader
+
+
+def test_threads_sharing_a_reader_get_records_or_a_clear_error(tmp_path):
+    """The GIL is dropped while reading: a second thread entering the same
+    reader gets an error, never a torn chunk or a crash."""
+    import threading
+    path = tmp_path / "many.rec"
+    writer = recordio.MXRecordIO(path, "w")
+    payloads = [bytes([i % 251]) * (i % 3000) for i in range(3000)]
+    for p in payloads:
+        writer.write(p)
+    writer.close()
+    reader = RecordReader(path, 4096)
+    got, errors = [], []
+
+    def pull():
+        while True:
+            try:
+                item = reader.read()
+            except RecordIOError as err:
+                assert "another thread reads this file" in str(err)
+                errors.append(err)
+                continue
+            if item is None:
+                return
+            got.append(item)
+    threads = [threading.Thread(target=pull) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(got) == sorted(payloads)

@@ -146,3 +146,24 @@ def test_unpack_img_of_mutated_images(ops):
     except RecordFormatError:
         return
     assert isinstance(img, np.ndarray) and img.dtype == np.uint8
+
+
+@FUZZ
+@given(text=st.text(alphabet="0123456789\t\n -xa", max_size=60))
+def test_any_index_text_loads_or_names_its_line(tmp_path_factory, text):
+    folder = tmp_path_factory.mktemp("idx")
+    with open(folder / "a.idx", "w") as f:
+        f.write(text)
+    with open(folder / "a.rec", "wb") as f:
+        f.write(open(os.path.join(DATA, "mxnet_indexed.rec"), "rb").read())
+    try:
+        rec = recordio.MXIndexedRecordIO(folder / "a.idx", folder / "a.rec", "r")
+    except RecordFormatError as err:
+        assert "of index" in str(err) and "line" in str(err)
+        return
+    for key in rec.keys:
+        try:
+            item = rec.read_idx(key)
+        except RecordIOError:
+            continue
+        assert item is None or isinstance(item, bytes)
