@@ -114,7 +114,7 @@ def test_missing_files_and_arguments(tmp_path):
         CSVIter(str(tmp_path / "d.csv"))
     with pytest.raises(TypeError, match="'data_shape' is required"):
         CSVIter(data_csv=str(tmp_path / "d.csv"), batch_size=1)
-    with pytest.raises(ValueError, match="fewer rows than batch_size=3"):
-        CSVIter(data_csv=str(tmp_path / "d.csv"), data_shape=(1,), batch_size=3)
+    with pytest.raises(ValueError, match="fewer rows than batch_size=5"):
+        CSVIter(data_csv=str(tmp_path / "d.csv"), data_shape=(1,), batch_size=5)
     with pytest.raises(ValueError, match="'dtype'"):
         CSVIter(data_csv=str(tmp_path / "d.csv"), data_shape=(1,), batch_size=1, dtype="bool")

@@ -122,7 +122,9 @@ def test_names_and_descs():
 
 def test_ndarray_and_list_inputs_keep_dtype():
     x = nd.array(np.arange(12).reshape(6, 2), dtype="int32")
-    it = NDArrayIter(x, [[1.0], [2], [3], [4], [5], [6]], batch_size=3, shuffle=True)
+    # A list is a list of sources, as in MXNet: one plain list, one label.
+    it = NDArrayIter(x, [[1.0, 2, 3, 4, 5, 6]], batch_size=3, shuffle=True)
+    assert it.provide_label[0].name == "softmax_label"
     assert it.provide_data[0].dtype == np.int32
     got = np.concatenate([b.data[0].asnumpy() for b in it])
     assert got.dtype == np.int32
@@ -168,18 +170,25 @@ def test_h5py_like_matches_numpy(mode, shuffle, iter_ref):
     assert fake.reads == sum(len(e) for e in got)      # one read per batch
 
 
-def test_one_engine_call_per_source_and_batch(monkeypatch):
+def test_one_copy_per_source_and_batch(monkeypatch):
     from mx_io.io import ndarray_iter
     calls = []
-    real = ndarray_iter.invoke
-    monkeypatch.setattr(ndarray_iter, "invoke",
-                        lambda op, *a, **k: calls.append(op) or real(op, *a, **k))
+    for name in ("copy_rows", "gather_rows"):
+        real = getattr(ndarray_iter._rows, name)
+        monkeypatch.setattr(ndarray_iter._rows, name,
+                            lambda *a, _n=name, _f=real: calls.append(_n) or _f(*a))
     it = NDArrayIter(np.zeros((10, 3)), np.zeros(10), 4, shuffle=True)
-    n = len(list(it))
-    assert n == 3 and calls == ["take"] * 6
+    assert len(list(it)) == 3 and calls == ["gather_rows"] * 6
     calls.clear()
     list(NDArrayIter(np.zeros((10, 3)), np.zeros(10), 4))
-    assert calls == ["slice_axis"] * 4 + ["take"] * 2       # the padded batch gathers
+    assert calls == ["copy_rows"] * 4 + ["gather_rows"] * 2     # the padded batch gathers
+
+
+def test_source_written_after_construction_is_read_after_the_write():
+    x = nd.zeros((4, 2))
+    it = NDArrayIter(x, batch_size=2)
+    x += 1                          # pushed to the engine; the batch copy waits for it
+    assert next(it).data[0].asnumpy().tolist() == [[1, 1], [1, 1]]
 
 
 def test_layout_batch_axis():
@@ -188,6 +197,10 @@ def test_layout_batch_axis():
     assert it.provide_data[0].shape == (2, 2, 3)
     got = [b.data[0].asnumpy() for b in it]
     np.testing.assert_array_equal(got[1], data[:, 2:4])
+    it = NDArrayIter(data, batch_size=5, layout="TNC", shuffle=True)     # engine 'take'
+    got = next(it).data[0].asnumpy()
+    assert sorted(got[0, :, 0].tolist()) == data[0, :, 0].tolist()
+    np.testing.assert_array_equal(got[1] - got[0], np.full((5, 3), 15))
 
 
 def test_bad_arguments():

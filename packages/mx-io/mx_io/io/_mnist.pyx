@@ -1,8 +1,7 @@
 # cython: language_level=3
 """MNISTIter's native parts: idx payloads to float32 (scaled by 1/256, as
-MXNet) in MXNet's shuffled order, and batch copies, all without the GIL."""
+MXNet) in MXNet's shuffled order, without the GIL."""
 from libc.stdint cimport uint8_t
-from libc.string cimport memcpy
 
 import numpy as np
 
@@ -36,11 +35,3 @@ def gather_scaled(const uint8_t[::1] pixels, size_t unit, const unsigned[::1] or
             for j in range(unit):
                 dst[j] = src[j] * (1.0 / 256.0)
 
-
-def copy_rows(const float[::1] source, size_t begin, float[::1] out):
-    """out[:] = source[begin:begin + len(out)], without the GIL."""
-    if begin + out.shape[0] > <size_t>source.shape[0]:
-        raise ValueError("MNISTIter: copy past the end of the data")
-    if out.shape[0]:
-        with nogil:
-            memcpy(&out[0], &source[0] + begin, out.shape[0] * sizeof(float))

@@ -10,7 +10,7 @@ import numpy as np
 
 from mx_engine.base import MXNetError
 
-from mx_io.io import _mnist
+from mx_io.io import _mnist, _rows
 from mx_io.io.native import MXDataIter, batch_of, check_dtype, new_batch_array
 
 __all__ = ["MNISTIter"]
@@ -65,11 +65,10 @@ def _part(count, num_parts, part_index):
 
 class _MNISTSource:
     def __init__(self, images, labels, batch_size, flat, dtype):
-        self._images = images.reshape(-1)
-        self._labels = labels
         self._count = labels.shape[0]
-        self._unit = images[0].size if self._count else 0
         rows, cols = images.shape[1:]
+        self._images = images.reshape(self._count, rows * cols).view(np.uint8)
+        self._labels = labels.reshape(-1, 1).view(np.uint8)
         self._batch_size = batch_size
         self._shape = (batch_size, rows * cols) if flat else (batch_size, 1, rows, cols)
         self._dtype = dtype
@@ -83,9 +82,9 @@ class _MNISTSource:
         if loc + bs > self._count:      # only whole batches, as MXNet
             raise StopIteration
         data, view = new_batch_array(self._shape, "float32")
-        _mnist.copy_rows(self._images, loc * self._unit, view)
+        _rows.copy_rows(self._images, loc, view.view(np.uint8).reshape(bs, -1))
         label, view = new_batch_array((bs,), "float32")
-        _mnist.copy_rows(self._labels, loc, view)
+        _rows.copy_rows(self._labels, loc, view.view(np.uint8).reshape(bs, -1))
         self._loc = loc + bs
         if self._dtype != "float32":
             data, label = data.astype(self._dtype), label.astype(self._dtype)

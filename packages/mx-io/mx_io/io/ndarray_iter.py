@@ -1,18 +1,21 @@
 """NDArrayIter: batches over arrays held in memory (MXNet 1.9.1's semantics).
 
-Each batch is one engine call per source: ``slice_axis`` when its examples
-are consecutive, ``take`` with the batch's row indices otherwise (shuffled
-data, a padded or rolled-over batch), so the copy runs on an engine worker
-into an array from the pool and no Python touches single examples.  Shuffling
-permutes an index, never the data.
+Each batch is one copy per source into a new array from the pool, of a block
+of consecutive rows or of the rows a shuffled, padded or rolled-over batch
+picks: for host arrays along axis 0 a nogil memcpy in the calling thread
+(_rows.pyx; no engine round trip for a few hundred kB), else one engine call
+(``slice_axis`` or ``take``).  No Python touches single examples, and
+shuffling permutes an index, never the data.
 """
 from collections import OrderedDict
 
 import numpy as np
 
 from mx_ndarray.ndarray import NDArray, array
-from mx_ndarray._ndarray import invoke
+from mx_ndarray._alloc import empty
+from mx_ndarray.op import slice_axis, take
 
+from mx_io.io import _rows
 from mx_io.io.base import DataBatch, DataDesc, DataIter
 
 __all__ = ["NDArrayIter"]
@@ -232,18 +235,41 @@ def _as_rows(rows):
     return np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
 
 
+def _on_host(value, axis):
+    return axis == 0 and value.context.device_type in ("cpu", "cpu_pinned")
+
+
+def _host_copy(value, rows):
+    """The rows of host NDArray ``value`` in a new pooled array, copied now."""
+    value.wait_to_read()            # pending writes to the source land first
+    count = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
+    out = empty((count,) + tuple(value.shape[1:]), ctx=value.context, dtype=value.dtype)
+    width = int(np.prod(value.shape[1:], dtype=np.int64))
+    src = value._host_view().reshape(value.shape[0], width).view(np.uint8)
+    dst = out._host_view().reshape(count, width).view(np.uint8)
+    if isinstance(rows, slice):
+        _rows.copy_rows(src, rows.start, dst)
+    else:
+        _rows.gather_rows(src, rows, dst)
+    return out
+
+
 def _slice_rows(value, rows, axis):
     if isinstance(value, NDArray):
-        return invoke("slice_axis", [value], axis=axis, begin=rows.start, end=rows.stop)
+        if _on_host(value, axis):
+            return _host_copy(value, rows)
+        return slice_axis(value, axis=axis, begin=rows.start, end=rows.stop)
     return array(np.asarray(value[rows.start:rows.stop]))
 
 
 def _take_rows(value, rows, axis, index):
     if isinstance(value, NDArray):
+        if _on_host(value, axis):
+            return _host_copy(value, rows)
         ctx = value.context
         if ctx not in index:       # one index array per device and batch
             index[ctx] = array(rows, ctx=ctx, dtype=np.int64)
-        return invoke("take", [value, index[ctx]], axis=axis)
+        return take(value, index[ctx], axis=axis)
     # h5py reads rows in increasing order only, once each.
     unique, inverse = np.unique(rows, return_inverse=True)
     return array(np.asarray(value[unique])[inverse])

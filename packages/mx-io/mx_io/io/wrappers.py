@@ -9,7 +9,23 @@ from mx_io.io.base import DataBatch, DataDesc, DataIter
 __all__ = ["ResizeIter", "PrefetchingIter"]
 
 
-class ResizeIter(DataIter):
+class _CurrentBatchIter(DataIter):
+    """An iterator whose getters read ``current_batch``, a DataBatch."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_CurrentBatchIter):
     """``data_iter`` cut or stretched to ``size`` batches per epoch: it is
     reset and read again when it ends early.  ``reset_internal`` resets the
     wrapped iterator at each ``reset`` (else the next epoch goes on where
@@ -44,18 +60,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
-
 
 def _renamed(descs, renames):
     return [DataDesc(renames[d.name], d.shape, d.dtype) if isinstance(d, DataDesc)
@@ -67,7 +71,7 @@ def _stop_all(producers):
         producer.stop()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchIter):
     """Reads ``iters`` ahead, each on its own background thread, and joins
     their batches: data and labels concatenated in order, ``pad`` and
     ``index`` from the first.
@@ -152,15 +156,3 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

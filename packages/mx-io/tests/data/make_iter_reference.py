@@ -38,7 +38,7 @@ def save(name, arrays, **meta):
     arrays = dict(arrays)
     for k, v in meta.items():
         arrays["meta_" + k] = np.array(v)
-    np.savez(os.path.join(OUT, name + ".npz"), **arrays)
+    np.savez_compressed(os.path.join(OUT, name + ".npz"), **arrays)
 
 
 def ndarray_cases():
@@ -110,7 +110,7 @@ def mnist_cases():
     }
     for name, kw in cases.items():
         it = mx.io.MNISTIter(image=img, label=lab, silent=True, **kw)
-        save(name, record(it))
+        save(name, record(it), **kw)
 
 
 if __name__ == "__main__":
