@@ -2,8 +2,8 @@
 file (data/image_record/make_reference.py), every augmenter against a NumPy
 (or cv2) reference of its formula, seeded determinism across thread counts,
 sharding, round_batch, shuffling, corrupt records and parameter errors."""
+import json
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
@@ -18,34 +18,23 @@ REC = DATA / "images.rec"
 
 
 def _load_reference():
+    """({name: MXNet's arguments}, {name: {(epoch, batch): {data, label, pad}}})."""
     ref = np.load(DATA / "reference.npz")
+    configs = json.loads(str(ref["configs"]))
+    for cfg in configs.values():
+        for key in ("path_imglist", "mean_img"):
+            if key in cfg:
+                cfg[key] = str(DATA / cfg[key])
     out = {}
     for key in ref.files:
+        if key == "configs":
+            continue
         name, epoch, batch, field = key.split("/")
         out.setdefault(name, {}).setdefault((int(epoch), int(batch)), {})[field] = ref[key]
-    return out
+    return configs, out
 
 
-# The settings make_reference.py ran MXNet with (kept in step with it).
-CONFIGS = {
-    "resize_center_meanstd": dict(data_shape=(3, 32, 32), batch_size=5, resize=40,
-                                  mean_r=123.68, mean_g=116.28, mean_b=103.53,
-                                  std_r=58.395, std_g=57.12, std_b=57.375),
-    "center_scale_mirror": dict(data_shape=(3, 36, 36), batch_size=4, scale=1 / 255.0,
-                                mirror=True),
-    "pad_fill": dict(data_shape=(3, 48, 48), batch_size=6, resize=40, pad=6, fill_value=17),
-    "cubic_labels2": dict(data_shape=(3, 30, 30), batch_size=5, resize=34, inter_method=2,
-                          round_batch=False),
-    "grey": dict(data_shape=(1, 28, 28), batch_size=4, resize=30),
-    "uint8": dict(data_shape=(3, 32, 32), batch_size=5, resize=36, uint8=True),
-    "mean_img_create": dict(data_shape=(3, 32, 32), batch_size=4, resize=36,
-                            mean_img=str(DATA / "mean_img.bin")),
-    "mean_img": dict(data_shape=(3, 32, 32), batch_size=4, resize=36,
-                     mean_img=str(DATA / "mean_img.bin"), std_r=2.0, std_g=4.0, std_b=8.0,
-                     scale=0.5),
-    "imglist": dict(data_shape=(3, 32, 32), batch_size=4, resize=32, label_width=3,
-                    path_imglist=str(DATA / "images.lst")),
-}
+CONFIGS, REFERENCE = _load_reference()
 # Pixel units per output unit, to compare in pixels.
 PIXEL_SCALE = {"resize_center_meanstd": np.array([58.395, 57.12, 57.375])[:, None, None],
                "mean_img": np.array([4.0, 8.0, 16.0])[:, None, None],
@@ -67,7 +56,7 @@ def test_matches_mxnet(name):
     cfg.setdefault("label_width", 2)
     cls = ImageRecordUInt8Iter if cfg.pop("uint8", False) else ImageRecordIter
     ours = read_epochs(cls(path_imgrec=str(REC), preprocess_threads=2, **cfg))
-    ref = _load_reference()[name]
+    ref = REFERENCE[name]
     for epoch, batches in enumerate(ours):
         assert len(batches) == len([k for k in ref if k[0] == epoch])
         for k, (data, label, pad, _) in enumerate(batches):

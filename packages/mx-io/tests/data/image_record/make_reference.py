@@ -6,6 +6,7 @@ which tests/test_image_record_iter.py compares against.
 Run with MXNet 1.9.1's Python (no mx needed):
     OPENBLAS_CORETYPE=Haswell /tmp/mxnet-venv/bin/python make_reference.py
 """
+import json
 import os
 
 import mxnet as mx
@@ -83,7 +84,8 @@ def run(name, cfg):
 
 def main():
     write_records()
-    out = {}
+    # The tests read the settings from here (paths relative to this folder).
+    out = {"configs": np.array(json.dumps(CONFIGS))}
     for name, cfg in CONFIGS.items():
         out.update(run(name, cfg))
     np.savez_compressed(os.path.join(HERE, "reference.npz"), **out)
