@@ -11,6 +11,7 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from mx_io import recordio  # noqa: E402
+from mx_io.errors import RecordIOError  # noqa: E402
 from mx_io.io import ImageRecordIter, ImageRecordUInt8Iter  # noqa: E402
 
 DATA = pathlib.Path(__file__).parent / "data" / "image_record"
@@ -99,7 +100,8 @@ def write_rec(tmp_path, images, fmt=".png", labels=None, name="data"):
     writer = recordio.MXIndexedRecordIO(str(idx_path), str(rec_path), "w")
     for i, img in enumerate(images):
         label = float(i) if labels is None else labels[i]
-        payload = (recordio.pack_img(recordio.IRHeader(0, label, i, 0), img, img_fmt=fmt)
+        quality = 3 if fmt == ".png" else 95        # PNG: compression level
+        payload = (recordio.pack_img(recordio.IRHeader(0, label, i, 0), img, quality, fmt)
                    if img is not None else
                    recordio.pack(recordio.IRHeader(0, label, i, 0), b"not an image at all"))
         writer.write_idx(i, payload)
@@ -209,6 +211,34 @@ def test_same_seed_same_batches_whatever_the_threads(tmp_path):
     assert not np.array_equal(other[0][0][0], runs[0][0][0][0])
     # A new epoch draws a new order and new augmentations.
     assert not np.array_equal(runs[0][0][0][0], runs[0][1][0][0])
+
+
+def test_seed_aug_draws_the_augmentations_and_seed_the_order(tmp_path):
+    rng = np.random.default_rng(4)
+    rec, idx = write_rec(tmp_path, make_images(10, rng))
+
+    def first_epoch(**seeds):
+        return read_epochs(ImageRecordIter(path_imgrec=rec, path_imgidx=idx, **RANDOM, **seeds),
+                           epochs=1)[0]
+    base = first_epoch(seed=1, seed_aug=7)
+    same_aug = first_epoch(seed=2, seed_aug=7)
+    other_aug = first_epoch(seed=1, seed_aug=8)
+    order = lambda e: np.concatenate([l for _, l, _, _ in e])     # noqa: E731
+    assert not np.array_equal(order(base), order(same_aug))
+    np.testing.assert_array_equal(order(base), order(other_aug))
+    # The same record gets the same augmentation under the same seed_aug.
+    by_label = lambda e: {int(l): d[i] for d, ls, _, _ in e for i, l in enumerate(ls)}  # noqa
+    a, b, c = by_label(base), by_label(same_aug), by_label(other_aug)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not all(np.array_equal(a[k], c[k]) for k in a)
+
+
+def test_truncated_rec_names_the_file_and_offset(tmp_path):
+    rec, _ = write_rec(tmp_path, make_images(4, np.random.default_rng(11)))
+    data = pathlib.Path(rec).read_bytes()
+    pathlib.Path(rec).write_bytes(data[:len(data) - 100])
+    with pytest.raises(RecordIOError, match=r"data\.rec', byte offset \d+: record part claims"):
+        list(ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2))
 
 
 def test_shuffle_reads_every_record_once_per_epoch(tmp_path):

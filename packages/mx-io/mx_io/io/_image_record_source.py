@@ -208,7 +208,7 @@ class ImageRecordSource:
         for position in positions:
             self._reader.seek(int(self._offsets[position]))
             records.append(self._reader.read())
-        draws = _image_aug.uniform_draws(self.cfg.seed, self._epoch,
+        draws = _image_aug.uniform_draws(self.cfg.seed_aug, self._epoch,
                                          np.ascontiguousarray(numbers, dtype=np.int64), N_DRAWS)
         jobs = [(first + i, records[i], draws[i], int(numbers[i]), int(self._offsets[p]))
                 for i, p in enumerate(positions)]

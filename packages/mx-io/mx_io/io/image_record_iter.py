@@ -45,7 +45,7 @@ _DEFAULTS = dict(
 _UNSUPPORTED = ("random_resized_crop", "min_aspect_ratio", "max_crop_size", "min_crop_size",
                 "max_random_area", "min_random_area", "brightness", "contrast", "saturation",
                 "pca_noise", "random_h", "random_s", "random_l", "max_random_contrast",
-                "max_random_illumination", "shuffle_chunk_size", "seed_aug")
+                "max_random_illumination", "shuffle_chunk_size")
 
 _INTER_METHODS = (0, 1, 2, 3, 4, 9, 10)
 
@@ -162,6 +162,9 @@ def parse_params(api, kwargs, uint8):
         raise ValueError(f"{api}: argument 'part_index' must be below num_parts="
                          f"{cfg.num_parts}, got {cfg.part_index}")
     cfg.seed = _int(api, "seed", p["seed"]) & (2 ** 64 - 1)
+    # The augmentations draw from seed_aug when given (MXNet's), else seed.
+    cfg.seed_aug = (cfg.seed if p["seed_aug"] in (None, "None")
+                    else _int(api, "seed_aug", p["seed_aug"]) & (2 ** 64 - 1))
     cfg.prefetch_buffer = _int(api, "prefetch_buffer", p["prefetch_buffer"], 1)
     cfg.resize = _int(api, "resize", p["resize"])
     cfg.pad = _int(api, "pad", p["pad"], 0)
