@@ -336,7 +336,8 @@ def test_labels_from_imglist_and_header(tmp_path):
     (dict(dtype="int64"), ValueError, "'dtype' must be .* got 'int64'"),
     (dict(brightness=0.3), NotImplementedError, "'brightness' is not supported"),
     (dict(path_imgrec="/no/such.rec"), FileNotFoundError, "'path_imgrec': no such file"),
-    (dict(data_shape=(3, 60, 60)), ValueError, r"record \d \(byte offset \d+\) .* smaller than data_shape"),
+    (dict(data_shape=(3, 60, 60)), ValueError,
+     r"record \d \(byte offset \d+\) .* smaller than data_shape"),
     (dict(std_g=0), ValueError, "'std_g' must not be 0"),
 ])
 def test_bad_parameters_name_the_argument(tmp_path, kwargs, error, match):

@@ -294,7 +294,7 @@ class ImageRecordSource:
             values = cfg.label_map.get(image_id)
             if values is None:
                 raise ValueError(f"ImageRecordIter: record {number} has image id {image_id}, "
-                               f"which path_imglist {cfg.path_imglist!r} does not list")
+                                 f"which path_imglist {cfg.path_imglist!r} does not list")
         elif flag == 0:
             values = (label,)
         else:
