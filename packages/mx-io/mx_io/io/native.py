@@ -67,6 +67,12 @@ class MXDataIter(DataIter):
             self.close()
             raise ValueError(f"{type(self).__name__}: the data holds no batch of the "
                              "batch_size asked for") from None
+        except BaseException:
+            # The error's traceback holds this frame (and so self): without
+            # close() the finalizer's registry would keep the producer, its
+            # error and the batches it made alive for good.
+            self.close()
+            raise
         data, label = self.first_batch.data[0], self.first_batch.label[0]
         self.provide_data = [DataDesc(data_name, data.shape, data.dtype)]
         self.provide_label = [DataDesc(label_name, label.shape, label.dtype)]
