@@ -10,8 +10,8 @@ The case: 2,000 JPEGs of 128x128 (quality 90), ImageRecordIter to
 T (default 2).  Each side times whole epochs (reset, then every batch
 waited for); a worker reports its best of N epochs and the sides run in
 turn for R rounds (interleaved, so a loaded machine slows them alike); the
-table shows each side's best images/s and ours over each (above 1: ours is
-faster).  MXNet runs with OPENBLAS_CORETYPE=Haswell.
+table shows each side's best images/s, ours over each from the bests and
+the median of the rounds' ratios (above 1: ours is faster).  MXNet runs with OPENBLAS_CORETYPE=Haswell.
 """
 import argparse
 import os
@@ -22,6 +22,8 @@ from pathlib import Path
 
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
 
 from benchmarks.common import WORKER_TIMER, format_table, run_json_script
 
@@ -101,7 +103,7 @@ def main():
     count = 400 if args.quick else 2000
     rounds = 1 if args.quick else args.rounds
     mxnet_env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
-    best = {}
+    rounds_out = []         # {side: images/s} of each round
     with tempfile.TemporaryDirectory() as folder:
         rec = make_rec(folder, count)
         sides = [("ours", sys.executable, _OURS, [rec, args.repeat, args.threads], None),
@@ -110,18 +112,24 @@ def main():
                  ("cv2", sys.executable, f"N = {count}\n" + _CV2_LOOP, [rec, args.repeat],
                   None)]
         for _ in range(rounds):
+            got = {}
             for side, python, script, argv, env in sides:
-                got = run_json_script(python, script, argv, env=env)
-                if got is not None:
-                    best[side] = max(best.get(side, 0.0), got["img_s"])
-    rows = [("side", "images/s", "ours/side")]
+                result = run_json_script(python, script, argv, env=env)
+                if result is not None:
+                    got[side] = result["img_s"]
+            rounds_out.append(got)
+    best = {side: max(r[side] for r in rounds_out if side in r)
+            for side in ("ours", "mxnet", "cv2") if any(side in r for r in rounds_out)}
+    rows = [("side", "best images/s", "ours/side (best)", "ours/side (median of rounds)")]
     for side, label in [("ours", f"ours, ImageRecordIter, {args.threads} threads"),
                         ("mxnet", f"MXNet 1.9.1, ImageRecordIter, {args.threads} threads"),
                         ("cv2", "cv2.imdecode + crop loop, 1 thread")]:
         if side in best:
-            rows.append((label, f"{best[side]:,.0f}", f"{best['ours'] / best[side]:.2f}"))
+            per_round = [r["ours"] / r[side] for r in rounds_out if side in r and "ours" in r]
+            rows.append((label, f"{best[side]:,.0f}", f"{best['ours'] / best[side]:.2f}",
+                         f"{float(np.median(per_round)):.2f}"))
         else:
-            rows.append((label, "-", "-"))
+            rows.append((label, "-", "-", "-"))
     print(format_table(rows))
     print(f"({count} JPEGs 128x128 q90 -> 3x112x112 float32, batch 64, rand_crop + rand_mirror; "
           f"best of {args.repeat} epochs x {rounds} interleaved rounds; {os.cpu_count()} cores)")
