@@ -85,10 +85,65 @@ void pack_planes(const uint8_t* img, T* out, const PackParams& p) {
   }
 }
 
+// BGR image to three RGB planes in one pass over each source row (reading
+// every pixel once rather than once per channel): the common case.
+template <typename T, Mode M, bool Mirror>
+void pack_bgr(const uint8_t* img, T* out, const PackParams& p) {
+  const std::size_t plane = static_cast<std::size_t>(p.out_h) * p.out_w;
+  const std::size_t img_row = static_cast<std::size_t>(p.img_w) * 3;
+  const int x0 = p.crop_x - p.pad, out_w = p.out_w;
+  float table[3][256];
+  if (M == Mode::kTable) {
+    for (int c = 0; c < 3; ++c)
+      for (int v = 0; v < 256; ++v) table[c][v] = (static_cast<float>(v) - p.mean[c]) * p.mult[c];
+  }
+  auto value = [&table](int c, uint8_t v) {
+    return M == Mode::kTable ? static_cast<T>(table[c][v]) : static_cast<T>(v);
+  };
+  const uint8_t fill = static_cast<uint8_t>(p.fill);
+  const T fills[3] = {value(0, fill), value(1, fill), value(2, fill)};
+  for (int i = 0; i < p.out_h; ++i) {
+    const int sy = p.crop_y + i - p.pad;
+    T* r = out + static_cast<std::size_t>(i) * out_w;
+    T* g = r + plane;
+    T* b = g + plane;
+    int left = out_w, right = out_w;        // [left, right): columns inside the image
+    if (sy >= 0 && sy < p.img_h) {
+      left = x0 < 0 ? (-x0 < out_w ? -x0 : out_w) : 0;
+      right = x0 + out_w > p.img_w ? (p.img_w - x0 > left ? p.img_w - x0 : left) : out_w;
+    }
+    auto column = [out_w](int j) { return Mirror ? out_w - 1 - j : j; };
+    auto put_fill = [&](int j) {
+      const int dj = column(j);
+      r[dj] = fills[0];
+      g[dj] = fills[1];
+      b[dj] = fills[2];
+    };
+    for (int j = 0; j < left; ++j) put_fill(j);
+    for (int j = right; j < out_w; ++j) put_fill(j);
+    if (left < right) {
+      const uint8_t* src = img + sy * img_row + static_cast<std::ptrdiff_t>(x0) * 3;
+      for (int j = left; j < right; ++j) {
+        const uint8_t* px = src + static_cast<std::ptrdiff_t>(j) * 3;
+        const int dj = column(j);
+        r[dj] = value(0, px[2]);
+        g[dj] = value(1, px[1]);
+        b[dj] = value(2, px[0]);
+      }
+    }
+  }
+}
+
 template <typename T, Mode M>
 void pack_mode(const uint8_t* img, T* out, const PackParams& p) {
-  if (p.mirror) pack_planes<T, M, true>(img, out, p);
-  else pack_planes<T, M, false>(img, out, p);
+  if (M != Mode::kMeanImage && p.img_c == 3 && p.out_c == 3) {
+    if (p.mirror) pack_bgr<T, M, true>(img, out, p);
+    else pack_bgr<T, M, false>(img, out, p);
+  } else if (p.mirror) {
+    pack_planes<T, M, true>(img, out, p);
+  } else {
+    pack_planes<T, M, false>(img, out, p);
+  }
 }
 
 // Writes out[c][i][j] for the whole slot.  Normalised (float) output is
