@@ -235,9 +235,15 @@ class ImageRecordIter(MXDataIter):
     ``num_parts``/``part_index`` read one of ``num_parts`` equal shares of
     the records.  ``round_batch`` completes the last batch from the start
     (``pad`` counts those examples; the next epoch starts after them, as in
-    MXNet); without it the last batch is padded with zeros.  A record that
-    does not decode is skipped with a RuntimeWarning naming it.  Keyword
-    arguments only, as MXNet's.
+    MXNet); without it the last batch is padded with zeros and ``pad`` counts
+    them (MXNet 1.9.1 reports pad 0 there and leaves stale examples).
+    ``batch.index`` holds each example's record number in the file.  A
+    record that does not decode is skipped with a RuntimeWarning naming it.
+    The colour and crop-size augmenters MXNet also has (brightness,
+    contrast, saturation, pca_noise, random_h/s/l, random_resized_crop,
+    min/max_crop_size, min/max_random_area, min_aspect_ratio,
+    max_random_contrast/illumination) raise NotImplementedError when set.
+    Keyword arguments only, as MXNet's.
     """
 
     _uint8 = False
