@@ -191,6 +191,45 @@ def test_rotate_and_scale_match_the_affine_formula(tmp_path):
         np.testing.assert_array_equal(got[i], rgb_chw(warped[y:y + 30, x:x + 30]))
 
 
+def test_random_augmenters_follow_mxnets_formulas_for_their_draws(tmp_path):
+    """Every random draw (crop corner, mirror, shear, angle, scale, aspect)
+    taken from the per-record uniforms and applied with MXNet's formulas in
+    NumPy and cv2.warpAffine here."""
+    rng = np.random.default_rng(12)
+    images = make_images(6, rng, sizes=((60, 64), (64, 60), (62, 62)))
+    rec, _ = write_rec(tmp_path, images)
+    seed, out = 21, 40
+    it = ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, out, out), batch_size=6,
+                              seed=seed, rand_crop=True, rand_mirror=True, max_rotate_angle=20,
+                              max_shear_ratio=0.2, max_aspect_ratio=0.3, min_random_scale=0.8,
+                              max_random_scale=1.2, fill_value=3)
+    got = all_batches(it)[0][0]
+    draws = _image_aug.uniform_draws(seed, 0, np.arange(6, dtype=np.int64), 9)
+    for i, img in enumerate(images):
+        crop_y, crop_x, mirror, shear, angle, scale, aspect = draws[i][:7]
+        rows, cols = img.shape[:2]
+        s = 0.2 * (shear * 2 - 1)
+        deg = -20 + min(int(angle * 41), 40)
+        a, b = np.cos(deg / 180 * np.pi), np.sin(deg / 180 * np.pi)
+        sc = scale * 0.4 + 0.8
+        ratio = aspect * 0.3 * 2 - 0.3 + 1
+        hs = 2 * sc / (1 + ratio)
+        ws = ratio * hs
+        new_w, new_h = int(sc * cols), int(sc * rows)
+        m = np.array([[hs * a - s * b * ws, hs * b + s * a * ws, 0],
+                      [-b * ws, a * ws, 0]], np.float32)
+        m[0, 2] = (new_w - (m[0, 0] * cols + m[0, 1] * rows)) / 2
+        m[1, 2] = (new_h - (m[1, 0] * cols + m[1, 1] * rows)) / 2
+        warped = cv2.warpAffine(img, m, (new_w, new_h), flags=1,
+                                borderMode=cv2.BORDER_CONSTANT, borderValue=(3, 3, 3))
+        y = min(int(crop_y * (new_h - out + 1)), new_h - out)
+        x = min(int(crop_x * (new_w - out + 1)), new_w - out)
+        want = rgb_chw(warped[y:y + out, x:x + out])
+        if mirror < 0.5:
+            want = want[:, :, ::-1]
+        np.testing.assert_array_equal(got[i], want, err_msg=f"image {i}")
+
+
 RANDOM = dict(data_shape=(3, 28, 28), batch_size=5, rand_crop=True, rand_mirror=True,
               max_rotate_angle=20, max_aspect_ratio=0.2, min_random_scale=0.9,
               max_random_scale=1.1, max_shear_ratio=0.1, inter_method=10, shuffle=True)
