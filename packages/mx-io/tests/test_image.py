@@ -126,8 +126,3 @@ def test_color_normalize_matches_mxnet_and_numpy(src):
     np.testing.assert_allclose(image.color_normalize(src.astype("float32"), mean).asnumpy(),
                                want, rtol=1e-6)
     np.testing.assert_allclose(want, REF["color_normalize_nostd"], rtol=1e-6)
-
-
-def test_mx_namespace():
-    import mx
-    assert mx.image.imdecode is image.imdecode

@@ -292,11 +292,6 @@ def test_image_functions_name_opencv_when_missing():
     assert "pip install opencv-python-headless" in out.stdout, out.stderr
 
 
-def test_mx_namespace():
-    import mx
-    assert mx.recordio.MXRecordIO is recordio.MXRecordIO
-    assert mx.recordio.IRHeader is recordio.IRHeader
-
 
 def test_threads_sharing_a_reader_get_records_or_a_clear_error(tmp_path):
     """The GIL is dropped while reading: a second thread entering the same
