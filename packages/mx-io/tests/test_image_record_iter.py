@@ -366,6 +366,14 @@ def test_labels_from_imglist_and_header(tmp_path):
         ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4)
 
 
+def test_an_image_scaled_to_nothing_is_all_padding(tmp_path):
+    rec, _ = write_rec(tmp_path, make_images(2, np.random.default_rng(13)))
+    it = ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, pad=10,
+                              fill_value=5, min_random_scale=0.001, max_random_scale=0.001)
+    data = all_batches(it)[0][0]
+    assert (data == 5).all()
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(batch_size=0), ValueError, "'batch_size' must be at least 1, got 0"),
     (dict(data_shape=(2, 8, 8)), ValueError, r"'data_shape' .* got \(2, 8, 8\)"),

@@ -55,11 +55,13 @@ def pack(const uint8_t[:, :, ::1] img, out_t[::1] out, Py_ssize_t slot, int out_
     p.crop_y, p.crop_x, p.pad, p.fill, p.mirror = crop_y, crop_x, pad, fill, mirror
     p.mean, p.mult = &mean[0], &mult[0]
     p.mean_img = &mean_img[0] if mean_img is not None else NULL
+    # An empty image (a warp to nothing) is all border: never read.
+    cdef const uint8_t* pixels = &img[0, 0, 0] if img.shape[0] and img.shape[1] else NULL
     with nogil:
         if out_t is float:
-            pack_image[float](&img[0, 0, 0], &out[0] + slot * size, p, True)
+            pack_image[float](pixels, &out[0] + slot * size, p, True)
         else:
-            pack_image[uint8_t](&img[0, 0, 0], &out[0] + slot * size, p, False)
+            pack_image[uint8_t](pixels, &out[0] + slot * size, p, False)
 
 
 cdef inline uint64_t splitmix64(uint64_t z) noexcept nogil:

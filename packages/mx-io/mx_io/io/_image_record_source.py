@@ -340,6 +340,8 @@ class ImageRecordSource:
         m[1, 0], m[1, 1] = -b * ws, a * ws
         m[0, 2] = (new_w - (m[0, 0] * cols + m[0, 1] * rows)) / 2
         m[1, 2] = (new_h - (m[1, 0] * cols + m[1, 1] * rows)) / 2
+        if new_w < 1 or new_h < 1:      # scaled to nothing: all border (OpenCV refuses)
+            return img[:max(new_h, 0), :max(new_w, 0)]
         method = interpolation(cfg.inter_method, cols, rows, new_w, new_h, draws[INTER_WARP])
         fill = (cfg.fill_value,) * 3
         return cv2.warpAffine(img, m, (new_w, new_h), flags=method,
