@@ -67,6 +67,12 @@ class MXDataIter(DataIter):
             self.close()
             raise ValueError(f"{type(self).__name__}: the data holds no batch of the "
                              "batch_size asked for") from None
+        except BaseException:
+            # The error's traceback holds this frame (and so self): without
+            # close() the finalizer's registry would keep the producer, its
+            # error and the batches it made alive for good.
+            self.close()
+            raise
         data, label = self.first_batch.data[0], self.first_batch.label[0]
         self.provide_data = [DataDesc(data_name, data.shape, data.dtype)]
         self.provide_label = [DataDesc(label_name, label.shape, label.dtype)]
@@ -86,6 +92,8 @@ class MXDataIter(DataIter):
         self._debug_at_begin = True
         self.first_batch = None
         self._producer.restart(before_start=self._source.reset)
+        if not self._finalizer.alive:       # closed after an error: guard the new thread
+            self._finalizer = weakref.finalize(self, self._producer.stop)
 
     def next(self):
         if self._debug_skip_load and not self._debug_at_begin:
@@ -94,7 +102,15 @@ class MXDataIter(DataIter):
             self._current, self.first_batch = self.first_batch, None
             return self._current
         self._debug_at_begin = False
-        self._current = self._producer.get()
+        try:
+            self._current = self._producer.get()
+        except StopIteration:
+            raise
+        except BaseException:
+            # As in __init__: the error's traceback holds this frame, so the
+            # finalizer's registry must let go of the producer.
+            self.close()
+            raise
         return self._current
 
     def iter_next(self):
