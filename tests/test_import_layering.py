@@ -40,7 +40,7 @@ PUBLIC_MODULES = [
     "mx_ops.ext.operator", "mx_ops.ext.simple_op", "mx_ndarray",
     "mx_ndarray.ndarray", "mx_ndarray.random", "mx_ndarray.op", "mx_graph", "mx_graph.viz",
     "mx_graph.sym", "mx_graph.op", "mx_kvstore", "mx_io", "mx_io.recordio", "mx_io.image",
-    "mx_io.im2rec", "mx.recordio", "mx.image",
+    "mx_io.im2rec", "mx_io.io", "mx.recordio", "mx.image", "mx.io",
     "mx", "mx.engine", "mx.profiler", "mx.context", "mx.base", "mx.random", "mx.library",
     "mx.operator", "mx.viz", "mx.ndarray", "mx.ndarray.op", "mx.ndarray.random",
     "mx.ndarray.linalg", "mx.ndarray.contrib", "mx.ndarray.sparse", "mx.symbol", "mx.symbol.op",
