@@ -84,6 +84,29 @@ def test_topk_every_ret_typ_axis_and_order(dtype):
                         np.testing.assert_array_equal(g, w, err_msg=f"{axis} {k} {ret} {asc}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("pattern", ["random", "ties", "ascending", "descending"])
+def test_topk_small_k_one_pass_selection(dtype, pattern):
+    # k <= 64 with k * 8 <= n selects in one pass; an input ordered against
+    # the request makes every element enter and falls back to nth_element.
+    n = 600
+    if pattern == "random":
+        x = rng.permutation(n).reshape(1, n) % 250
+    elif pattern == "ties":
+        x = data((1, n), dtype)
+    else:
+        x = np.arange(n).reshape(1, n) % 120
+        x = x if pattern == "ascending" else x[:, ::-1]
+    x = np.concatenate([x, x[:, ::-1]]).astype(dtype)
+    xt = np.ascontiguousarray(x.T)                     # the axis strided (inner > 1)
+    for k in (1, 5, 64, 75):
+        for asc in (False, True):
+            for arr, axis in ((x, -1), (xt, 0)):
+                got = invoke("topk", [arr], axis=axis, k=k, ret_typ="both", is_ascend=asc)
+                for g, w in zip(got, reference(arr, axis, k, "both", asc)):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{k} {asc} {axis}")
+
+
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 def test_index_dtypes(index_dtype):
     x = rng.permutation(200).astype("float32").reshape(2, 100)

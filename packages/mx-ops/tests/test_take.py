@@ -34,6 +34,20 @@ def test_take_every_axis_and_mode(dtype, shape):
                                   np.take(a, [1, 0], axis=0))     # defaults: axis 0, clip
 
 
+@pytest.mark.parametrize("shape, axis", [((6000, 64), 0), ((3, 6000), 1), ((2, 6000, 3), 1)])
+def test_take_large_split_across_threads(shape, axis):
+    # Above the parallel threshold the output rows are split across the
+    # cores: every row must still come from its index, with req 'add' too.
+    a = rng.uniform(-1, 1, shape).astype("float32")
+    idx = rng.integers(-50, shape[axis] + 50, 70000).astype("int64")
+    for mode in ("wrap", "clip"):
+        want = reference_take(a, idx, axis, mode)
+        np.testing.assert_array_equal(invoke("take", [a, idx], axis=axis, mode=mode), want)
+        out = np.ones_like(want)
+        invoke("take", [a, idx], out=out, req="add", axis=axis, mode=mode)
+        np.testing.assert_array_equal(out, want + 1)
+
+
 def test_take_truncates_float_indices_and_clips_by_default():
     a = np.arange(10, dtype=np.float32) * 10
     idx = np.array([0.9, 1.5, -0.7, -3.2, 8.99, 12.0], np.float32)

@@ -11,6 +11,7 @@
 
 #include "dtype.h"
 #include "int_arith.h"
+#include "parallel.h"
 
 namespace mxop {
 
@@ -48,13 +49,17 @@ static int take_loop(MXOpCall *c) {
   const T *src = static_cast<const T *>(a.dptr);
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k = 0; k < nidx; ++k) {
+  // Output rows are independent: split them across the cores (a gather of
+  // many rows is memory-bound, and one core cannot saturate the bus).
+  parallel_for_cost(outer * nidx, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / nidx, k = r % nidx;
       const T *s = src + (o * n + take_row(convert<int64_t>(idx[k]), n, p->mode)) * inner;
-      T *d = dst + (o * nidx + k) * inner;
+      T *d = dst + r * inner;
       if (add) for (int64_t i = 0; i < inner; ++i) d[i] = wrap_add(d[i], s[i]);
       else std::memcpy(d, s, inner * sizeof(T));
     }
+  });
   return 0;
 }
 

@@ -89,6 +89,9 @@ struct KeyIndex {
 static inline int64_t item_index(uint64_t item) { return int64_t(item & 0xFFFFFFFFu); }
 static inline int64_t item_index(const KeyIndex &item) { return item.index; }
 
+// Up to this k, topk selects in one pass (select_first_k).
+constexpr int64_t kSelectMaxK = 64;
+
 // Puts the k smallest items first, in order: a partial selection when k is
 // small against n (MXNet's threshold: k * 8 <= n), else a full sort.
 template <typename Item>
@@ -122,6 +125,40 @@ static void load_row(const T *src, int64_t stride, int64_t n, bool asc, ItemOf<T
     for (int64_t j = 0; j < n; ++j)
       a[j] = ((order_key(src[j * stride]) ^ flip) << 32) | uint64_t(j);
   }
+}
+
+// The k smallest items of a strided row, in order, into a[0..k), in one
+// pass for a small k: an item enters the sorted best-k list only if it
+// beats the current k-th, which for most inputs rejects nearly every
+// element with one compare (a heap or nth_element touches each element
+// several times).  Returns false, leaving a[] to the caller, when too many
+// items enter (an input ordered against the request, where every element
+// beats the last), so that a row never costs more than n * k / 16 moves.
+template <typename T>
+static bool select_first_k(const T *src, int64_t stride, int64_t n, int64_t k, bool asc,
+                           ItemOf<T> *a) {
+  using Item = ItemOf<T>;
+  int64_t filled = 0, moves = 0;
+  const int64_t budget = 4 * k * k + n * k / 16;
+  for (int64_t j = 0; j < n; ++j) {
+    Item item;
+    if constexpr (sizeof(T) == 8) {
+      const uint64_t key = order_key(src[j * stride]);
+      item = KeyIndex{asc ? key : ~key, j};
+    } else {
+      item = ((order_key(src[j * stride]) ^ (asc ? 0 : 0xFFFFFFFFu)) << 32) | uint64_t(j);
+    }
+    if (filled == k) {
+      if (!(item < a[k - 1])) continue;
+      --filled;                          // the k-th leaves
+    }
+    int64_t pos = filled++;
+    while (pos > 0 && item < a[pos - 1]) { a[pos] = a[pos - 1]; --pos; }
+    a[pos] = item;
+    moves += filled - pos;
+    if (moves > budget) return false;
+  }
+  return true;
 }
 
 template <typename T> static inline void put(T *d, T v, bool add) {
@@ -173,8 +210,10 @@ static int topk_loop(MXOpCall *c) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r / inner, e = r % inner;
       const T *row = src + o * n * inner + e;
-      load_row(row, inner, n, asc, a);
-      sort_first(a, tmp, n, k);
+      if (!(k <= kSelectMaxK && k * 8 <= n && select_first_k(row, inner, n, k, asc, a))) {
+        load_row(row, inner, n, asc, a);
+        sort_first(a, tmp, n, k);
+      }
       const int64_t base = o * k * inner + e;
       for (int64_t j = 0; j < k; ++j) {
         const int64_t s = item_index(a[j]);
