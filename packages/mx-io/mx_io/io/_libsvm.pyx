@@ -148,7 +148,7 @@ cdef object reader_error(LibSVMReader* reader, str argument):
     offset = reader.error_offset()
     what = reader.error().decode()
     if reader.error_column() == 0:      # the file itself could not be read
-        return OSError(f"LibSVMIter: {argument} {path}: {what}")
+        return OSError(f"LibSVMIter: {argument} {what}")
     with open(path, "rb") as f:     # the line number, counted only for the message
         line = f.read(offset).count(b"\n") + 1
     return LibSVMFormatError(f"LibSVMIter: {argument} {path}, line {line} (byte offset "

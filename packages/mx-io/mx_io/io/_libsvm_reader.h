@@ -1,27 +1,20 @@
 // Reads LibSVM lines (`label[:weight] [qid:n] index:value index:value ...`,
-// zero-based indices, `#` starts a comment) from byte ranges of files, in
-// large blocks, without Python: LibSVMIter's batch filler calls it with the
-// GIL released.  A malformed line stops the reader with an error that names
+// zero-based indices, `#` starts a comment) from byte ranges of files
+// (_block_lines.h), without Python: LibSVMIter's batch filler calls it with
+// the GIL released.  A malformed line stops the reader with an error that names
 // the file, the byte offset of the line and the column.
 #pragma once
 
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <system_error>
 #include <vector>
 
-namespace mxio {
+#include "_block_lines.h"
 
-// One part of one file: the bytes [begin, end) (whole lines).
-struct ByteRange {
-  std::string path;
-  std::int64_t begin;
-  std::int64_t end;
-};
+namespace mxio {
 
 // A CSR row set being built: one batch's rows.
 struct CsrRows {
@@ -35,117 +28,44 @@ struct CsrRows {
 class LibSVMReader {
  public:
   LibSVMReader(const std::vector<ByteRange>& ranges, std::int64_t num_columns)
-      : ranges_(ranges), num_columns_(num_columns) {}
-  ~LibSVMReader() { close_file(); }
-  LibSVMReader(const LibSVMReader&) = delete;
-  LibSVMReader& operator=(const LibSVMReader&) = delete;
+      : lines_(ranges), num_columns_(num_columns) {}
 
   // Back to the first line of the first range.
   void rewind() {
-    close_file();
-    range_ = 0;
-    begin_ = end_ = 0;
-    eof_ = false;
+    lines_.rewind();
     error_.clear();
   }
 
   // Appends the next row's features to `rows` (ending the row) and stores
   // its label.  Returns 1 for a row, 0 after the last one, -1 on an error.
+  // Blank and comment-only lines hold no row.
   int next_row(CsrRows* rows, float* label) {
     const char* line;
     std::size_t len;
-    int got = next_line(&line, &len);
-    if (got <= 0) return got;
+    for (;;) {
+      int got = lines_.next(&line, &len);
+      if (got < 0) {
+        error_ = lines_.error();
+        error_column_ = 0;
+        return -1;
+      }
+      if (got == 0) return 0;
+      const char* p = skip_space(line, line + len);
+      if (p < line + len && *p != '#') break;
+    }
+    line_start_ = line;
     return parse_row(line, line + len, rows, label);
   }
 
   // The error: its message, the file, the byte offset of its line in the
-  // file and the (1-based) column of the bad text.
+  // file and the (1-based) column of the bad text (0: the file could not
+  // be read).
   const std::string& error() const { return error_; }
-  const std::string& error_file() const { return ranges_[opened_].path; }
-  std::int64_t error_offset() const { return error_offset_; }
+  const std::string& error_file() const { return lines_.path(); }
+  std::int64_t error_offset() const { return lines_.line_offset(); }
   std::int64_t error_column() const { return error_column_; }
 
  private:
-  static constexpr std::size_t kBlock = 1 << 20;
-
-  void close_file() {
-    if (fp_ != nullptr) std::fclose(fp_);
-    fp_ = nullptr;
-  }
-
-  bool open_next() {
-    close_file();
-    while (range_ < ranges_.size()) {
-      const ByteRange& r = ranges_[range_];
-      opened_ = range_++;
-      if (r.end <= r.begin) continue;
-      fp_ = std::fopen(r.path.c_str(), "rb");
-      if (fp_ == nullptr || std::fseek(fp_, r.begin, SEEK_SET) != 0) {
-        error_ = std::string("cannot open: ") + std::strerror(errno);
-        error_offset_ = r.begin;
-        error_column_ = 0;
-        return false;
-      }
-      left_ = r.end - r.begin;
-      file_pos_ = r.begin;
-      eof_ = false;
-      begin_ = end_ = 0;
-      return true;
-    }
-    return false;
-  }
-
-  // Moves the unread tail to the front and reads more of the range after it.
-  void refill() {
-    if (begin_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-      end_ -= begin_;
-      begin_ = 0;
-    }
-    if (buf_.size() - end_ < kBlock) buf_.resize(end_ + kBlock);
-    std::size_t want = buf_.size() - end_;
-    if (static_cast<std::int64_t>(want) > left_) want = static_cast<std::size_t>(left_);
-    std::size_t got = want ? std::fread(buf_.data() + end_, 1, want, fp_) : 0;
-    end_ += got;
-    left_ -= static_cast<std::int64_t>(got);
-    if (got == 0) eof_ = true;
-  }
-
-  // The next line holding a row (blank and comment-only lines hold none).
-  int next_line(const char** line, std::size_t* len) {
-    for (;;) {
-      if (fp_ == nullptr) {
-        if (!open_next()) return error_.empty() ? 0 : -1;
-      }
-      const char* start = buf_.data() + begin_;
-      const void* nl = std::memchr(start, '\n', end_ - begin_);
-      std::size_t n, used;
-      if (nl != nullptr) {
-        n = static_cast<const char*>(nl) - start;
-        used = n + 1;
-      } else if (!eof_) {
-        refill();
-        continue;
-      } else if (end_ > begin_) {       // the last line has no newline
-        n = used = end_ - begin_;
-      } else {                          // this range is done
-        close_file();
-        continue;
-      }
-      line_offset_ = file_pos_;
-      file_pos_ += static_cast<std::int64_t>(used);
-      begin_ += used;
-      if (n > 0 && start[n - 1] == '\r') --n;
-      const char* p = skip_space(start, start + n);
-      if (p == start + n || *p == '#') continue;
-      line_start_ = start;
-      *line = start;
-      *len = n;
-      return 1;
-    }
-  }
-
   static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
   static const char* skip_space(const char* p, const char* end) {
@@ -201,22 +121,15 @@ class LibSVMReader {
 
   int fail(const char* at, const std::string& what) {
     error_ = what;
-    error_offset_ = line_offset_;
     error_column_ = static_cast<std::int64_t>(at - line_start_) + 1;
     return -1;
   }
 
-  std::vector<ByteRange> ranges_;
+  BlockLines lines_;
   std::int64_t num_columns_;
-  std::size_t range_ = 0, opened_ = 0;
-  std::FILE* fp_ = nullptr;
-  std::vector<char> buf_;
-  std::size_t begin_ = 0, end_ = 0;
-  std::int64_t left_ = 0, file_pos_ = 0, line_offset_ = 0;
   const char* line_start_ = nullptr;
-  bool eof_ = false;
   std::string error_;
-  std::int64_t error_offset_ = 0, error_column_ = 0;
+  std::int64_t error_column_ = 0;
 };
 
 }  // namespace mxio

@@ -1,6 +1,5 @@
 """LibSVMIter: CSR batches of the lines of LibSVM files (MXNet 1.9.1's LibSVMIter)."""
 import os
-import warnings
 
 import numpy as np
 
@@ -9,7 +8,8 @@ from mx_engine import cpu
 
 from mx_io.io import _libsvm
 from mx_io.io.csv_iter import _files, _shape
-from mx_io.io.native import MXDataIter, batch_of, check_dtype, new_batch_array
+from mx_io.io.native import (MXDataIter, batch_of, check_call_args, check_dtype,
+                             new_batch_array)
 
 __all__ = ["LibSVMIter"]
 
@@ -113,17 +113,8 @@ class LibSVMIter(MXDataIter):
                  label_shape=(1,), num_parts=1, part_index=0, batch_size=None,
                  round_batch=True, prefetch_buffer=4, ctx="gpu", dtype=None, data_name="data",
                  label_name="softmax_label", **kwargs):
-        if args:
-            raise TypeError(f"{_API} can only accept keyword arguments")
-        if kwargs:      # MXNet ignores the arguments it does not know
-            warnings.warn(f"{_API}: ignoring unknown arguments {sorted(kwargs)}", stacklevel=2)
-        for name, value in (("data_libsvm", data_libsvm), ("data_shape", data_shape),
-                            ("batch_size", batch_size)):
-            if value is None:
-                raise TypeError(f"{_API}: argument {name!r} is required")
-        if isinstance(batch_size, bool) or int(batch_size) < 1:
-            raise ValueError(f"{_API}: argument 'batch_size' must be a positive int, "
-                             f"got {batch_size!r}")
+        batch_size = check_call_args(_API, args, kwargs, {
+            "data_libsvm": data_libsvm, "data_shape": data_shape, "batch_size": batch_size})
         if not round_batch:
             raise ValueError(f"{_API}: round_batch=False is not supported (MXNet's sparse "
                              "batch loader has only round_batch=True)")
@@ -149,7 +140,7 @@ class LibSVMIter(MXDataIter):
             raise ValueError(f"{_API}: label_shape must be (1,) without label_libsvm (one label "
                              f"per line), got {label_shape}")
         loader = _libsvm.LibSVMLoader(data_ranges, label_ranges, data_shape[0], label_shape[0],
-                                      int(batch_size))
+                                      batch_size)
         source = _LibSVMSource(loader, data_shape[0], label_shape[0], label_ranges is not None)
         super().__init__(source, data_name=data_name, label_name=label_name,
                          prefetch_buffer=prefetch_buffer)
