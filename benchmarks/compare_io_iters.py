@@ -59,11 +59,12 @@ _MX_LOOP = textwrap.dedent("""
                                     shuffle=False, silent=True)
         mnist = load()
         libsvm = io.LibSVMIter(data_libsvm=LIBSVM, data_shape=(10000,), batch_size=128)
-        return {"libsvm": best(lambda: epoch(libsvm)),"ndarray_seq": best(lambda: epoch(seq)),
+        return {"ndarray_seq": best(lambda: epoch(seq)),
                 "ndarray_shuffle": best(lambda: epoch(shuf)),
                 "csv": best(lambda: epoch(csv)),
                 "mnist_load": best(load),
-                "mnist_epoch": best(lambda: epoch(mnist))}
+                "mnist_epoch": best(lambda: epoch(mnist)),
+                "libsvm": best(lambda: epoch(libsvm))}
 """)
 
 _OURS = _PRELUDE + _MX_LOOP + "import mx\nprint(json.dumps(cases(mx.io)))\n"

@@ -149,7 +149,8 @@ def test_long_file_in_many_blocks(tmp_path):
 
 
 def test_blank_lines_crlf_tabs_comments(tmp_path):
-    (tmp_path / "d").write_bytes(b"\n1\t0:1.5  2:2 \r\n\n# only a comment\n+2 1:-1e-1 # c\n")
+    # The last line has no newline.
+    (tmp_path / "d").write_bytes(b"\n1\t0:1.5  2:2 \r\n\n# only a comment\n+2 1:-1e-1 # c")
     b = LibSVMIter(data_libsvm=str(tmp_path / "d"), data_shape=(3,), batch_size=2).next()
     np.testing.assert_array_equal(b.data[0].asnumpy(), np.float32([[1.5, 0, 2], [0, -0.1, 0]]))
     np.testing.assert_array_equal(b.label[0].asnumpy(), [1, 2])

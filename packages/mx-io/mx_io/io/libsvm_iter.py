@@ -3,8 +3,8 @@ import os
 
 import numpy as np
 
-from mx_ndarray.sparse import _from_components
 from mx_engine import cpu
+from mx_ndarray.sparse import _from_components
 
 from mx_io.io import _libsvm
 from mx_io.io.csv_iter import _files, _shape
