@@ -8,7 +8,9 @@ Cases (one epoch each, every batch waited for, best of R):
   shuffle off and on; PyTorch: DataLoader(TensorDataset, batch_size=128)
   (num_workers=0, its default); CSVIter over a generated 20000 x 100 CSV
   file (4 decimals) and a label file, batch 128; MNISTIter over generated
-  idx files of 60000 28 x 28 images, batch 128 (the load, then one epoch).
+  idx files of 60000 28 x 28 images, batch 128 (the load, then one epoch);
+  LibSVMIter over a generated 20000-line LibSVM file of 10000 columns with
+  about 50 nonzeros a line (CSR batches), batch 128.
 Ratios are ours over theirs (below 1: ours is faster).  MXNet runs with
 OPENBLAS_CORETYPE=Haswell; interpreters come from MX_MXNET_PYTHON and
 MX_TORCH_PYTHON (a missing one is skipped).
@@ -37,6 +39,7 @@ _PRELUDE = textwrap.dedent("""
     Y = rng.integers(0, 10, rows).astype(np.float32)
     CSV, CSV_LABEL = folder + "/data.csv", folder + "/label.csv"
     IMAGES, LABELS = folder + "/images-idx3-ubyte", folder + "/labels-idx1-ubyte"
+    LIBSVM = folder + "/data.libsvm"
 """) + WORKER_TIMER
 
 # The same loop for MXNet's iterators and ours (``io`` is mx.io or mxnet.io).
@@ -55,11 +58,13 @@ _MX_LOOP = textwrap.dedent("""
         load = lambda: io.MNISTIter(image=IMAGES, label=LABELS, batch_size=128,
                                     shuffle=False, silent=True)
         mnist = load()
+        libsvm = io.LibSVMIter(data_libsvm=LIBSVM, data_shape=(10000,), batch_size=128)
         return {"ndarray_seq": best(lambda: epoch(seq)),
                 "ndarray_shuffle": best(lambda: epoch(shuf)),
                 "csv": best(lambda: epoch(csv)),
                 "mnist_load": best(load),
-                "mnist_epoch": best(lambda: epoch(mnist))}
+                "mnist_epoch": best(lambda: epoch(mnist)),
+                "libsvm": best(lambda: epoch(libsvm))}
 """)
 
 _OURS = _PRELUDE + _MX_LOOP + "import mx\nprint(json.dumps(cases(mx.io)))\n"
@@ -82,7 +87,8 @@ CASES = [("ndarray_seq", "NDArrayIter 60000x784 f32, batch 128"),
          ("ndarray_shuffle", "NDArrayIter, shuffle"),
          ("csv", "CSVIter 20000x100, batch 128"),
          ("mnist_load", "MNISTIter load 60000 28x28"),
-         ("mnist_epoch", "MNISTIter epoch, batch 128")]
+         ("mnist_epoch", "MNISTIter epoch, batch 128"),
+         ("libsvm", "LibSVMIter 20000 lines x ~50 nnz, batch 128")]
 
 
 def write_files(folder, rows, csv_rows):
@@ -96,6 +102,17 @@ def write_files(folder, rows, csv_rows):
     with open(os.path.join(folder, "labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">2I", 2049, rows)
                 + rng.integers(0, 10, rows, dtype=np.uint8).tobytes())
+    write_libsvm(os.path.join(folder, "data.libsvm"), csv_rows, rng)
+
+
+def write_libsvm(path, rows, rng, columns=10000, nnz=50):
+    """``rows`` lines of ``nnz`` sorted distinct zero-based indices (6 digits values)."""
+    cols = [np.sort(rng.choice(columns, nnz, replace=False)) for _ in range(rows)]
+    values = rng.uniform(-1, 1, size=(rows, nnz))
+    labels = rng.integers(0, 2, rows)
+    with open(path, "w") as f:
+        for label, c, v in zip(labels, cols, values):
+            f.write(f"{label} " + " ".join(f"{i}:{x:.6f}" for i, x in zip(c, v)) + "\n")
 
 
 def main(argv=None):

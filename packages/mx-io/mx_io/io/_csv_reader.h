@@ -1,34 +1,28 @@
 // Reads the rows of CSV files (one file or several in turn) as numbers, in
-// large blocks, without Python: the CSVIter's batch filler calls it with
-// the GIL released.  Errors name the file, the line and the column.
+// large blocks (_block_lines.h), without Python: the CSVIter's batch filler
+// calls it with the GIL released.  Errors name the file, the line and the column.
 #pragma once
 
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <vector>
 
+#include "_block_lines.h"
+
 namespace mxio {
 
 class CsvReader {
  public:
-  explicit CsvReader(const std::vector<std::string>& files) : files_(files) {}
-  ~CsvReader() { close_file(); }
-  CsvReader(const CsvReader&) = delete;
-  CsvReader& operator=(const CsvReader&) = delete;
+  explicit CsvReader(const std::vector<std::string>& files)
+      : lines_(whole_files(files)) {}
 
   // Back to the first row of the first file.
   void rewind() {
-    close_file();
-    file_ = 0;
-    begin_ = end_ = 0;
-    line_ = 0;
-    eof_ = false;
+    lines_.rewind();
     error_.clear();
   }
 
@@ -38,80 +32,21 @@ class CsvReader {
   int next_row(T* out, std::size_t n) {
     const char* line;
     std::size_t len;
-    int got = next_line(&line, &len);
-    if (got <= 0) return got;
+    do {
+      int got = lines_.next(&line, &len);
+      if (got < 0) error_ = lines_.error();
+      if (got <= 0) return got;
+    } while (len == 0);                 // blank lines carry no row
     return parse_row(line, len, out, n);
   }
 
   const std::string& error() const { return error_; }
 
  private:
-  static constexpr std::size_t kBlock = 1 << 20;
-
-  void close_file() {
-    if (fp_ != nullptr) std::fclose(fp_);
-    fp_ = nullptr;
-  }
-
-  bool open_next() {
-    close_file();
-    while (file_ < files_.size()) {
-      fp_ = std::fopen(files_[file_].c_str(), "rb");
-      if (fp_ == nullptr) {
-        error_ = files_[file_] + ": cannot open: " + std::strerror(errno);
-        return false;
-      }
-      opened_ = file_++;
-      line_ = 0;
-      eof_ = false;
-      begin_ = end_ = 0;
-      return true;
-    }
-    return false;
-  }
-
-  // Moves the unread tail to the front and reads more after it.
-  void refill() {
-    if (begin_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-      end_ -= begin_;
-      begin_ = 0;
-    }
-    if (buf_.size() - end_ < kBlock) buf_.resize(end_ + kBlock);
-    std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, fp_);
-    end_ += got;
-    if (got == 0) eof_ = true;
-  }
-
-  // The next non-empty line (without its end of line).
-  int next_line(const char** line, std::size_t* len) {
-    for (;;) {
-      if (fp_ == nullptr) {
-        if (!open_next()) return error_.empty() ? 0 : -1;
-      }
-      const char* start = buf_.data() + begin_;
-      const void* nl = std::memchr(start, '\n', end_ - begin_);
-      std::size_t n;
-      if (nl != nullptr) {
-        n = static_cast<const char*>(nl) - start;
-        begin_ += n + 1;
-      } else if (!eof_) {
-        refill();
-        continue;
-      } else if (end_ > begin_) {       // the last line has no newline
-        n = end_ - begin_;
-        begin_ = end_;
-      } else {                          // this file is done
-        close_file();
-        continue;
-      }
-      ++line_;
-      if (n > 0 && start[n - 1] == '\r') --n;
-      if (n == 0) continue;             // blank lines carry no row
-      *line = start;
-      *len = n;
-      return 1;
-    }
+  static std::vector<ByteRange> whole_files(const std::vector<std::string>& files) {
+    std::vector<ByteRange> ranges(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) ranges[i].path = files[i];
+    return ranges;
   }
 
   template <class T>
@@ -164,17 +99,11 @@ class CsvReader {
   }
 
   int fail(const std::string& what) {
-    error_ = files_[opened_] + ", line " + std::to_string(line_) + ": " + what;
+    error_ = lines_.path() + ", line " + std::to_string(lines_.line_number()) + ": " + what;
     return -1;
   }
 
-  std::vector<std::string> files_;
-  std::size_t file_ = 0, opened_ = 0;
-  std::FILE* fp_ = nullptr;
-  std::vector<char> buf_;
-  std::size_t begin_ = 0, end_ = 0;
-  std::int64_t line_ = 0;
-  bool eof_ = false;
+  BlockLines lines_;
   std::string error_;
 };
 

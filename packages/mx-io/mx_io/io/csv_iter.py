@@ -1,11 +1,11 @@
 """CSVIter: batches of the rows of CSV files (MXNet 1.9.1's CSVIter)."""
 import os
-import warnings
 
 import numpy as np
 
 from mx_io.io import _csv
-from mx_io.io.native import MXDataIter, batch_of, check_dtype, new_batch_array
+from mx_io.io.native import (MXDataIter, batch_of, check_call_args, check_dtype,
+                             new_batch_array)
 
 __all__ = ["CSVIter"]
 
@@ -94,18 +94,8 @@ class CSVIter(MXDataIter):
                  label_shape=(1,), batch_size=None, round_batch=True, prefetch_buffer=4,
                  ctx="gpu", dtype=None, data_name="data", label_name="softmax_label", **kwargs):
         api = "CSVIter"
-        if args:
-            raise TypeError(f"{api} can only accept keyword arguments")
-        if kwargs:      # MXNet ignores the arguments it does not know
-            warnings.warn(f"{api}: ignoring unknown arguments {sorted(kwargs)}", stacklevel=2)
-        for name, value in (("data_csv", data_csv), ("data_shape", data_shape),
-                            ("batch_size", batch_size)):
-            if value is None:
-                raise TypeError(f"{api}: argument {name!r} is required")
-        if isinstance(batch_size, bool) or int(batch_size) < 1:
-            raise ValueError(f"{api}: argument 'batch_size' must be a positive int, "
-                             f"got {batch_size!r}")
-        batch_size = int(batch_size)
+        batch_size = check_call_args(api, args, kwargs, {
+            "data_csv": data_csv, "data_shape": data_shape, "batch_size": batch_size})
         data_shape = _shape(api, "data_shape", data_shape)
         label_shape = _shape(api, "label_shape", label_shape)
         dtype = check_dtype(api, dtype, "float32")

@@ -7,6 +7,7 @@ background thread ``prefetch_buffer`` batches ahead (MXNet's PrefetcherIter),
 so Python consumes one batch while the next is parsed.
 """
 import logging
+import warnings
 import weakref
 
 import numpy as np
@@ -31,6 +32,25 @@ def check_dtype(api, dtype, default):
         raise ValueError(f"{api}: argument 'dtype' must be one of {('None',) + DTYPES}, "
                          f"got {dtype!r}")
     return name
+
+
+def check_call_args(api, args, kwargs, required):
+    """The checks every native iterator's constructor makes, as MXNet's:
+    keyword arguments only, the unknown ones ignored (with a warning here),
+    the ``required`` ones (name: value) given, a positive batch_size.
+    Returns batch_size as an int."""
+    if args:
+        raise TypeError(f"{api} can only accept keyword arguments")
+    if kwargs:
+        warnings.warn(f"{api}: ignoring unknown arguments {sorted(kwargs)}", stacklevel=3)
+    for name, value in required.items():
+        if value is None:
+            raise TypeError(f"{api}: argument {name!r} is required")
+    batch_size = required["batch_size"]
+    if isinstance(batch_size, bool) or int(batch_size) < 1:
+        raise ValueError(f"{api}: argument 'batch_size' must be a positive int, "
+                         f"got {batch_size!r}")
+    return int(batch_size)
 
 
 def new_batch_array(shape, dtype):
