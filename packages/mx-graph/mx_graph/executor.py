@@ -491,46 +491,39 @@ class Executor:
         elif isinstance(out_grads, dict):
             out_grads = [out_grads.get(n) for n in b.output_names]
         out_grads = list(out_grads)
+        if self._dynamic is not None and not self.outputs:
+            raise MXNetError("backward: run forward(is_train=True) first")
+        heads = self._checked_head_grads(out_grads)
         if self._dynamic is not None:
-            self._dynamic_backward(out_grads, bool(is_train))
+            self._dynamic.backward(heads, bool(is_train), self._dynamic_monitor())
             return
+        for i, src in heads.items():
+            src.copyto(self._head_grad_arrays[i])
+        self._run(True, bool(is_train))
+
+    def _checked_head_grads(self, out_grads):
+        """{output index: its head gradient} for the outputs that are not
+        losses, each checked against its output's shape (this forward
+        pass's, when shapes are dynamic)."""
+        b = self._bound
+        heads = {}
         for i in b.needed_head_grads:
-            if i >= len(out_grads) or out_grads[i] is None:
+            src = out_grads[i] if i < len(out_grads) else None
+            if src is None:
                 raise MXNetError(
                     f"backward: output '{b.output_names[i]}' is not a loss, so its head "
                     f"gradient is required when calling backward. If you are attempting "
                     f"to minimize the output as an objective, please modify your network "
                     f"and pass it through the make_loss symbol.")
-            dst = self._head_grad_arrays[i]
-            src = out_grads[i]
             if not isinstance(src, NDArray):
                 raise TypeError(f"backward: out_grads[{i}] must be an NDArray, got "
                                 f"{type(src).__name__}")
-            if src.shape != dst.shape:
+            want = self.outputs[i].shape
+            if src.shape != want:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {src.shape}, output "
-                                 f"'{b.output_names[i]}' has shape {dst.shape}")
-            src.copyto(dst)
-        self._run(True, bool(is_train))
-
-    def _dynamic_backward(self, out_grads, is_train):
-        b = self._bound
-        if not self.outputs:
-            raise MXNetError("backward: run forward(is_train=True) first")
-        heads = {}
-        for i in b.needed_head_grads:
-            src = out_grads[i] if i < len(out_grads) else None
-            if src is None:
-                raise MXNetError(f"backward: output '{b.output_names[i]}' is not a loss, so "
-                                 f"its head gradient is required")
-            if not isinstance(src, NDArray):
-                raise TypeError(f"backward: out_grads[{i}] must be an NDArray, got "
-                                f"{type(src).__name__}")
-            if src.shape != self.outputs[i].shape:
-                raise MXNetError(f"backward: out_grads[{i}] has shape {src.shape}, output "
-                                 f"'{b.output_names[i]}' has shape {self.outputs[i].shape} "
-                                 f"in this forward pass")
+                                 f"'{b.output_names[i]}' has shape {want}")
             heads[i] = src
-        self._dynamic.backward(heads, is_train, self._dynamic_monitor())
+        return heads
 
     def _dynamic_monitor(self):
         """The monitor callback as DynamicPasses calls it, or None."""

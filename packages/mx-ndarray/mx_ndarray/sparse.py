@@ -55,7 +55,10 @@ class _SparseMethods:
 
     @property
     def size(self):
-        raise NotImplementedError()
+        # MXNet refuses it too: the stored count and the dense count differ.
+        raise NotImplementedError(f"{type(self).__name__}.size is ambiguous for a sparse "
+                                  f"array and not supported, as in MXNet; use .data.size for "
+                                  f"the stored values or numpy.prod(.shape) for the dense count")
 
     def _host_view(self):
         raise TypeError(f"{type(self).__name__}: a sparse array has no dense memory to view")

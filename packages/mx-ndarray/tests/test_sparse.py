@@ -222,6 +222,8 @@ def test_dense_only_api_is_refused():
         c.reshape((3, 2))
     with pytest.raises(TypeError, match="DLPack exports dense arrays only"):
         c.__dlpack__()
+    with pytest.raises(NotImplementedError, match="CSRNDArray.size is ambiguous"):
+        c.size
 
 
 # --- check_format ----------------------------------------------------------------------------
