@@ -173,9 +173,10 @@ def test_kernel_errors_surface_at_asnumpy_naming_the_op():
         y = nd.invoke("_test_gpu_fails", [nd.ones(3, ctx=gpu(0))])
         z = y + 1                               # the error travels on
         with pytest.raises(MXNetError, match="_test_gpu_fails: ValueError: no such luck"):
-            y.asnumpy()
-        with pytest.raises(MXNetError, match="_test_gpu_fails"):
             z.asnumpy()
+        # Raised once, it is cleared on every array it reached (MXNet 1.9;
+        # mx-engine's test_an_error_raised_once_is_cleared_on_every_variable...).
+        y.asnumpy()
     finally:
         registry._unregister("_test_gpu_fails")
     assert (nd.ones(2, ctx=gpu(0)) + 1).asnumpy().tolist() == [2.0, 2.0]

@@ -55,6 +55,10 @@ def _compare(op, inputs, kw, dtype):
     import cupy
     want = _out(op, inputs, kw)
     gin = [cupy.asarray(a) for a in inputs]
+    # gelu runs in float whatever the dtype (MXNet's gelu functor), so the
+    # two devices' erff may part in the last float bits, amplified where
+    # 1 + erf(x / sqrt 2) cancels.
+    tol = TOL["float32"] if kw.get("act_type") == "gelu" else TOL[dtype]
     for reqs in REQS[len(want)]:
         bases = [rand(w.shape, w.dtype.name, 3 + i) for i, w in enumerate(want)]
         cpu, gpu = [b.copy() for b in bases], [cupy.asarray(b) for b in bases]
@@ -67,10 +71,10 @@ def _compare(op, inputs, kw, dtype):
                 np.testing.assert_array_equal(g, c)
             else:
                 np.testing.assert_allclose(g.astype(np.float64), c.astype(np.float64),
-                                           rtol=TOL[dtype], atol=TOL[dtype], err_msg=f"{reqs}")
+                                           rtol=tol, atol=tol, err_msg=f"{reqs}")
     for g, w in zip(_out(op, gin, kw), want):      # no out: fresh arrays, req 'write'
         np.testing.assert_allclose(cupy.asnumpy(g).astype(np.float64), w.astype(np.float64),
-                                   rtol=TOL[dtype], atol=TOL[dtype])
+                                   rtol=tol, atol=tol)
 
 
 def _prelu(shape, gamma):

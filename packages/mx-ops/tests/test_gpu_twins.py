@@ -290,14 +290,24 @@ def test_gpu_matches_cpu(op, make, kw, dtype, req):
     if op in ("_full", "_zeros", "_ones", "_arange", "_eye", "_linspace"):
         kw = dict(kw, dtype=dtype)
     inputs = make(dtype)
-    want = invoke(op, inputs, **kw)
-    base = data(want.shape, want.dtype.name, 3)
-    cpu, gpu = base.copy(), cupy.asarray(base)
-    invoke(op, inputs, out=cpu, req=req, **kw)
-    invoke(op, [cupy.asarray(x) for x in inputs], out=gpu, req=req, **kw)
-    _check(gpu, cpu, want.dtype.name)
+    # Operators with several outputs (sort's hidden indices, topk 'both',
+    # Correlation's buffers) return lists: every output is compared.
+    wants = _as_list(invoke(op, inputs, **kw))
+    bases = [data(w.shape, w.dtype.name, 3) for w in wants]
+    cpus, gpus = [b.copy() for b in bases], [cupy.asarray(b) for b in bases]
+    one = len(wants) == 1
+    invoke(op, inputs, out=cpus[0] if one else cpus, req=req, **kw)
+    invoke(op, [cupy.asarray(x) for x in inputs], out=gpus[0] if one else gpus, req=req, **kw)
+    for g, c, w in zip(gpus, cpus, wants):
+        _check(g, c, w.dtype.name)
     if req == "write":
-        _check(invoke(op, [cupy.asarray(x) for x in inputs], **kw), want, want.dtype.name)
+        fresh = _as_list(invoke(op, [cupy.asarray(x) for x in inputs], **kw))
+        for g, w in zip(fresh, wants):
+            _check(g, w, w.dtype.name)
+
+
+def _as_list(outputs):
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 
 
 @pytest.mark.gpu

@@ -244,17 +244,21 @@ _GPU_CASES = [
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("op, inputs, params", _GPU_CASES)
-def test_gpu_twin_draws_the_cpu_values(op, inputs, params):
+def test_gpu_twin_draws_the_cpu_values(op, inputs, params, monkeypatch):
     """samplers.h on both devices: the same (seed, offset) gives the same
-    values up to libm's last bits (a rejection decision may rarely flip)."""
+    values up to libm's last bits (a rejection decision may rarely flip).
+    Devices draw unrelated streams of one global seed (resource's
+    _device_seed), so here every device and copy is given the seed itself."""
     import cupy
-    from mx_engine import gpu
+    monkeypatch.setattr(resource, "_device_seed", lambda seed, ctx, kind, index: seed)
     resource.seed(21)
     cpu_out = invoke(op, inputs(np), **params)
-    resource.seed(21, ctx=gpu(0))
     resource.seed(21)
-    gpu_out = invoke(op, inputs(cupy), **params, ctx=gpu(0))
     cpu_out = cpu_out if isinstance(cpu_out, list) else [cpu_out]
+    # mx_ops.invoke runs where its arrays live: CuPy outputs put the
+    # samplers without inputs on the GPU.
+    outs = [cupy.empty(c.shape, c.dtype) for c in cpu_out]
+    gpu_out = invoke(op, inputs(cupy), out=outs[0] if len(outs) == 1 else outs, **params)
     gpu_out = gpu_out if isinstance(gpu_out, list) else [gpu_out]
     for c, g in zip(cpu_out, gpu_out):
         g = cupy.asnumpy(g)

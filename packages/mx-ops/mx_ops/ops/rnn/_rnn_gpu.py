@@ -203,9 +203,12 @@ def _launch(fn, total, args):
     fn(((total + block - 1) // block,), (block,), args)
 
 
-def _lengths(params, lo, arr):
+def _lengths(params, lo, args, lstm):
+    """The sequence_length argument (after data, parameters, state and, for
+    an LSTM, the cell state) clipped to [0, T], or None when not used."""
     if not params["use_sequence_length"]:
         return None
+    arr = args[4 if lstm else 3]
     return cupy.clip(cupy.nan_to_num(arr.astype(cupy.float64), nan=0.0), 0,
                      lo.T).astype(cupy.int64)
 
@@ -240,7 +243,7 @@ def forward(params, inputs, outputs, reqs):
     lo = _Layout(params, T, N, I)
     res = outputs[-1]
     fwd, _, drop = _kernels(data.dtype)
-    lens = _lengths(params, lo, inputs[4 if lstm else 3])
+    lens = _lengths(params, lo, inputs, lstm)
     L, D, H, P, gh = lo.L, lo.D, lo.H, lo.P, lo.gh
     DP, NH = D * P, N * H
     clip, cmin, cmax = _clip_args(params)
@@ -317,7 +320,7 @@ def backward(params, inputs, outputs, reqs):
     T, N, I = data.shape
     lo = _Layout(params, T, N, I)
     _, bwd, _ = _kernels(data.dtype)
-    lens = _lengths(params, lo, rest[4 if lstm else 3])
+    lens = _lengths(params, lo, rest, lstm)
     L, D, H, P, gh = lo.L, lo.D, lo.H, lo.P, lo.gh
     DP, NH = D * P, N * H
     clip, cmin, cmax = _clip_args(params)
