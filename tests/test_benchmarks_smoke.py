@@ -84,6 +84,13 @@ def test_compare_engine_quick(tmp_path):
         assert case in out
 
 
+@pytest.mark.gpu
+def test_compare_gpu_runs(tmp_path):
+    out = _run_script("benchmarks/compare_gpu.py", "--repeat", "1", cwd=tmp_path)
+    for case in ("add 2^26 f32", "Convolution 3x3", "MLP train step b1024"):
+        assert case in out
+
+
 def test_compare_storage_quick(tmp_path):
     out = _run_script("benchmarks/compare_storage.py", "--quick", cwd=tmp_path)
     for case in ("alloc+free 4 KiB", "alloc, touch, free 64 MiB", "Round, 300 random sizes"):
