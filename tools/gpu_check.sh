@@ -4,7 +4,7 @@
 #   bash tools/gpu_check.sh WHEEL_DIR OUT_DIR [TEST_SECONDS] [PYTEST ARGS...]
 # installs the wheel(s) built here for that machine's Python (python3; no
 # index is asked), runs the gpu-marked suite on all cores, then
-# benchmarks/compare_gpu.py.  Logs, a JUnit file and the benchmark's rows
+# benchmarks/compare_gpu.py and profile_gpu_dispatch.py.  Logs, a JUnit file and the benchmark's rows
 # land in OUT_DIR.  TEST_SECONDS (default 330) bounds the suite, so a hang
 # costs its time and no more.  Build the wheel with that Python's version:
 #   pythonX.Y -m pip wheel --no-build-isolation --no-deps . \
@@ -28,3 +28,4 @@ timeout -s INT -k 30 "$budget" python3 -m pytest -m gpu -q -p no:cacheprovider -
 echo "gpu suite exit: ${PIPESTATUS[0]}"
 timeout -k 10 100 python3 benchmarks/compare_gpu.py --json "$out/gpu_bench.json" 2>&1 \
   | tee "$out/gpu_bench.txt"
+timeout -k 10 60 python3 benchmarks/profile_gpu_dispatch.py 2>&1 | tee "$out/gpu_dispatch.txt"
