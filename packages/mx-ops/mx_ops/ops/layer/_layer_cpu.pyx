@@ -54,7 +54,7 @@ def embedding_rsp_grad(og, idx, blob, int64_t input_dim):
     with nogil:
         distinct = embedding_rsp_rows(idx_dtype, ip, n, input_dim, pp, &bad)
     if distinct == -1:
-        raise IndexError(f"_backward_Embedding: index {idx.reshape(-1)[bad]!r} at position "
+        raise IndexError(f"_backward_Embedding: index {idx.reshape(-1)[bad].item()} at position "
                          f"{bad} of 'data' is out of range [0, {input_dim}) (input_dim); "
                          f"sparse_grad=True does not clip indices")
     if distinct < 0:
