@@ -23,16 +23,20 @@ from mx_engine._engine import _set_symbolic
 from mx_engine._profiler_api import entry as _api_entry
 from mx_engine.base import MXNetError
 from mx_ndarray import NDArray, empty, zeros
+from mx_ndarray.sparse import zeros as sparse_zeros
 from mx_ndarray.prepared import PreparedCall
 from mx_ops.core._limits import check_shape
 from mx_ops.core.node import Node, NodeEntry, make_node
 from mx_ops.core.partial_infer import known as shape_known
+from mx_ops.core.stype import STYPE_NAMES, stype_id
 
 from mx_graph.copy_call import CopyCall, Steps
 from mx_graph.dynamic_run import DynamicPasses
+from mx_graph.sparse_run import StoragePasses
 from mx_graph.graph import Graph
 from mx_graph.passes.gradient import gradient
 from mx_graph.passes.infer import entry_label, infer_shape, infer_type, variable_hints
+from mx_graph.passes.infer_storage import infer_storage, may_be_sparse
 from mx_graph.passes.place_device import COPY_OP, place_device
 from mx_graph.passes.plan_memory import EXTERNAL, plan_memory
 
@@ -87,7 +91,7 @@ def _named_arrays(value, names, what):
 class _BoundGraph:
     """The passes' results for one symbol, one set of shapes and reqs."""
 
-    def __init__(self, symbol, grad_reqs, shapes, dtypes, group2ctx, default_ctx):
+    def __init__(self, symbol, grad_reqs, shapes, dtypes, group2ctx, default_ctx, stypes=None):
         fwd = Graph(symbol._outputs)
         idx = fwd.indexed
         self.arg_names = symbol.list_arguments()
@@ -158,7 +162,35 @@ class _BoundGraph:
         # The nodes the forward outputs need come first in the topological
         # order (MXNet's num_forward_nodes); the rest is the backward pass.
         self.num_forward_nodes = max(gidx.node_id(e.node) for e in graph.outputs[:nfwd]) + 1
-        self.graph = graph if self.dynamic else plan_memory(graph, external=set(gidx.outputs))
+        self._infer_storage(graph, stypes or {}, default_ctx)
+        self.graph = graph if self.dynamic or self.stypes is not None else plan_memory(
+            graph, external=set(gidx.outputs))
+
+    def _infer_storage(self, graph, stypes, default_ctx):
+        """``stypes``: entry id -> storage of every entry where one is
+        sparse (the graph then runs node by node, sparse_run), else None
+        (the dense plan); ``arg_stypes`` the inputs' storage by name."""
+        gidx = graph.indexed
+        self.arg_stypes = {name: stypes.get(name) or _var_stype(e.node)
+                           for name, e in self.variables.items()}
+        known = {gidx.entry_id(e): self.arg_stypes[name]
+                 for name, e in self.variables.items() if e.node._id in gidx._nid}
+        self.stypes = None
+        if not may_be_sparse(graph, known):
+            return
+        if self.group2ctx:
+            raise MXNetError("bind: group2ctx is not supported for a symbol with sparse "
+                             "storage (sparse arguments or gradients)")
+        device = "gpu" if default_ctx.device_type == "gpu" else "cpu"
+        found = infer_storage(graph, known, device)
+        if any(s != "default" for s in found):
+            self.stypes = found
+
+    def grad_stype(self, name):
+        """The storage type of argument ``name``'s gradient entry."""
+        if self.stypes is None or name not in self.grad_entries:
+            return "default"
+        return self.stypes[self.graph.indexed.entry_id(self.grad_entries[name])]
 
     def _infer(self, graph, shapes, dtypes):
         idx = graph.indexed
@@ -256,11 +288,11 @@ class Executor:
         self.aux_arrays = aux_arrays
         self._monitor = None
         self._monitor_all = False
-        if bound.dynamic:
+        if bound.dynamic or bound.stypes is not None:
             named = dict(zip(bound.arg_names, arg_arrays))
             named.update(zip(bound.aux_names, aux_arrays))
-            self._dynamic = DynamicPasses(bound, ctx, named,
-                                          dict(zip(bound.arg_names, grad_arrays)))
+            passes = DynamicPasses if bound.stypes is None else StoragePasses
+            self._dynamic = passes(bound, ctx, named, dict(zip(bound.arg_names, grad_arrays)))
             self._storage = []
             self.outputs = []        # each forward's, once it ran
         else:
@@ -298,7 +330,8 @@ class Executor:
                                 f"{type(a).__name__}")
         shapes = {n: a.shape for n, a in list(args.items()) + list(aux.items())}
         dtypes = {n: a.dtype for n, a in list(args.items()) + list(aux.items())}
-        bound = _BoundGraph(symbol, reqs, shapes, dtypes, group2ctx, ctx)
+        stypes = {n: a.stype for n, a in list(args.items()) + list(aux.items())}
+        bound = _BoundGraph(symbol, reqs, shapes, dtypes, group2ctx, ctx, stypes)
         g = bound.graph
         idx = g.indexed
         for name, arr in list(args.items()) + list(aux.items()):
@@ -334,7 +367,8 @@ class Executor:
     @classmethod
     @_api_entry("MXExecutorSimpleBindEx")
     def simple_bind(cls, symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
-                    shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
+                    shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None,
+                    stype_dict=None):
         _check_ctx(ctx)
         shared_storage = _shared_storage(shared_exec)
         arg_names = symbol.list_arguments()
@@ -347,7 +381,14 @@ class Executor:
                              f"its inputs are {arg_names + aux_names}")
         dtypes = dict(type_dict or {})
         reqs = _normalize_reqs(grad_req, arg_names)
-        bound = _BoundGraph(symbol, reqs, shapes, dtypes, group2ctx, ctx)
+        stypes = dict(stype_dict or {})
+        unknown = set(stypes) - inputs
+        if unknown:
+            raise MXNetError(f"simple_bind: stype_dict names {sorted(unknown)}, which are not "
+                             f"inputs of the symbol; its inputs are {arg_names + aux_names}")
+        for name, stype in stypes.items():
+            stype_id(stype, f"simple_bind: stype_dict['{name}']")
+        bound = _BoundGraph(symbol, reqs, shapes, dtypes, group2ctx, ctx, stypes)
         g = bound.graph
         idx = g.indexed
         shared_args = set(shared_arg_names or ())
@@ -357,12 +398,14 @@ class Executor:
             spec[name] = (g.attrs["shape"][eid], g.attrs["dtype"][eid],
                           _node_ctx(g, idx.node_id(bound.variables[name].node), ctx))
 
-        def new_array(name, reuse):
+        def new_array(name, reuse, stype="default"):
             shape, dtype, where = spec[name]
             if reuse is not None and name in reuse:
                 old = reuse[name]
-                if old.shape == shape and old.dtype.name == dtype:
+                if old.shape == shape and old.dtype.name == dtype and old.stype == stype:
                     return old
+            if stype != "default":
+                return sparse_zeros(stype, shape, ctx=where, dtype=dtype)
             return zeros(shape, ctx=where, dtype=dtype)
 
         reuse_args = shared_exec.arg_dict if shared_exec is not None else None
@@ -371,12 +414,13 @@ class Executor:
             if shared_buffer is not None and n not in shared_args and n in shapes:
                 args.append(_from_buffer(shared_buffer, n, spec[n]))
             else:
-                args.append(new_array(n, reuse_args if n in shared_args else None))
+                args.append(new_array(n, reuse_args if n in shared_args else None,
+                                      bound.arg_stypes[n]))
         reuse_grads = shared_exec.grad_dict if shared_exec is not None else None
-        grads = [new_array(n, reuse_grads if n in shared_args else None)
+        grads = [new_array(n, reuse_grads if n in shared_args else None, bound.grad_stype(n))
                  if reqs[n] != "null" else None for n in arg_names]
-        aux = [new_array(n, shared_exec.aux_dict if shared_exec is not None else None)
-               for n in aux_names]
+        aux = [new_array(n, shared_exec.aux_dict if shared_exec is not None else None,
+                         bound.arg_stypes[n]) for n in aux_names]
         return cls(symbol, ctx, bound, args, grads, aux, shared_storage=shared_storage)
 
     def _allocate(self, shared_storage):
@@ -670,9 +714,18 @@ class Executor:
         aux = remap(b.aux_names, self.aux_arrays, aux_shapes)
         shapes = {n: a.shape for n, a in zip(b.arg_names + b.aux_names, args + aux)}
         dtypes = {n: a.dtype for n, a in zip(b.arg_names + b.aux_names, args + aux)}
-        bound = _BoundGraph(self._symbol, b.grad_reqs, shapes, dtypes, b.group2ctx, self._ctx)
+        stypes = {n: a.stype for n, a in zip(b.arg_names + b.aux_names, args + aux)}
+        bound = _BoundGraph(self._symbol, b.grad_reqs, shapes, dtypes, b.group2ctx, self._ctx,
+                            stypes)
         return Executor(self._symbol, self._ctx, bound, args, grads, aux,
                         shared_storage=self._storage)
+
+
+def _var_stype(node):
+    """A variable's storage type from its ``__storage_type__`` attribute
+    (mx.sym.var(stype=...); MXNet's storage type code), else 'default'."""
+    code = node.attrs.get("__storage_type__")
+    return "default" if code is None else STYPE_NAMES.get(int(code), "default")
 
 
 def _check_ctx(ctx):

@@ -544,7 +544,7 @@ def Dropout(data=None, p=_NULL, mode=_NULL, axes=_NULL, cudnn_off=_NULL, name=No
 
 def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, name=None, attr=None, **kwargs):
     """
-    Maps integer indices to vector representations (embeddings): output[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: _backward_Embedding(out_grad, data).
+    Maps integer indices to vector representations (embeddings): output[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: _backward_Embedding(out_grad, data); with sparse_grad=True the weight's gradient is row_sparse.
 
     Parameters
     ----------
@@ -561,7 +561,7 @@ def Embedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         Data type of weight.
     sparse_grad : bool, optional, default=False
-        Compute row sparse gradient in the backward calculation (not supported: must be False).
+        Compute row sparse gradient in the backward calculation. If set to True, the grad's storage type is row_sparse.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and

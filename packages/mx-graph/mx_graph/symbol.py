@@ -14,6 +14,7 @@ from mx_engine.base import MXNetError
 from mx_ops.core._limits import shape_problem
 from mx_ops.core.dtypes import MXNET_FLAGS
 from mx_ops.core.node import Node, NodeEntry
+from mx_ops.core.stype import stype_id
 
 from mx_graph import attribute, name as _name
 from mx_graph.graph import Graph, topological_order
@@ -301,15 +302,14 @@ class Symbol:
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
         """An Executor with every array allocated from the given input
-        shapes (``data=(batch, features)``) and ``type_dict`` dtypes."""
+        shapes (``data=(batch, features)``), ``type_dict`` dtypes and
+        ``stype_dict`` storage types (the gradients' storage is inferred:
+        Embedding(sparse_grad=True)'s weight gets a row_sparse one)."""
         from mx_graph.executor import Executor
-        if stype_dict and any(v != "default" for v in stype_dict.values()):
-            raise MXNetError("simple_bind: only dense ('default') storage types are "
-                             "supported")
         return Executor.simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
                                     group2ctx=group2ctx, shared_arg_names=shared_arg_names,
                                     shared_exec=shared_exec, shared_buffer=shared_buffer,
-                                    shapes=kwargs)
+                                    shapes=kwargs, stype_dict=stype_dict)
 
     def eval(self, ctx=None, **kwargs):
         """The outputs for the NDArray inputs given by name (binds, runs
@@ -482,9 +482,8 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
         attrs["__dtype__"] = str(DTYPE_CODES[np.dtype(dtype).name])
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
-    if stype is not None and stype != "default":
-        raise MXNetError(f"Variable '{name}': only dense ('default') storage is supported, "
-                         f"got stype={stype!r}")
+    if stype is not None:
+        attrs["__storage_type__"] = str(stype_id(stype, f"Variable '{name}'"))
     for key, value in kwargs.items():
         if not (key.startswith("__") and key.endswith("__")):
             raise ValueError(f"Variable: attribute name={key} is not supported; extra "

@@ -249,21 +249,38 @@ cdef set _run(list steps, list values, list xinfo):
 cdef int _store(list grads, list xinfo, set written) except -1:
     """Each variable's gradient into its grad array, unless _run wrote it
     there: 'write' copies (zeros where none reached it), 'add'
-    accumulates."""
+    accumulates.  The grad array keeps its storage type (MXNet's rule): a
+    gradient of another storage is cast on the way (the calls' storage
+    dispatch: a row_sparse gradient added to a dense grad densifies)."""
     cdef AGInfo info
     cdef Py_ssize_t k
     for k in range(len(xinfo)):
         g, info = grads[k], xinfo[k]
         if k in written:
             continue
-        if info.grad_req == "add":
-            if g is not None:
-                _call(plan_for("elemwise_add", 2, _NO_PARAMS), [info.grad, g], info.grad, None)
-        elif g is None:
-            _call(plan_for("zeros_like", 1, _NO_PARAMS), [info.grad], info.grad, None)
-        else:
-            _call(plan_for("_copy", 1, _NO_PARAMS), [g], info.grad, None)
+        if g is None:
+            if info.grad_req != "add":
+                _call(plan_for("zeros_like", 1, _NO_PARAMS), [info.grad], info.grad, None)
+            continue
+        store_grad(info.grad, g, info.grad_req)
     return 0
+
+
+cpdef store_grad(NDArray grad, NDArray g, str req):
+    """Gradient ``g`` into gradient array ``grad`` as ``req`` ('write' or
+    'add') says, in ``grad``'s storage type (MXNet's rule: the grad array's
+    storage wins; a gradient of another storage is cast by the calls'
+    storage dispatch, so a row_sparse gradient added to a dense grad
+    densifies).  The executor's node-by-node passes use it too."""
+    if req != "add":
+        _call(plan_for("_copy", 1, _NO_PARAMS), [g], grad, None)
+    elif grad.stype_flag:
+        # A sparse sum has a new structure (row_sparse: the union of the
+        # rows): computed apart, then stored in the grad's storage.
+        total = _call(plan_for("elemwise_add", 2, _NO_PARAMS), [grad, g], None, None)
+        _call(plan_for("_copy", 1, _NO_PARAMS), [total], grad, None)
+    else:
+        _call(plan_for("elemwise_add", 2, _NO_PARAMS), [grad, g], grad, None)
 
 
 cdef object _fresh(object g, NDArray x, bint shared):

@@ -39,7 +39,7 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
  '_contrib_AdaptiveAvgPooling2D', '_contrib_BilinearResize2D', '_contrib_CTCLoss',
- '_contrib_ROIAlign', '_contrib_allclose', '_contrib_arange_like',
+ '_contrib_ROIAlign', '_contrib_SparseEmbedding', '_contrib_allclose', '_contrib_arange_like',
  '_contrib_backward_index_copy', '_contrib_backward_quadratic', '_contrib_boolean_mask',
  '_contrib_ctc_loss', '_contrib_div_sqrt_dim', '_contrib_index_array', '_contrib_index_copy',
  '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
@@ -695,7 +695,7 @@ def _backward_Embedding(out_grad=None, data=None, input_dim=_NULL, output_dim=_N
     dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
         Data type of weight.
     sparse_grad : bool, optional, default=False
-        Compute row sparse gradient in the backward calculation (not supported: must be False).
+        Compute row sparse gradient in the backward calculation. If set to True, the grad's storage type is row_sparse.
     out : NDArray, optional
         The output array.
     name : str, optional
@@ -2924,6 +2924,45 @@ def _contrib_ROIAlign(data=None, rois=None, pooled_size=_NULL, spatial_scale=_NU
     if aligned is not _NULL:
         kwargs['aligned'] = aligned
     return _call_op('_contrib_ROIAlign', [data, rois], out, kwargs)
+
+
+def _contrib_SparseEmbedding(data=None, weight=None, input_dim=_NULL, output_dim=_NULL, dtype=_NULL, sparse_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    Embedding for a large input_dim whose weight gradient is always row_sparse (the sorted distinct indices present and their summed rows); 'sparse_grad' is ignored.
+
+    Parameters
+    ----------
+    data : NDArray
+        Indices into the table, any shape (cast to int, clipped to [0,
+        input_dim - 1]).
+    weight : NDArray
+        The embedding table, (input_dim, output_dim).
+    input_dim : int, in [1, 2147483647]
+        Vocabulary size of the input indices.
+    output_dim : int, in [1, 2147483647]
+        Dimension of the embedding vectors.
+    dtype : {float32, float64, float16, uint8, int32, int8, int64}, optional, default='float32'
+        Data type of weight.
+    sparse_grad : bool, optional, default=False
+        Compute row sparse gradient in the backward calculation. If set to True, the grad's storage type is row_sparse.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if input_dim is not _NULL:
+        kwargs['input_dim'] = input_dim
+    if output_dim is not _NULL:
+        kwargs['output_dim'] = output_dim
+    if dtype is not _NULL:
+        kwargs['dtype'] = dtype
+    if sparse_grad is not _NULL:
+        kwargs['sparse_grad'] = sparse_grad
+    return _call_op('_contrib_SparseEmbedding', [data, weight], out, kwargs)
 
 
 def _contrib_allclose(a=None, b=None, rtol=_NULL, atol=_NULL, equal_nan=_NULL, out=None, name=None, **kwargs):

@@ -277,6 +277,12 @@ def set_sparse_dispatch(fn):
     _sparse_dispatch = fn
 
 
+def call(CallPlan plan, list inputs, out=None, ctx=None):
+    """The imperative call of ``plan`` on ``inputs`` (its storage dispatch
+    included): its visible outputs, as ``invoke`` returns them."""
+    return _call(plan, inputs, out, ctx)
+
+
 def call_plan(CallPlan plan, list inputs, out, ctx):
     """The dense call path for the sparse dispatch, which holds the plan and
     has settled that every array is dense (its fallback, or an operator

@@ -694,12 +694,23 @@ cdef class NDArray:
     def attach_grad(self, grad_req="write", stype=None):
         """Makes this array a variable of the autograd tape with a zero
         gradient array (``grad``) that backward writes ('write'), adds to
-        ('add') or leaves alone ('null')."""
-        if stype not in (None, "default"):
-            raise NotImplementedError(f"attach_grad: stype {stype!r} (sparse gradients) is "
-                                      f"not supported; use the default storage")
-        _autograd.mark(self, _call(plan_for("zeros_like", 1, _NO_PARAMS), [self], None, None),
-                       grad_req)
+        ('add') or leaves alone ('null').  ``stype`` is the gradient's
+        storage ('default', 'row_sparse', 'csr'; None: this array's), which
+        backward keeps: a gradient computed in another storage is cast."""
+        if stype is None:
+            stype = self.stype
+        if stype == "default":
+            grad = _call(plan_for("zeros_like", 1, _NO_PARAMS), [self], None, None)
+        else:
+            from mx_ndarray import sparse
+            if stype not in ("row_sparse", "csr"):
+                raise ValueError(f"attach_grad: unknown stype {stype!r}; expected 'default', "
+                                 f"'row_sparse' or 'csr'")
+            if stype == "csr" and len(self.shape) != 2:
+                raise ValueError(f"attach_grad: a csr gradient needs a 2-D array, this one "
+                                 f"has shape {self.shape}")
+            grad = sparse.zeros(stype, self.shape, ctx=self.context, dtype=self.dtype)
+        _autograd.mark(self, grad, grad_req)
 
     @property
     def grad(self):

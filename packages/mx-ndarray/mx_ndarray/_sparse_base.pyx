@@ -10,7 +10,7 @@ import logging
 from mx_engine._context cimport Context, DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name
 from mx_ops.core._call cimport CallPlan, Inferred, plan_for
-from mx_ndarray._chunk cimport _chunk_foreign
+from mx_ndarray._chunk cimport _chunk_foreign, _chunk_incref
 from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
 from mx_ndarray._alloc cimport _empty
@@ -20,13 +20,15 @@ from mx_ndarray cimport _tape
 import numpy as np
 
 from mx_engine import current_context
-from mx_ops.core.training import _state as _training
+from mx_ops.core.training import _state as _training, set_recording
 from mx_ops.core.dtypes import DTYPE_FLAGS, DTYPE_NAMES, NP_DTYPES as _NP_DTYPES
 from mx_ops.core.registry import ShapeError
 from mx_ops.core.stype import (DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK, STYPE_IDS, STYPE_NAMES, SparseBlob,
                                storage_inference)
 from mx_ndarray import _config, _device
 from mx_ndarray._invoke import call_plan, dtype_name, set_sparse_dispatch
+from mx_ndarray._tape import ASSIGN_ERROR, set_sparse_detach
+from mx_engine.base import MXNetError
 
 _classes = {}       # stype name -> its Python class (mx_ndarray.sparse fills it)
 cdef tuple _DTYPE_NAMES = tuple(DTYPE_NAMES)     # dtype code -> name
@@ -40,6 +42,25 @@ cdef class BaseSparseNDArray(NDArray):
     """The base class of an NDArray stored in a sparse storage format
     (CSRNDArray, RowSparseNDArray)."""
     pass
+
+
+def _detached(NDArray x):
+    """A sparse array sharing ``x``'s storage outside any graph (what the
+    autograd tape keeps of a sparse value)."""
+    cdef BaseSparseNDArray a = <BaseSparseNDArray>x
+    cdef BaseSparseNDArray v = type(a).__new__(type(a))
+    _chunk_incref(a.chunk)
+    v.chunk = a.chunk
+    v.offset = a.offset
+    v.shape = a.shape
+    v.dtype_flag = a.dtype_flag
+    v.context = a.context
+    v.stype_flag = a.stype_flag
+    v._blob = a._blob
+    return v
+
+
+set_sparse_detach(_detached)
 
 
 def new_sparse(str stype, shape, dtype, Context ctx, bint zero=True):
@@ -151,14 +172,31 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
     if mode != DISPATCH_FALLBACK and "row_sparse" not in in_stypes + out_stypes \
             and "csr" not in in_stypes + out_stypes:
         return call_plan(plan, inputs, out, ctx)      # all dense after all: the dense path
-    if _tape.recording_threads and _training.record:
-        for i, x in enumerate(inputs):
-            if _tape.on_tape(<NDArray>x):
-                # MXNet records sparse calls too (sparse gradients): not built yet.
-                raise NotImplementedError(
-                    f"{op.name}: autograd does not record calls with sparse arrays yet "
-                    f"(argument {i} is on the tape); compute outside autograd.record() or "
-                    f"cast to dense with tostype('default')")
+    recording = _tape.recording_threads and _training.record
+    if recording:
+        for o in outs:
+            if o is not None and _tape.on_tape(<NDArray>o):
+                raise MXNetError(ASSIGN_ERROR)
+        # One node for the call below (not for its casts and dense call).
+        set_recording(False)
+    try:
+        outputs = _compute(plan, inputs, outs, in_stypes, out_stypes, mode, r, ctx, device)
+    finally:
+        if recording:
+            set_recording(True)
+    if recording:
+        # MXNet records sparse calls as dense ones: the backward's calls
+        # take this dispatch in turn, so their storage rules decide the
+        # gradients' storage.
+        _tape.record_call(plan, r, inputs, outputs, False, NULL)
+    return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
+
+
+cdef list _compute(CallPlan plan, list inputs, list outs, list in_stypes, list out_stypes,
+                   str mode, Inferred r, Context ctx, str device):
+    """Pushes the call by its dispatch mode; returns all its outputs."""
+    cdef int nout = len(r.shapes)
+    op = plan.op
     if mode == DISPATCH_COMPUTE_EX:
         outputs = [o if o is not None else _new(out_stypes[i], r.shapes[i], r.dtypes[i], ctx)
                    for i, o in enumerate(outs)]
@@ -166,9 +204,8 @@ def _dispatch(CallPlan plan, list inputs, out, ctx_arg):
         params = dict(plan.params)
         fn = functools.partial(_call_compute, compute, params, ["write"] * nout)
         push_sparse(op.name, fn, inputs, outputs, ctx, plan.mutated)
-    else:
-        outputs = _fallback(plan, inputs, outs, in_stypes, out_stypes, ctx, device)
-    return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
+        return outputs
+    return _fallback(plan, inputs, outs, in_stypes, out_stypes, ctx, device)
 
 
 def _call_compute(compute, params, reqs, inputs, outputs):

@@ -148,8 +148,20 @@ cdef object _node(object op, str name, object params, object inputs):
     return mx_node_new(Node, values)
 
 
+_sparse_detached = None     # mx_ndarray._sparse_base's, set at its import
+
+
+def set_sparse_detach(fn):
+    """Installs ``fn(a)``: a sparse array's ``detached``."""
+    global _sparse_detached
+    _sparse_detached = fn
+
+
 cdef NDArray detached(NDArray a):
-    """A view of all of ``a`` outside any graph (NDArray.detach)."""
+    """A view of all of ``a`` outside any graph (NDArray.detach); a sparse
+    array's shares its storage (chunk and components)."""
+    if a.stype_flag:
+        return _sparse_detached(a)
     cdef NDArray v = NDArray.__new__(NDArray)
     _chunk_incref(a.chunk)
     v.chunk = a.chunk

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mx_ndarray as nd
-from mx_ops.core._params import ParamError
+from mx_engine.base import MXNetError
 
 rng = np.random.default_rng(11)
 
@@ -50,9 +50,21 @@ def test_embedding_and_its_gradient():
                                               output_dim=3)
     np.testing.assert_array_equal(dw.asnumpy()[[0, 4]], [[1, 1, 1], [3, 3, 3]])
     assert dd.dtype == np.int32 and not dd.asnumpy().any()
-    with pytest.raises(ParamError, match="'sparse_grad' True is not supported"):
-        nd.Embedding(nd.array(idx, dtype="int32"), nd.array(w), input_dim=5, output_dim=3,
-                     sparse_grad=True)
+    sparse_out = nd.Embedding(nd.array(idx, dtype="int32"), nd.array(w), input_dim=5,
+                              output_dim=3, sparse_grad=True)
+    np.testing.assert_array_equal(sparse_out.asnumpy(), out.asnumpy())
+    # The row_sparse weight gradient: the distinct indices present, unclipped.
+    ok = np.array([[0, 4], [4, 2]], np.int32)
+    dd, dw = nd._internal._backward_Embedding(og, nd.array(ok, dtype="int32"), input_dim=5,
+                                              output_dim=3, sparse_grad=True)
+    assert dw.stype == "row_sparse" and dd.stype == "default"
+    np.testing.assert_array_equal(dw.indices.asnumpy(), [0, 2, 4])
+    np.testing.assert_array_equal(dw.data.asnumpy(), [[1, 1, 1], [1, 1, 1], [2, 2, 2]])
+    dd, dw = nd._internal._backward_Embedding(og, nd.array(idx, dtype="int32"), input_dim=5,
+                                              output_dim=3, sparse_grad=True)
+    with pytest.raises(MXNetError, match=r"index 7 at position 3 of 'data' is out of range "
+                                         r"\[0, 5\) \(input_dim\)"):
+        dw.asnumpy()
 
 
 def test_upsampling_and_l2_normalization():

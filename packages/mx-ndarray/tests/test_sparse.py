@@ -504,15 +504,22 @@ def test_sparse_module_arithmetic():
         sparse.add("x", ca)
 
 
-def test_recorded_calls_with_sparse_arrays_are_refused_clearly():
+def test_calls_with_sparse_arrays_are_recorded():
+    """A call with a sparse input is one node on the tape (not its casts),
+    whose saved values keep their storage; tests/test_sparse_grad.py
+    differentiates such tapes."""
     from mx_ndarray import autograd
     x = nd.array(REF["a"])
     x.attach_grad()
     c = sparse.csr_matrix(REF["b"])
     with autograd.record():
-        with pytest.raises(NotImplementedError, match="elemwise_add: autograd does not record "
-                                                      "calls with sparse arrays yet"):
-            nd.elemwise_add(x, c)
-        y = nd.elemwise_add(c, c)            # nothing on the tape: computed as ever
+        z = nd.elemwise_add(x, c)
+        y = nd.elemwise_add(c, c)            # nothing on the tape: not recorded
+        s = nd.square(c)
+    node = z._ag_node
+    assert node.op.name == "elemwise_add" and node.inputs[0].node is x._ag_node
+    assert node.inputs[1].node.info.outputs[0].stype == "csr"
+    assert y._ag_node is None and s._ag_node is None
+    np.testing.assert_allclose(z.asnumpy(), REF["a"] + REF["b"], rtol=1e-6)
     np.testing.assert_allclose(y.asnumpy(), 2 * REF["b"], rtol=1e-6)
 

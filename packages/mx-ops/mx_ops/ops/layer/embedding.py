@@ -9,16 +9,25 @@ data.shape + (output_dim,) of 'dtype', which is also the weight's dtype.
 ``_backward_Embedding(out_grad, data) -> (data_grad, weight_grad)``: the
 indices get a zero gradient (MXNet computes none), the weight the sum of
 out_grad's rows over the positions that picked each row, in a fixed order
-(embedding_cpu.h).  Only dense gradients exist here, so sparse_grad=True
-is refused."""
+(embedding_cpu.h).  With sparse_grad=True its storage rule makes the weight
+gradient row_sparse (MXNet's SparseEmbeddingOpBackwardEx): the sorted
+distinct indices present and their summed rows, by embedding_rsp_cpu.h
+without the GIL (an index out of [0, input_dim) is then an error, as in
+MXNet).  ``_contrib_SparseEmbedding`` is Embedding whose weight gradient is
+always row_sparse (mx.nd.contrib.SparseEmbedding)."""
 import struct
 
+import numpy as np
+
 from mx_ops.core._nn_common import FLOATS
-from mx_ops.core._params import Param, ParamError
+from mx_ops.core._params import Param
 from mx_ops.core.gradient import backward_op, set_gradient
+from mx_ops.core.node import make_node
 from mx_ops.core.partial_infer import set_infer_shape_partial, set_infer_type_partial
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
+from mx_ops.core.stype import (DISPATCH_COMPUTE, DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK,
+                               set_storage_inference)
 from mx_ops.ops.layer import _layer_cpu
 
 # The CuPy twin, imported on the first GPU call (core.registry.gpu_compute).
@@ -31,14 +40,9 @@ PARAMS = {
     "output_dim": Param("int", low=1, doc="Dimension of the embedding vectors."),
     "dtype": Param("dtype", "float32", doc="Data type of weight."),
     "sparse_grad": Param("bool", False, doc="Compute row sparse gradient in the backward "
-                                            "calculation (not supported: must be False)."),
+                                            "calculation. If set to True, the grad's storage "
+                                            "type is row_sparse."),
 }
-
-
-def _check_params(op, params):
-    if params["sparse_grad"]:
-        raise ParamError(f"{op}: argument 'sparse_grad' True is not supported (row_sparse "
-                         f"gradients are not implemented); use sparse_grad=False")
 
 
 def _check_weight(op, params, weight):
@@ -50,7 +54,6 @@ def _check_weight(op, params, weight):
 
 def _shape(params, shapes):
     op = "Embedding"
-    _check_params(op, params)
     _check_weight(op, params, shapes[1])
     return [tuple(shapes[0]) + (params["output_dim"],)]
 
@@ -69,7 +72,6 @@ def _pack(params, shapes):
 
 def _bwd_shape(params, shapes):
     op = "_backward_Embedding"
-    _check_params(op, params)
     og, data = tuple(shapes[0]), tuple(shapes[1])
     want = data + (params["output_dim"],)
     if og != want:
@@ -89,8 +91,8 @@ def _bwd_type(params, dtypes):
     return [dtypes[1], dtypes[0]]
 
 
-register(OpDef(
-    "Embedding", arguments=("data", "weight"), params=PARAMS, infer_shape=_shape,
+_FORWARD = dict(
+    arguments=("data", "weight"), params=PARAMS, infer_shape=_shape,
     input_docs={"data": "Indices into the table, any shape (cast to int, clipped to "
                         "[0, input_dim - 1]).",
                 "weight": "The embedding table, (input_dim, output_dim)."},
@@ -99,7 +101,13 @@ register(OpDef(
     pack_params=_pack,
     doc="Maps integer indices to vector representations (embeddings): output[..., :] = "
         "weight[clip(int(data[...]), 0, input_dim - 1), :].  Backward: "
-        "_backward_Embedding(out_grad, data)."))
+        "_backward_Embedding(out_grad, data); with sparse_grad=True the weight's gradient "
+        "is row_sparse.")
+register(OpDef("Embedding", **_FORWARD))
+register(OpDef("_contrib_SparseEmbedding", **dict(
+    _FORWARD, doc="Embedding for a large input_dim whose weight gradient is always "
+                  "row_sparse (the sorted distinct indices present and their summed rows); "
+                  "'sparse_grad' is ignored.")))
 
 register(OpDef(
     "_backward_Embedding", arguments=("out_grad", "data"),
@@ -116,12 +124,79 @@ register(OpDef(
 set_gradient("Embedding", backward_op("Embedding", lambda n, g: [g[0], n.inputs[0]]))
 
 
+def _sparse_embedding_grad(node, ograds):
+    """SparseEmbedding's gradient: _backward_Embedding with sparse_grad."""
+    back = make_node("_backward_Embedding", [ograds[0], node.inputs[0]],
+                     name=f"{node.name}_backward", **dict(node.params, sparse_grad=True))
+    return back.outputs()
+
+
+set_gradient("_contrib_SparseEmbedding", _sparse_embedding_grad)
+
+
+# --- the row_sparse weight gradient (sparse_grad=True) --------------------------------
+def _bwd_storage(params, in_stypes, device):
+    """MXNet's EmbeddingOpBackwardStorageType: sparse_grad makes the weight
+    gradient row_sparse by the sparse kernel (dense out_grad and indices);
+    without it, or with a sparse input, everything is dense (a sparse input
+    falls back)."""
+    del device
+    dense_in = all(s == "default" for s in in_stypes)
+    if params["sparse_grad"] and dense_in:
+        return ["default", "row_sparse"], DISPATCH_COMPUTE_EX
+    return ["default", "default"], DISPATCH_COMPUTE if dense_in else DISPATCH_FALLBACK
+
+
+def _zero_data_grad(out, req):
+    if req != "null":
+        out[...] = 0
+
+
+def _bwd_rsp_cpu(params, inputs, outputs, reqs):
+    og, idx = inputs
+    _zero_data_grad(outputs[0], reqs[0])
+    _layer_cpu.embedding_rsp_grad(np.ascontiguousarray(og), np.ascontiguousarray(idx),
+                                  outputs[1], params["input_dim"])
+
+
+def _bwd_rsp_gpu(params, inputs, outputs, reqs):
+    """The same rows with CuPy: unique indices, then the positions' rows
+    added per kept row (atomics: the order of the sum is not fixed)."""
+    import cupyx
+    og, idx = inputs
+    blob = outputs[1]
+    xp = blob.xp
+    _zero_data_grad(outputs[0], reqs[0])
+    rows = idx.reshape(-1).astype(np.int64)
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= params["input_dim"]):
+        raise IndexError(f"_backward_Embedding: an index of 'data' is out of range [0, "
+                         f"{params['input_dim']}) (input_dim); sparse_grad=True does not "
+                         f"clip indices")
+    kept, where = xp.unique(rows, return_inverse=True)
+    acc = np.float32 if blob.dtype == np.float16 else blob.dtype
+    sums = xp.zeros((kept.shape[0], blob.shape[1]), acc)
+    cupyx.scatter_add(sums, where.reshape(-1), og.reshape(-1, blob.shape[1]).astype(acc))
+    blob.alloc_rsp(int(kept.shape[0]))
+    blob.indices[...] = kept
+    blob.data[...] = sums.astype(blob.dtype)
+
+
+def _bwd_sparse_from_dense(params):
+    """Which calls of _backward_Embedding take the storage dispatch: those
+    with sparse_grad, whose output is row_sparse from dense inputs."""
+    return bool(params["sparse_grad"])
+
+
+set_storage_inference("_backward_Embedding", _bwd_storage,
+                      {"cpu": _bwd_rsp_cpu, "gpu": _bwd_rsp_gpu},
+                      sparse_from_dense=_bwd_sparse_from_dense)
+
+
 # --- partial inference (graph-level FInferShape/FInferType: 0 = unknown) ----------
 
 def _embedding(params, ins, outs):
     """EmbeddingOpShape: once the data's rank is known, weight (input_dim,
     output_dim) and the output data.shape + (output_dim,)."""
-    _check_params("Embedding", params)
     data = ins[0]
     if data is None:
         return ins, outs
@@ -141,3 +216,5 @@ def _embedding_types(params, ins, outs):
 
 set_infer_shape_partial("Embedding", _embedding)
 set_infer_type_partial("Embedding", _embedding_types)
+set_infer_shape_partial("_contrib_SparseEmbedding", _embedding)
+set_infer_type_partial("_contrib_SparseEmbedding", _embedding_types)
