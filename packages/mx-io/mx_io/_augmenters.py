@@ -157,26 +157,25 @@ class RandomOrderAug(Augmenter):
         return src
 
 
-class ResizeAug(Augmenter):
-    """Resizes the shorter edge to ``size`` (resize_short)."""
+class _SizedAugmenter(Augmenter):
+    """An augmenter of a target ``size`` and interpolation ``interp``."""
 
     def __init__(self, size, interp=2):
         super().__init__(size=size, interp=interp)
         self.size = size
         self.interp = interp
+
+
+class ResizeAug(_SizedAugmenter):
+    """Resizes the shorter edge to ``size`` (resize_short)."""
 
     @_accepts_numpy
     def __call__(self, src):
         return resize_short(src, self.size, self.interp)
 
 
-class ForceResizeAug(Augmenter):
+class ForceResizeAug(_SizedAugmenter):
     """Resizes to ``size`` (width, height) whatever the aspect ratio."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     @_accepts_numpy
     def __call__(self, src):
@@ -184,13 +183,8 @@ class ForceResizeAug(Augmenter):
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
+class RandomCropAug(_SizedAugmenter):
     """A random crop of ``size`` (width, height) (random_crop)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     @_accepts_numpy
     def __call__(self, src):
@@ -213,13 +207,8 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizedAugmenter):
     """The centred crop of ``size`` (width, height) (center_crop)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     @_accepts_numpy
     def __call__(self, src):

@@ -4,6 +4,7 @@ formulas written out here."""
 import json
 import os
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -14,50 +15,9 @@ from mx_io import image
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 REF = np.load(os.path.join(DATA, "augmenters_ref.npz"))
-EIGVAL = np.array([55.46, 4.794, 1.148])
-EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
-                   [-0.5808, -0.0045, -0.8140],
-                   [-0.5836, -0.6948, 0.4203]])
-
-# The same constructions as make_mxnet_augmenters.py's AUGS.
-AUGS = {
-    "resize_short": lambda: image.ResizeAug(20, 1),
-    "resize_interp9": lambda: image.ResizeAug(40, 9),
-    "force_resize": lambda: image.ForceResizeAug((15, 11), 1),
-    "random_crop": lambda: image.RandomCropAug((16, 12), 1),
-    "random_sized_crop": lambda: image.RandomSizedCropAug((16, 12), 0.3, (0.75, 1.33), 1),
-    "random_sized_crop_tuple": lambda: image.RandomSizedCropAug((10, 10), (0.2, 0.6),
-                                                                (0.5, 2.0), 0),
-    "center_crop": lambda: image.CenterCropAug((20, 10), 1),
-    "brightness": lambda: image.BrightnessJitterAug(0.4),
-    "contrast": lambda: image.ContrastJitterAug(0.4),
-    "saturation": lambda: image.SaturationJitterAug(0.4),
-    "hue": lambda: image.HueJitterAug(0.4),
-    "color_jitter": lambda: image.ColorJitterAug(0.3, 0.3, 0.3),
-    "lighting": lambda: image.LightingAug(0.1, EIGVAL, EIGVEC),
-    "color_normalize": lambda: image.ColorNormalizeAug(nd.array([120, 110, 100]),
-                                                       nd.array([50, 60, 70])),
-    "random_gray": lambda: image.RandomGrayAug(0.5),
-    "flip": lambda: image.HorizontalFlipAug(0.5),
-    "cast": lambda: image.CastAug(),
-    "random_order": lambda: image.RandomOrderAug([image.BrightnessJitterAug(0.2),
-                                                  image.HorizontalFlipAug(0.7),
-                                                  image.RandomGrayAug(0.6)]),
-    "sequential": lambda: image.SequentialAug([image.RandomCropAug((20, 20), 1),
-                                               image.CastAug(),
-                                               image.HueJitterAug(0.3)]),
-}
-FLOAT_INPUT = {"brightness", "contrast", "saturation", "hue", "color_jitter", "lighting",
-               "color_normalize", "random_gray", "random_order", "sequential"}
-CREATE_KWARGS = {
-    "plain": dict(data_shape=(3, 16, 16)),
-    "everything": dict(data_shape=(3, 16, 16), resize=24, rand_crop=True, rand_resize=True,
-                       rand_mirror=True, mean=True, std=True, brightness=0.2, contrast=0.2,
-                       saturation=0.2, hue=0.2, pca_noise=0.1, rand_gray=0.3,
-                       inter_method=1),
-    "crop_mirror_mean": dict(data_shape=(3, 20, 12), rand_crop=True, rand_mirror=True,
-                             mean=np.array([100.0, 110.0, 120.0]), inter_method=10),
-}
+sys.path.insert(0, DATA)
+from augmenter_cases import (AUGS, CREATE_KWARGS, EIGVAL, EIGVEC,  # noqa: E402
+                             FLOAT_INPUT, build)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +47,7 @@ def test_each_augmenter_matches_mxnet(src, name, as_numpy):
         if as_numpy:
             img = img.asnumpy()
         seeded(seed)
-        got = AUGS[name]()(img)
+        got = build(image, AUGS[name])(img)
         assert isinstance(got, np.ndarray) == as_numpy
         want = REF[f"aug_{name}_{seed}"]
         assert got.dtype == want.dtype
@@ -98,7 +58,7 @@ def test_each_augmenter_matches_mxnet(src, name, as_numpy):
 def test_dumps_match_mxnet(src, name):
     # The reference dumped the augmenter of seed 2 after its call (a random
     # order augmenter dumps its list as last shuffled).
-    aug = AUGS[name]()
+    aug = build(image, AUGS[name])
     seeded(2)
     aug(src.astype("float32") if name in FLOAT_INPUT else src.copy())
     dumped = aug.dumps()

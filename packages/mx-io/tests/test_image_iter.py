@@ -4,6 +4,7 @@ colour draws and shuffles), plus its errors and extension points."""
 import json
 import os
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -14,33 +15,8 @@ from mx_io import image, recordio
 DATA = os.path.join(os.path.dirname(__file__), "data", "image_iter")
 REF = np.load(os.path.join(DATA, "iter_ref.npz"))
 
-# make_mxnet_augmenters.py's ITER_CASES (paths relative to DATA).
-CASES = {
-    "rec_seq_pad": dict(batch_size=4, data_shape=(3, 12, 12), path_imgrec="images.rec"),
-    "rec_idx_shuffle_discard": dict(batch_size=3, data_shape=(3, 10, 12),
-                                    path_imgrec="images.rec", path_imgidx="images.idx",
-                                    shuffle=True, rand_crop=True, rand_mirror=True,
-                                    last_batch_handle="discard"),
-    "rec_idx_roll_over": dict(batch_size=4, data_shape=(3, 12, 12), path_imgrec="images.rec",
-                              path_imgidx="images.idx", shuffle=True, rand_crop=True,
-                              last_batch_handle="roll_over"),
-    "rec_parts": dict(batch_size=2, data_shape=(3, 12, 12), path_imgrec="images.rec",
-                      path_imgidx="images.idx", num_parts=3, part_index=1),
-    "lst_two_labels": dict(batch_size=4, data_shape=(3, 12, 14), path_imglist="images.lst",
-                           path_root=".", label_width=2, dtype="float64", resize=13,
-                           mean=True, std=True),
-    "lst_shuffle_colour": dict(batch_size=5, data_shape=(3, 12, 12),
-                               path_imglist="images.lst", path_root=".", label_width=2,
-                               shuffle=True, rand_crop=True, rand_resize=True,
-                               brightness=0.3, contrast=0.3, saturation=0.3, hue=0.2,
-                               pca_noise=0.1, rand_gray=0.2),
-    "rec_with_lst_labels": dict(batch_size=4, data_shape=(3, 12, 12), path_imgrec="images.rec",
-                                path_imgidx="images.idx", path_imglist="images.lst",
-                                label_width=2),
-    "imglist": dict(batch_size=3, data_shape=(3, 12, 12),
-                    imglist=[[float(i), f"imgs/img{i}.png"] for i in range(7)],
-                    path_root=".", rand_mirror=True),
-}
+sys.path.insert(0, os.path.dirname(DATA))
+from augmenter_cases import ITER_CASES as CASES  # noqa: E402
 
 
 def make_iter(kwargs, cls=image.ImageIter):
