@@ -121,40 +121,39 @@ def _mix_channels(img, matrix):
     return mixed.reshape(img.shape[:2] + (matrix.shape[1],))
 
 
-class SequentialAug(Augmenter):
-    """Applies the augmenters ``ts`` in order."""
+class _AugmenterList(Augmenter):
+    """Augmenters ``ts`` applied one after the other."""
 
     def __init__(self, ts):
         super().__init__()
         self.ts = ts
 
     def dumps(self):
+        """``[class name, [each augmenter's dumps()]]`` (a list, as MXNet's)."""
         return [self.__class__.__name__.lower(), [t.dumps() for t in self.ts]]
 
-    @_accepts_numpy
-    def __call__(self, src):
+    def _apply_all(self, src):
         for aug in self.ts:
             src = aug(src)
         return src
 
 
-class RandomOrderAug(Augmenter):
+class SequentialAug(_AugmenterList):
+    """Applies the augmenters ``ts`` in order."""
+
+    @_accepts_numpy
+    def __call__(self, src):
+        return self._apply_all(src)
+
+
+class RandomOrderAug(_AugmenterList):
     """Applies the augmenters ``ts`` in a random order (``random.shuffle`` of
     the list itself, as MXNet)."""
-
-    def __init__(self, ts):
-        super().__init__()
-        self.ts = ts
-
-    def dumps(self):
-        return [self.__class__.__name__.lower(), [t.dumps() for t in self.ts]]
 
     @_accepts_numpy
     def __call__(self, src):
         random.shuffle(self.ts)
-        for aug in self.ts:
-            src = aug(src)
-        return src
+        return self._apply_all(src)
 
 
 class _SizedAugmenter(Augmenter):
