@@ -193,8 +193,3 @@ def test_argument_errors(tmp_path):
     with pytest.raises(ValueError, match="augmented image has shape 10x12x3"):
         it.next()
 
-
-def test_mx_namespace_exposes_image_iter():
-    import mx
-    assert mx.image.ImageIter is image.ImageIter
-    assert mx.image.CreateAugmenter is image.CreateAugmenter
