@@ -13,3 +13,6 @@ def test_recordio_namespace():
 def test_image_namespace():
     assert mx.image.imdecode is image.imdecode
     assert mx.image.center_crop is image.center_crop
+    assert mx.image.ImageIter is image.ImageIter
+    assert mx.image.CreateAugmenter is image.CreateAugmenter
+    assert mx.image.HueJitterAug is image.HueJitterAug

@@ -9,6 +9,7 @@ bilinear); 10 picks one of 0-4 at random.
 """
 import numbers
 import random
+import warnings
 
 import numpy as np
 
@@ -73,7 +74,8 @@ def imread(filename, flag=1, to_rgb=1, out=None):
 
 def imresize(src, w, h, interp=1, out=None):
     """``src`` (HxWxC NDArray) resized to width ``w`` and height ``h`` with
-    interpolation ``interp`` (0-4)."""
+    interpolation ``interp`` (0-4).  A NumPy ``src`` gives a NumPy result
+    (the augmenters' and ImageIter's path, without an NDArray round trip)."""
     if interp not in (0, 1, 2, 3, 4):
         raise ValueError(f"imresize: interp must be 0-4 (nearest, bilinear, bicubic, area, "
                          f"Lanczos), got {interp!r}")
@@ -82,6 +84,10 @@ def imresize(src, w, h, interp=1, out=None):
     if w <= 0 or h <= 0:
         raise ValueError(f"imresize: size must be positive, got w={w}, h={h}")
     cv2 = _image_codec.cv2()
+    if isinstance(src, np.ndarray):
+        # OpenCV takes no negative strides (a mirrored view).
+        resized = cv2.resize(np.ascontiguousarray(src), (int(w), int(h)), interpolation=interp)
+        return resized[:, :, None] if resized.ndim == 2 else resized
     img = src.asnumpy()
     resized = cv2.resize(img, (int(w), int(h)), interpolation=interp)
     return _to_ndarray(resized, img.dtype, out, ctx=src.context)
@@ -157,11 +163,13 @@ def random_crop(src, size, interp=2):
     return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
 
 
-def random_size_crop(src, size, area, ratio, interp=2):
+def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
     """A crop of random area (fraction ``area``, a number or (min, max)) and
     aspect ratio (log-uniform in ``ratio``), resized to ``size``; ten tries,
-    then center_crop.  Returns (crop, (x0, y0, w, h))."""
+    then center_crop.  Returns (crop, (x0, y0, w, h)).  ``min_area`` is the
+    deprecated name of ``area``."""
     h, w = src.shape[0], src.shape[1]
+    area = _deprecated_min_area(area, kwargs, "random_size_crop")
     if isinstance(area, numbers.Number):
         area = (area, 1.0)
     for _ in range(10):
@@ -176,6 +184,17 @@ def random_size_crop(src, size, area, ratio, interp=2):
     return center_crop(src, size, interp)
 
 
+def _deprecated_min_area(area, kwargs, caller):
+    """``area``, or the deprecated ``min_area`` keyword (with MXNet's warning)."""
+    if "min_area" in kwargs:
+        warnings.warn("`min_area` is deprecated. Please use `area` instead.",
+                      DeprecationWarning, stacklevel=3)
+        area = kwargs.pop("min_area")
+    if kwargs:
+        raise TypeError(f"{caller}: unexpected keyword arguments {sorted(kwargs)}")
+    return area
+
+
 def color_normalize(src, mean, std=None):
     """``(src - mean) / std`` in place on ``src`` (a float NDArray), as MXNet."""
     if mean is not None:
@@ -183,3 +202,12 @@ def color_normalize(src, mean, std=None):
     if std is not None:
         src /= std
     return src
+
+
+# The augmenters and ImageIter build on the functions above (imported last:
+# they import this module).
+from mx_io._augmenters import *  # noqa: E402,F401,F403
+from mx_io._augmenters import __all__ as _augmenter_names  # noqa: E402
+from mx_io._image_iter import ImageIter  # noqa: E402,F401
+
+__all__ += _augmenter_names + ["ImageIter"]

@@ -6,6 +6,10 @@ picks: for host arrays along axis 0 a nogil memcpy in the calling thread
 (_rows.pyx; no engine round trip for a few hundred kB), else one engine call
 (``slice_axis`` or ``take``).  No Python touches single examples, and
 shuffling permutes an index, never the data.
+
+CSRNDArray sources (or SciPy sparse matrices, converted) batch as CSR row
+slices; as in MXNet 1.9.1 they need ``last_batch_handle='discard'``, and a
+shuffle builds one row-permuted copy per epoch (MXNet's ``asscipy()[idx]``).
 """
 from collections import OrderedDict
 
@@ -14,6 +18,7 @@ import numpy as np
 from mx_ndarray.ndarray import NDArray, array
 from mx_ndarray._alloc import empty
 from mx_ndarray.op import slice_axis, take
+from mx_ndarray.sparse import CSRNDArray, csr_matrix
 
 from mx_io.io import _rows
 from mx_io.io.base import DataBatch, DataDesc, DataIter
@@ -21,6 +26,10 @@ from mx_io.io.base import DataBatch, DataDesc, DataIter
 __all__ = ["NDArrayIter"]
 
 _LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
+
+
+def _is_scipy_sparse(value):
+    return type(value).__module__.startswith("scipy.sparse")
 
 
 def _is_array_like(value):
@@ -52,6 +61,8 @@ def _init_data(data, allow_empty, default_name):
                         f"a list of them or a dict with them as values; got {type(data).__name__}")
     out = {}
     for name, value in data.items():
+        if _is_scipy_sparse(value):
+            value = csr_matrix(value)
         if isinstance(value, NDArray) or (_is_array_like(value)
                                           and not isinstance(value, np.ndarray)):
             out[name] = value
@@ -105,6 +116,8 @@ class NDArrayIter(DataIter):
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
         self.layout = layout
         self._axis = layout.find("N")
+        self._check_sparse(last_batch_handle)
+        self._shuffled_csr = {}     # name -> this epoch's row-permuted CSR source
         self.num_data = self._count_examples()
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
@@ -119,6 +132,20 @@ class NDArrayIter(DataIter):
         self.reset()
         self.data_list = [v for _, v in self.data] + [v for _, v in self.label]
         self.num_source = len(self.data_list)
+
+    def _check_sparse(self, last_batch_handle):
+        for name, value in self.data + self.label:
+            stype = getattr(value, "stype", "default")
+            if stype == "csr":
+                if last_batch_handle != "discard":
+                    raise NotImplementedError("`NDArrayIter` only supports ``CSRNDArray`` with "
+                                              "`last_batch_handle` set to `discard`.")
+                if self._axis != 0:
+                    raise ValueError(f"NDArrayIter: CSRNDArray {name!r} batches along axis 0; "
+                                     f"layout {self.layout!r} puts N at axis {self._axis}")
+            elif stype != "default":
+                raise TypeError(f"NDArrayIter: {name!r} has storage type {stype!r}; sparse "
+                                f"sources must be CSRNDArray (as in MXNet)")
 
     def _count_examples(self):
         counts = {}
@@ -154,6 +181,10 @@ class NDArrayIter(DataIter):
     def _shuffle_data(self):
         np.random.shuffle(self.idx)
         self._order = self._order[self.idx]
+        for name, value in self.data + self.label:
+            if isinstance(value, CSRNDArray):
+                self._shuffled_csr[name] = csr_matrix(value.asscipy()[self._order],
+                                                      ctx=value.context)
 
     def hard_reset(self):
         """Back to the start, dropping examples kept for 'roll_over'."""
@@ -211,7 +242,9 @@ class NDArrayIter(DataIter):
         if isinstance(rows, slice):
             return [_slice_rows(value, rows, self._axis) for _, value in sources]
         index = {}
-        return [_take_rows(value, rows, self._axis, index) for _, value in sources]
+        return [self._shuffled_csr[name][self.cursor:self.cursor + len(rows)]
+                if isinstance(value, CSRNDArray) else
+                _take_rows(value, rows, self._axis, index) for name, value in sources]
 
     def getdata(self):
         return self._gather(self.data, self._batch_rows())
@@ -255,6 +288,8 @@ def _host_copy(value, rows):
 
 
 def _slice_rows(value, rows, axis):
+    if isinstance(value, CSRNDArray):
+        return value[rows.start:rows.stop]
     if isinstance(value, NDArray):
         if _on_host(value, axis):
             return _host_copy(value, rows)
