@@ -54,7 +54,9 @@ cdef class CallPlan:
         self.mutated = op.mutated_inputs(self.params)
         self.random_kind = random_kind(op)
         self.has_workspace = op.workspace is not None
-        self.sparse_outputs = getattr(op, "sparse_from_dense", False)
+        sparse_from_dense = getattr(op, "sparse_from_dense", False)
+        self.sparse_outputs = (sparse_from_dense(self.params) if callable(sparse_from_dense)
+                               else sparse_from_dense)
         self.cname = intern_name(op.name)
         # A custom op's inference calls user code with state (its
         # CustomOpProp): it runs every time, as in MXNet.

@@ -116,7 +116,9 @@ def set_storage_inference(op_name, infer, compute_ex, sparse_from_dense=False):
     outputs, reqs)`` on SparseBlobs and dense arrays).  With
     ``sparse_from_dense`` (cast_storage) the operator may give sparse
     outputs from dense inputs, so every NDArray call of it takes the
-    storage dispatch; otherwise only calls with a sparse array do."""
+    storage dispatch; otherwise only calls with a sparse array do.  A
+    callable ``sparse_from_dense(params)`` says it per parameter set (dot:
+    only with a sparse forward_stype), evaluated once per call plan."""
     from mx_ops.core import registry
     op = registry.get(op_name)
     if op.compute_ex:
@@ -124,7 +126,8 @@ def set_storage_inference(op_name, infer, compute_ex, sparse_from_dense=False):
                          f"do not go together")
     op.infer_storage = infer
     op.sparse_compute = dict(compute_ex)
-    op.sparse_from_dense = bool(sparse_from_dense)
+    op.sparse_from_dense = (sparse_from_dense if callable(sparse_from_dense)
+                            else bool(sparse_from_dense))
     return op
 
 
