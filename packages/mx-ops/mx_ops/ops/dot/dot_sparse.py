@@ -147,7 +147,7 @@ def _csr_rhs(k, lhs, rhs, tb, out, add):
     xp = rhs.xp
     data, ip, ix = _csr_parts(rhs, "rhs", dtype)
     A = matrix(xp.ascontiguousarray(lhs, dtype), lhs.ndim - 1)
-    rows, cols = rhs.shape
+    cols = rhs.shape[1]
     if tb:
         if not k.dense_times_csr_t(A, data, ip, ix, matrix(out), add):
             raise _bad_index("rhs", A.shape[1])
