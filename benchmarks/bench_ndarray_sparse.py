@@ -39,3 +39,35 @@ class CastStorage:
 
     def time_scipy_csr_add(self):
         self.scipy + self.scipy
+
+
+class SparseDot:
+    """dot(csr, dense) and dot(csr.T, dense) through mx.nd: a 10^5 x 10^4
+    csr with 100 entries per row (issue 16's case), times 64 columns,
+    against scipy.sparse (benchmarks/compare_sparse_dot.py adds MXNet)."""
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        rows, cols, per_row, width = 100_000, 10_000, 100, 64
+        band = cols // per_row
+        indices = (rng.integers(0, band, (rows, per_row)) + np.arange(per_row) * band).ravel()
+        indptr = np.arange(rows + 1, dtype=np.int64) * per_row
+        data = rng.standard_normal(rows * per_row, dtype=np.float32)
+        w = rng.standard_normal((cols, width), dtype=np.float32)
+        g = rng.standard_normal((rows, width), dtype=np.float32)
+        self.scipy = spsp.csr_matrix((data, indices, indptr), shape=(rows, cols))
+        self.w_host, self.g_host = w, g
+        self.csr = nd.sparse.csr_matrix((data, indices, indptr), shape=(rows, cols))
+        self.w, self.g = nd.array(w), nd.array(g)
+
+    def time_csr_dense(self):
+        nd.dot(self.csr, self.w).wait_to_read()
+
+    def time_csr_t_dense(self):
+        nd.dot(self.csr, self.g, transpose_a=True).wait_to_read()
+
+    def time_scipy_csr_dense(self):
+        self.scipy @ self.w_host
+
+    def time_scipy_csr_t_dense(self):
+        self.scipy.T @ self.g_host

@@ -24,15 +24,16 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
  '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
  '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
- '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
- '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
- '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
- '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_dot',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
@@ -1794,6 +1795,41 @@ def _backward_diag(ograd=None, data=None, k=_NULL, axis1=_NULL, axis2=_NULL, nam
         The node's outputs.
     """
     return _compose('_backward_diag', (ograd, data), name, attr, kwargs, k=k, axis1=axis1, axis2=axis2)
+
+
+def _backward_dot(ograd=None, lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, name=None, attr=None, **kwargs):
+    """
+    The gradients of dot's lhs and rhs from the output's gradient (with a csr lhs, the rhs gradient is row_sparse: dot(csr.T, ograd)).
+
+    Parameters
+    ----------
+    ograd : Symbol, optional
+        The gradient of dot's output.  Left out, it is a new variable named
+        '<name>_ograd'.
+    lhs : Symbol, optional
+        dot's lhs.  Left out, it is a new variable named '<name>_lhs'.
+    rhs : Symbol, optional
+        dot's rhs.  Left out, it is a new variable named '<name>_rhs'.
+    transpose_a : bool, optional, default=False
+        Use the transpose of lhs.
+    transpose_b : bool, optional, default=False
+        Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_backward_dot', (ograd, lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, forward_stype=forward_stype)
 
 
 def _backward_gamma(ograd=None, data=None, name=None, attr=None, **kwargs):

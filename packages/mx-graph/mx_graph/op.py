@@ -1923,7 +1923,7 @@ def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, name=None, attr
     return _compose('argsort', (data,), name, attr, kwargs, axis=axis, is_ascend=is_ascend, dtype=dtype)
 
 
-def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
+def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, name=None, attr=None, **kwargs):
     """
     Matrix products of the matrices of two batches, on the GEMM core.
 
@@ -1937,6 +1937,8 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=Non
         Use the transpose of lhs.
     transpose_b : bool, optional, default=False
         Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -1950,7 +1952,7 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=Non
     Symbol
         The node's outputs.
     """
-    return _compose('batch_dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b)
+    return _compose('batch_dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, forward_stype=forward_stype)
 
 
 def batch_take(a=None, indices=None, name=None, attr=None, **kwargs):
@@ -2804,7 +2806,7 @@ def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, name=None, attr=None, **k
     return _compose('diag', (data,), name, attr, kwargs, k=k, axis1=axis1, axis2=axis2)
 
 
-def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, attr=None, **kwargs):
+def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, name=None, attr=None, **kwargs):
     """
     Dot product of two arrays (matrix product for 2-d ones), on the GEMM core.
 
@@ -2818,6 +2820,8 @@ def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, att
         Use the transpose of lhs.
     transpose_b : bool, optional, default=False
         Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -2831,7 +2835,7 @@ def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, name=None, att
     Symbol
         The node's outputs.
     """
-    return _compose('dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b)
+    return _compose('dot', (lhs, rhs), name, attr, kwargs, transpose_a=transpose_a, transpose_b=transpose_b, forward_stype=forward_stype)
 
 
 def elemwise_add(lhs=None, rhs=None, name=None, attr=None, **kwargs):

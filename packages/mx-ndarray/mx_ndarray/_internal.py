@@ -26,15 +26,16 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
  '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
  '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
- '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_gamma',
- '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
- '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
- '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
- '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
- '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
- '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
- '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
- '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_dot',
+ '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
+ '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
+ '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
+ '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
+ '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
+ '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
+ '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
+ '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
+ '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
@@ -1844,6 +1845,42 @@ def _backward_diag(ograd=None, data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out
     if axis2 is not _NULL:
         kwargs['axis2'] = axis2
     return _call_op('_backward_diag', [ograd, data], out, kwargs)
+
+
+def _backward_dot(ograd=None, lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, out=None, name=None, **kwargs):
+    """
+    The gradients of dot's lhs and rhs from the output's gradient (with a csr lhs, the rhs gradient is row_sparse: dot(csr.T, ograd)).
+
+    Parameters
+    ----------
+    ograd : NDArray
+        The gradient of dot's output.
+    lhs : NDArray
+        dot's lhs.
+    rhs : NDArray
+        dot's rhs.
+    transpose_a : bool, optional, default=False
+        Use the transpose of lhs.
+    transpose_b : bool, optional, default=False
+        Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if transpose_a is not _NULL:
+        kwargs['transpose_a'] = transpose_a
+    if transpose_b is not _NULL:
+        kwargs['transpose_b'] = transpose_b
+    if forward_stype is not _NULL:
+        kwargs['forward_stype'] = forward_stype
+    return _call_op('_backward_dot', [ograd, lhs, rhs], out, kwargs)
 
 
 def _backward_gamma(ograd=None, data=None, out=None, name=None, **kwargs):

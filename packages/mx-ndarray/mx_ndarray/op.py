@@ -1975,7 +1975,7 @@ def argsort(data=None, axis=_NULL, is_ascend=_NULL, dtype=_NULL, out=None, name=
     return _call_op('argsort', [data], out, kwargs)
 
 
-def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
+def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, out=None, name=None, **kwargs):
     """
     Matrix products of the matrices of two batches, on the GEMM core.
 
@@ -1989,6 +1989,8 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None
         Use the transpose of lhs.
     transpose_b : bool, optional, default=False
         Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
     out : NDArray, optional
         The output array.
     name : str, optional
@@ -2002,6 +2004,8 @@ def batch_dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None
         kwargs['transpose_a'] = transpose_a
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
+    if forward_stype is not _NULL:
+        kwargs['forward_stype'] = forward_stype
     return _call_op('batch_dot', [lhs, rhs], out, kwargs)
 
 
@@ -2759,7 +2763,7 @@ def diag(data=None, k=_NULL, axis1=_NULL, axis2=_NULL, out=None, name=None, **kw
     return _call_op('diag', [data], out, kwargs)
 
 
-def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name=None, **kwargs):
+def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, forward_stype=_NULL, out=None, name=None, **kwargs):
     """
     Dot product of two arrays (matrix product for 2-d ones), on the GEMM core.
 
@@ -2773,6 +2777,8 @@ def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name
         Use the transpose of lhs.
     transpose_b : bool, optional, default=False
         Use the transpose of rhs.
+    forward_stype : {'default', 'row_sparse', 'csr'}, optional, default=None
+        The desired storage type of the forward output given by dot (None: the storage rules' choice).
     out : NDArray, optional
         The output array.
     name : str, optional
@@ -2786,6 +2792,8 @@ def dot(lhs=None, rhs=None, transpose_a=_NULL, transpose_b=_NULL, out=None, name
         kwargs['transpose_a'] = transpose_a
     if transpose_b is not _NULL:
         kwargs['transpose_b'] = transpose_b
+    if forward_stype is not _NULL:
+        kwargs['forward_stype'] = forward_stype
     return _call_op('dot', [lhs, rhs], out, kwargs)
 
 

@@ -118,7 +118,8 @@ def set_storage_inference(op_name, infer, compute_ex, sparse_from_dense=False):
     outputs from dense inputs, so every NDArray call of it takes the
     storage dispatch; otherwise only calls with a sparse array do.  A
     callable ``sparse_from_dense(params)`` decides it per parameter set
-    (_backward_Embedding: only with sparse_grad), once per call plan."""
+    (_backward_Embedding: only with sparse_grad; dot: only with a sparse
+    forward_stype), once per call plan."""
     from mx_ops.core import registry
     op = registry.get(op_name)
     if op.compute_ex:
@@ -126,8 +127,8 @@ def set_storage_inference(op_name, infer, compute_ex, sparse_from_dense=False):
                          f"do not go together")
     op.infer_storage = infer
     op.sparse_compute = dict(compute_ex)
-    op.sparse_from_dense = sparse_from_dense if callable(sparse_from_dense) else bool(
-        sparse_from_dense)
+    op.sparse_from_dense = (sparse_from_dense if callable(sparse_from_dense)
+                            else bool(sparse_from_dense))
     return op
 
 

@@ -16,8 +16,14 @@ _DOT_GPU = "mx_ops.ops.dot._dot_gpu"
 
 _KERNELS = _dot_cpu.kernels()
 _FLOATS = ("float16", "float32", "float64")
-_PARAMS = {"transpose_a": Param("bool", False, doc="Use the transpose of lhs."),
-           "transpose_b": Param("bool", False, doc="Use the transpose of rhs.")}
+DOT_PARAMS = {
+    "transpose_a": Param("bool", False, doc="Use the transpose of lhs."),
+    "transpose_b": Param("bool", False, doc="Use the transpose of rhs."),
+    # The output storage asked for (dot_sparse.dot_storage); the dense kernels ignore it.
+    "forward_stype": Param("str", None, choices=("default", "row_sparse", "csr"),
+                           doc="The desired storage type of the forward output given by "
+                               "dot (None: the storage rules' choice)."),
+}
 
 
 def _workspace(params, shapes):
@@ -46,7 +52,8 @@ def dot_shape(lhs, rhs, transpose_a=False, transpose_b=False):
     rk, rout = (rhs[-1], rhs[:-1]) if transpose_b else (rhs[0], rhs[1:])
     if lk != rk:
         raise ShapeError(f"dot: argument 'rhs' has shape {rhs}, whose contracted axis ({rk}) "
-                         f"differs from that of 'lhs' {lhs} ({lk})")
+                         f"differs from that of 'lhs' {lhs} ({lk}) (transpose_a="
+                         f"{bool(transpose_a)}, transpose_b={bool(transpose_b)})")
     out = (lout if len(lhs) > 1 else ()) + (rout if len(rhs) > 1 else ())
     return out or (1,)
 
@@ -65,7 +72,8 @@ def batch_dot_shape(lhs, rhs, transpose_a=False, transpose_b=False):
     return lhs[:-2] + (m, n)
 
 
-def _float_types(op):
+def float_types(op):
+    """The dtype rule of dot-like ops: one float dtype for both operands."""
     def infer(params, dtypes):
         if dtypes[1] != dtypes[0]:
             raise TypeInferenceError(f"{op}: argument 'rhs' has dtype {dtypes[1]}, which "
@@ -78,18 +86,18 @@ def _float_types(op):
 
 
 register(OpDef(
-    "dot", arguments=("lhs", "rhs"), params=_PARAMS,
+    "dot", arguments=("lhs", "rhs"), params=DOT_PARAMS,
     infer_shape=lambda p, s: [dot_shape(s[0], s[1], p["transpose_a"], p["transpose_b"])],
-    infer_type=_float_types("dot"),
+    infer_type=float_types("dot"),
     compute=computes(_KERNELS["dot"], gpu_compute(_DOT_GPU, "dot")), pack_params=_pack,
     resources=(ResourceRequest.TEMP_SPACE,), workspace=_workspace,
     doc="Dot product of two arrays (matrix product for 2-d ones), on the GEMM core."))
 
 register(OpDef(
-    "batch_dot", arguments=("lhs", "rhs"), params=_PARAMS,
+    "batch_dot", arguments=("lhs", "rhs"), params=DOT_PARAMS,
     infer_shape=lambda p, s: [batch_dot_shape(s[0], s[1], p["transpose_a"],
                                               p["transpose_b"])],
-    infer_type=_float_types("batch_dot"), compute=computes(_KERNELS["batch_dot"],
+    infer_type=float_types("batch_dot"), compute=computes(_KERNELS["batch_dot"],
                                                     gpu_compute(_DOT_GPU, "batch_dot")),
     pack_params=_pack, resources=(ResourceRequest.TEMP_SPACE,),
     workspace=_workspace, doc="Matrix products of the matrices of two batches, on the GEMM core."))
@@ -136,7 +144,8 @@ def _dot(params, ins, outs):
         out = ((lout if len(lhs) > 1 else ()) + (rout if len(rhs) > 1 else ())) or (1,)
     if lk and rk and lk != rk:
         raise ShapeError(f"dot: argument 'rhs' has shape {rhs}, whose contracted axis ({rk}) "
-                         f"differs from that of 'lhs' {lhs} ({lk})")
+                         f"differs from that of 'lhs' {lhs} ({lk}) (transpose_a={bool(ta)}, "
+                         f"transpose_b={bool(tb)})")
     outs.assign(0, out, why=f"lhs {lhs} . rhs {rhs}")
     return ins, outs
 
