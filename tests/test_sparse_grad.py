@@ -211,15 +211,17 @@ def test_simple_bind_gives_a_row_sparse_weight_gradient():
 
 def test_bind_with_sparse_and_dense_gradient_arrays():
     args = {"data": nd.array(IDX), "w": nd.array(REF["w"])}
-    for grad, req in ((mx.nd.sparse.zeros("row_sparse", (ROWS, DIM)), "write"),
-                      (nd.zeros((ROWS, DIM)), "write"),
-                      (mx.nd.sparse.zeros("row_sparse", (ROWS, DIM)), "add")):
+    for grad, req, stype in ((mx.nd.sparse.zeros("row_sparse", (ROWS, DIM)), "write",
+                              "row_sparse"),
+                             (nd.zeros((ROWS, DIM)), "write", "default"),
+                             (mx.nd.sparse.zeros("row_sparse", (ROWS, DIM)), "add",
+                              "row_sparse")):
         exe = embedding_loss().bind(mx.cpu(), args, args_grad={"w": grad},
                                     grad_req={"data": "null", "w": req})
         for _ in range(2 if req == "add" else 1):
             exe.forward(is_train=True)
             exe.backward()
-        assert grad.stype == ("default" if grad.stype == "default" else "row_sparse")
+        assert grad.stype == stype          # the given array keeps its storage
         want = REF["exe.dense"] * (2 if req == "add" else 1)
         np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-6)
 
@@ -255,3 +257,49 @@ def test_simple_bind_refuses_a_bad_stype_dict():
     with pytest.raises(mx.base.MXNetError, match="stype_dict names \\['v'\\]"):
         embedding_loss().simple_bind(mx.cpu(), data=IDX.shape, w=(ROWS, DIM),
                                      stype_dict={"v": "csr"})
+
+
+def _csr_and_weight():
+    import scipy.sparse
+    d = scipy.sparse.random(7, 5, density=0.3, random_state=3, dtype=np.float32).toarray()
+    d[6] = 0                                       # an empty row
+    a = scipy.sparse.csr_matrix(d)
+    w = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    return a, w
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "default"])
+def test_dot_with_a_csr_input_gives_the_weight_gradient(stype):
+    """dot(csr, W): W's gradient is csr.T @ ograd, row_sparse when W's grad
+    array is (MXNet 1.9.1 gives the same; a dense grad array takes MXNet's
+    dense fallback, logged, with the same values)."""
+    a, w_np = _csr_and_weight()
+    x, w = mx.nd.sparse.csr_matrix(a), nd.array(w_np)
+    w.attach_grad(stype=stype)
+    og = np.random.default_rng(5).standard_normal((7, 3)).astype(np.float32)
+    with mx.autograd.record():
+        y = mx.nd.dot(x, w)
+    y.backward(nd.array(og))
+    assert w.grad.stype == stype
+    np.testing.assert_allclose(y.asnumpy(), a @ w_np, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w.grad.asnumpy(), a.T @ og, rtol=1e-5, atol=1e-6)
+    if stype == "row_sparse":          # the rows of the csr's non-empty columns
+        np.testing.assert_array_equal(w.grad.indices.asnumpy(), np.unique(a.indices))
+
+
+def test_executor_dot_with_csr_data_and_a_row_sparse_weight_gradient():
+    """MXNet 1.9.1's simple_bind gives {'data': 'default', 'w': 'row_sparse'}
+    grad storage for dot(csr data, row_sparse w)."""
+    a, w_np = _csr_and_weight()
+    out = mx.sym.dot(mx.sym.var("data", stype="csr"), mx.sym.var("w", stype="row_sparse"))
+    exe = out.simple_bind(mx.cpu(), data=a.shape, w=w_np.shape,
+                          stype_dict={"data": "csr", "w": "row_sparse"})
+    assert {k: v.stype for k, v in exe.grad_dict.items()} == {"data": "default",
+                                                               "w": "row_sparse"}
+    exe.arg_dict["data"][:] = mx.nd.sparse.csr_matrix(a)
+    exe.arg_dict["w"][:] = nd.array(w_np).tostype("row_sparse")
+    og = np.ones((7, 3), np.float32)
+    np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), a @ w_np, rtol=1e-5,
+                               atol=1e-6)
+    exe.backward(nd.array(og))
+    np.testing.assert_allclose(exe.grad_dict["w"].asnumpy(), a.T @ og, rtol=1e-5, atol=1e-6)
