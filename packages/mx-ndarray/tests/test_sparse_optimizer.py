@@ -89,9 +89,16 @@ def numpy_step(op, p, w, g, s):
 
 
 def numpy_update(op, p, weight, gdata, gidx, states, lazy):
-    """The whole update in float64: the gradient's rows (lazy), or every
-    row with zeros where the gradient has none."""
+    """The whole update in float64 with MXNet's float32 parameters: the
+    gradient's rows (lazy), or every row with zeros where the gradient has
+    none (SGD: MXNet's two passes, every row scaled by 1 - lr*wd computed
+    in float32, then the step without weight decay)."""
+    p = {k: v if isinstance(v, bool) else float(np.float32(v)) for k, v in p.items()}
     w = weight.astype(np.float64)
+    if op == "sgd_update" and not lazy:
+        w = (w * float(np.float32(1) - np.float32(p["lr"]) * np.float32(p["wd"])))
+        w = w.astype(weight.dtype).astype(np.float64)
+        p = dict(p, wd=0.0)
     s = [x.astype(np.float64) for x in states]
     if lazy:
         rows = np.asarray(gidx, np.int64)
@@ -187,7 +194,7 @@ def test_large_table_split_across_threads():
     weight, (mom,) = _initial(rng, "sgd_mom_update", shape, "float32")
     gidx = np.sort(rng.choice(shape[0], 5000, replace=False))
     gdata = rng.uniform(-1, 1, (5000, 16)).astype("float32")
-    p = dict(lr=0.1, wd=0.01, momentum=0.9)
+    p = dict(lr=0.1, wd=0.01, rescale_grad=1.0, clip_gradient=-1.0, momentum=0.9)
     for lazy in (True, False):
         w, m = nd.array(weight), nd.array(mom)
         update("sgd_mom_update", w, rsp(gdata, gidx, shape), [m], out=w, lazy_update=lazy, **p)
@@ -333,4 +340,14 @@ def test_gpu_bad_indices():
                                 ctx=gpu(0))
     update("sgd_update", w, g, [], out=w, lr=0.1)
     with pytest.raises((MXNetError, ValueError), match="not sorted ascending"):
+        w.asnumpy()
+
+
+def test_partly_stored_state_is_refused():
+    """MXNet reads past a row_sparse state storing some rows (and corrupts
+    its heap); here it is an error naming the state."""
+    w = nd.ones((4, 3)).tostype("row_sparse")
+    mom = rsp(np.ones((2, 3)), [0, 2], (4, 3))
+    update("sgd_mom_update", w, rsp(np.ones((1, 3)), [2], (4, 3)), [mom], out=w, lr=0.1)
+    with pytest.raises((MXNetError, ValueError), match="row_sparse 'mom' must store every row"):
         w.asnumpy()

@@ -13,7 +13,8 @@ shape, params and the output's storage type).  The cases: every op with a
 row_sparse gradient (some rows, no rows, every row), dense and row_sparse
 weights and states (all rows stored, as MXNet requires), lazy_update True
 and False where the op has it, with and without clipping, float32 and
-float64, a 2-D and a 3-D table.
+float64, a 2-D and a 3-D table; and row_sparse states that store no row
+yet (``*-fresh-states``: MXNet fills them with zero rows).
 """
 import itertools
 import json
@@ -39,7 +40,7 @@ SETTINGS = {
 ROWS = {"some": [1, 3, 4], "none": [], "all": None}
 
 
-def one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype):
+def one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype, fresh=False):
     nstates, own, _ = OPS[op]
     params = dict(SETTINGS[setting], **own)
     if op == "adagrad_update":
@@ -54,6 +55,8 @@ def one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype):
         states[0] -= 0.5            # the mean may be negative, the variance not
     if op == "ftrl_update":
         states[0] = rng.uniform(-1, 1, shape).astype(dtype)
+    if fresh:                       # an optimizer's new states: zeros, no row stored
+        states = [np.zeros(shape, dtype) for _ in states]
     w = mx.nd.array(weight, dtype=dtype).tostype(wstype)
     g = mx.nd.sparse.row_sparse_array((gdata, np.array(rows, dtype=np.int64)), shape=shape,
                                       dtype=dtype)
@@ -88,6 +91,13 @@ def main():
                 for k, v in result.items():
                     arrays[f"{case}/{k}"] = v
                 arrays[f"{case}/meta"] = np.array(json.dumps(meta))
+        if nstates:                 # row_sparse states storing no row yet
+            case = f"{op}-row_sparse-fresh-states"
+            result, meta = one_case(rng, op, "row_sparse", lazies[0], "clip", "some", (6, 3),
+                                    "float32", fresh=True)
+            for k, v in result.items():
+                arrays[f"{case}/{k}"] = v
+            arrays[f"{case}/meta"] = np.array(json.dumps(meta))
     np.savez_compressed(OUT, **arrays)
     print(f"{OUT.name}: {sum(k.endswith('/meta') for k in arrays)} cases")
 

@@ -63,7 +63,13 @@ __global__ void mx_opt_rsp(T *w, const T *g, const long long *idx, T *s0, T *s1,
     }
     const long long i = row * width + j;
     const A gv = k >= 0 ? A(g[k * width + j]) : A(0);
-    w[i] = T(opt_step<KIND, A, T>(p, A(w[i]), gv, s0, s1, i));
+    if (KIND == 0 && !lazy) {   // MXNet's two passes: scale by 1 - lr*wd (float), then step
+      const double no_wd[7] = {lr, 0.0, rescale, clip, a, b, c};
+      const T scaled = T(A(1.0f - (float)lr * (float)wd) * A(w[i]));
+      w[i] = k >= 0 ? T(opt_step<KIND, A, T>(no_wd, A(scaled), gv, s0, s1, i)) : scaled;
+    } else {
+      w[i] = T(opt_step<KIND, A, T>(p, A(w[i]), gv, s0, s1, i));
+    }
   }
 }
 """

@@ -10,6 +10,7 @@
 //   not lazy: every row takes the standard step, with a zero gradient
 //             where the gradient stores no row: one pass over all rows,
 //             each thread finding its first gradient row by binary search.
+//             (SGD rounds as MXNet's two passes do: see below.)
 // The gradient's indices must be sorted, unique and in range (the caller
 // checks).  Large updates are split across threads by rows.
 #ifndef MX_OPS_OPTIMIZER_RSP_CPU_H_
@@ -50,11 +51,27 @@ static void opt_rsp_rows(const OptParam &p, const RspUpdate &u) {
     });
     return;
   }
+  // SGD's standard step is MXNet's two passes: every row scaled by
+  // 1 - lr*wd (computed in float32 whatever the dtype), then the lazy step
+  // without weight decay on the gradient's rows.
+  OptParam no_wd = p;
+  no_wd.wd = 0;
+  const A decay = A(1.0f - float(p.lr) * float(p.wd));
   parallel_for_cost(u.rows, width, [&](int64_t b, int64_t e) {
     int64_t k = std::lower_bound(idx, idx + nnz, b) - idx;
     for (int64_t r = b; r < e; ++r) {
       const int64_t base = r * width;
-      if (k < nnz && idx[k] == r) {
+      const bool present = k < nnz && idx[k] == r;
+      if constexpr (KIND == kSgd) {
+        const T *gk = present ? g + k * width : nullptr;
+        for (int64_t j = 0; j < width; ++j) {
+          const T scaled = T(decay * A(w[base + j]));
+          w[base + j] = present ? T(opt_step<KIND, A, T>(no_wd, A(scaled), A(gk[j]), s0, s1,
+                                                          base + j))
+                                : scaled;
+        }
+        k += present;
+      } else if (present) {
         const T *gk = g + k * width;
         for (int64_t j = 0; j < width; ++j)
           w[base + j] = T(opt_step<KIND, A, T>(p, A(w[base + j]), A(gk[j]), s0, s1, base + j));

@@ -9,8 +9,9 @@ Storage rules, as MXNet's:
 - ftrl_update: everything row_sparse (a dense weight falls back to dense).
 - _sparse_adagrad_update: a row_sparse grad, weight and history of one
   storage, wd = 0; anything else is refused, as MXNet refuses it.
-A row_sparse weight (and state) must store every row (MXNet's
-CheckAllRowsPresent).  Other combinations fall back to the dense update.
+A row_sparse weight must store every row (MXNet's CheckAllRowsPresent),
+and so must a row_sparse state, unless it stores none (all zeros: it gets
+every row).  Other combinations fall back to the dense update.
 
 lazy_update=True (and FTRL, AdaGrad always) changes only the gradient's
 rows: weight decay, momentum, the moments and clipping apply to those
@@ -150,10 +151,17 @@ def _address(a):
 
 def _table(op, name, x):
     """The dense (rows, ...) values of argument ``name``: a dense array, or
-    a row_sparse one's data when it stores every row."""
+    a row_sparse one's data when it stores every row.  A row_sparse state
+    storing no row is all zeros: it gets every row, zero (MXNet's
+    FillDnsZerosRspImpl), so an optimizer's fresh sparse states work."""
     if not _is_sparse(x):
         return x
-    if x.indices.shape[0] != (x.shape[0] if x.shape else 1):
+    rows = x.shape[0] if x.shape else 1
+    if name != "weight" and x.indices.shape[0] == 0 and rows:
+        x.alloc_rsp(rows)
+        x.data[...] = 0
+        x.indices[...] = x.xp.arange(rows, dtype=x.indices.dtype)
+    if x.indices.shape[0] != rows:
         raise ValueError(f"{op}: a row_sparse '{name}' must store every row (MXNet updates "
                          f"row_sparse weights and states only with all rows present); it "
                          f"stores {x.indices.shape[0]} of {x.shape[0]}")
