@@ -21,7 +21,7 @@ from mx_ops.core.registry import ShapeError
 
 DATA = pathlib.Path(__file__).parent / "data" / "sparse"
 REF = np.load(DATA / "mxnet_sparse_optim.npz")
-CASES = sorted({k.split("/")[0] for k in REF.files})
+CASES = {c["name"]: c for c in json.loads(str(REF["cases"]))}
 OP_NAMES = {"adagrad_update": "_sparse_adagrad_update"}
 NSTATES = {"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2, "ftrl_update": 2,
            "adagrad_update": 1}
@@ -40,22 +40,37 @@ def update(op, weight, grad, states, **kwargs):
 
 
 # --- MXNet 1.9.1 ---------------------------------------------------------------------------
-@pytest.mark.parametrize("case", CASES)
-def test_matches_mxnet(case):
-    meta = json.loads(str(REF[f"{case}/meta"]))
-    op, stype, dtype = meta["op"], meta["stype"], meta["dtype"]
-    shape = tuple(meta["shape"])
-    w = nd.array(REF[f"{case}/weight"], dtype=dtype).tostype(stype)
-    g = rsp(REF[f"{case}/grad_data"], REF[f"{case}/grad_indices"], shape, dtype)
-    states = [nd.array(REF[f"{case}/state{i}"], dtype=dtype).tostype(stype)
-              for i in range(NSTATES[op])]
-    update(op, w, g, states, out=w, **meta["params"])
-    assert w.stype == meta["out_stype"]
+def reference(case):
+    """(gradient rows, weight, MXNet's weight, [(state, MXNet's state)...])."""
+    shape, nrows = tuple(case["shape"]), len(case["grad_indices"])
+    flat, at = REF[case["dtype"]], case["offset"]
+    sizes = [nrows * int(np.prod(shape[1:]))] + [int(np.prod(shape))] * (
+        2 + 2 * NSTATES[case["op"]])
+    parts = []
+    for n in sizes:
+        parts.append(flat[at:at + n])
+        at += n
+    grad = parts[0].reshape((nrows,) + shape[1:])
+    tables = [x.reshape(shape) for x in parts[1:]]
+    return grad, tables[0], tables[1], list(zip(tables[2::2], tables[3::2]))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_mxnet(name):
+    case = CASES[name]
+    op, stype, dtype = case["op"], case["stype"], case["dtype"]
+    shape = tuple(case["shape"])
+    gdata, weight, want_w, states = reference(case)
+    w = nd.array(weight, dtype=dtype).tostype(stype)
+    g = rsp(gdata, case["grad_indices"], shape, dtype)
+    s = [nd.array(before, dtype=dtype).tostype(stype) for before, _ in states]
+    update(op, w, g, s, out=w, **case["params"])
+    assert w.stype == case["out_stype"]
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(w.asnumpy(), REF[f"{case}/out_weight"], **tol)
-    for i, s in enumerate(states):
-        assert s.stype == stype
-        np.testing.assert_allclose(s.asnumpy(), REF[f"{case}/out_state{i}"], **tol)
+    np.testing.assert_allclose(w.asnumpy(), want_w, **tol)
+    for got, (_, want) in zip(s, states):
+        assert got.stype == stype
+        np.testing.assert_allclose(got.asnumpy(), want, **tol)
 
 
 # --- a NumPy reference ---------------------------------------------------------------------

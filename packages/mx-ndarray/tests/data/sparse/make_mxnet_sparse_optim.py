@@ -4,12 +4,15 @@ row_sparse gradients, for test_sparse_optimizer.py.
 Run with the reference interpreter (never needed by the tests):
     /tmp/mxnet-venv/bin/python make_mxnet_sparse_optim.py
 
-Each case is one call, ``op(weight, grad, *states, out=weight, **params)``,
-with its inputs and MXNet's results stored under ``<case>/<name>``:
-``weight``, ``grad_data``, ``grad_indices``, ``state0``, ``state1`` (the
-inputs, dense), ``out_weight``, ``out_state0``, ``out_state1`` (after the
-call) and ``meta`` (a JSON string: op, weight/state storage type, grad
-shape, params and the output's storage type).  The cases: every op with a
+Each case is one call, ``op(weight, grad, *states, out=weight, **params)``.
+The file holds ``cases`` (a JSON string: a list with, per case, its
+``name``, ``op``, weight/state storage type ``stype``, table ``shape``,
+``dtype``, ``params``, the output's storage type ``out_stype``, the
+gradient's ``grad_indices`` and where its numbers start in the ``float32``
+or ``float64`` array: ``offset``) and those two flat arrays.  A case's
+numbers, in order: the gradient's rows (len(grad_indices) x row), the
+weight, MXNet's weight after the call, then each state before and after.
+The cases: every op with a
 row_sparse gradient (some rows, no rows, every row), dense and row_sparse
 weights and states (all rows stored, as MXNet requires), lazy_update True
 and False where the op has it, with and without clipping, float32 and
@@ -63,19 +66,23 @@ def one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype, fresh=False
     s = [mx.nd.array(x, dtype=dtype).tostype(wstype) for x in states]
     fn = getattr(mx.nd.sparse, op)
     fn(w, g, *s, out=w, **params)
-    result = {"weight": weight, "grad_data": gdata,
-              "grad_indices": np.array(rows, dtype=np.int64), "out_weight": w.asnumpy()}
-    for i, (x, y) in enumerate(zip(states, s)):
-        result[f"state{i}"] = x
-        result[f"out_state{i}"] = y.asnumpy()
+    numbers = [gdata, weight, w.asnumpy()]
+    for x, y in zip(states, s):
+        numbers += [x, y.asnumpy()]
     meta = {"op": op, "stype": wstype, "shape": list(shape), "dtype": dtype,
-            "params": params, "out_stype": w.stype}
-    return result, meta
+            "params": params, "out_stype": w.stype, "grad_indices": rows}
+    return numbers, meta
 
 
 def main():
     rng = np.random.RandomState(1691)
-    arrays = {}
+    cases, flat = [], {"float32": [], "float64": []}
+
+    def add(name, numbers, meta):
+        meta.update(name=name, offset=sum(a.size for a in flat[meta["dtype"]]))
+        flat[meta["dtype"]] += [a.ravel() for a in numbers]
+        cases.append(meta)
+
     for op, (nstates, _, has_lazy) in OPS.items():
         lazies = (True, False) if has_lazy else (None,)
         for wstype, lazy, setting, rows_key in itertools.product(
@@ -86,20 +93,15 @@ def main():
             if setting == "clip" and rows_key == "some":
                 shapes += [((5, 2, 3), "float32"), ((6, 3), "float64")]
             for shape, dtype in shapes:
-                case = f"{op}-{wstype}-lazy{lazy}-{setting}-{rows_key}-{len(shape)}d-{dtype}"
-                result, meta = one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype)
-                for k, v in result.items():
-                    arrays[f"{case}/{k}"] = v
-                arrays[f"{case}/meta"] = np.array(json.dumps(meta))
+                add(f"{op}-{wstype}-lazy{lazy}-{setting}-{rows_key}-{len(shape)}d-{dtype}",
+                    *one_case(rng, op, wstype, lazy, setting, rows_key, shape, dtype))
         if nstates:                 # row_sparse states storing no row yet
-            case = f"{op}-row_sparse-fresh-states"
-            result, meta = one_case(rng, op, "row_sparse", lazies[0], "clip", "some", (6, 3),
-                                    "float32", fresh=True)
-            for k, v in result.items():
-                arrays[f"{case}/{k}"] = v
-            arrays[f"{case}/meta"] = np.array(json.dumps(meta))
-    np.savez_compressed(OUT, **arrays)
-    print(f"{OUT.name}: {sum(k.endswith('/meta') for k in arrays)} cases")
+            add(f"{op}-row_sparse-fresh-states",
+                *one_case(rng, op, "row_sparse", lazies[0], "clip", "some", (6, 3), "float32",
+                          fresh=True))
+    np.savez_compressed(OUT, cases=np.array(json.dumps(cases)),
+                        **{k: np.concatenate(v) for k, v in flat.items()})
+    print(f"{OUT.name}: {len(cases)} cases")
 
 
 if __name__ == "__main__":
