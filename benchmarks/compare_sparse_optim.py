@@ -86,7 +86,7 @@ def main(argv=None):
     parser.add_argument("--mxnet-python",
                         default=os.environ.get("MX_MXNET_PYTHON", "/tmp/mxnet-venv/bin/python"))
     args = parser.parse_args(argv)
-    sizes = (10**4, 2) if args.quick else (10**6, 7)
+    sizes = (10**4, 2) if args.quick else (10**6, 20)
     env = dict(os.environ, MXNET_STORAGE_FALLBACK_LOG_VERBOSE="0", OPENBLAS_CORETYPE="Haswell")
     ours = run(sys.executable, _SCRIPT, sizes + ("mx",), env=env)
     mxnet = run(args.mxnet_python, _SCRIPT, sizes + ("mxnet",), env=env)

@@ -31,6 +31,16 @@ struct RspUpdate {
   int32_t dtype, lazy;
 };
 
+// One row of `width` elements; the pointers are the row's and never alias
+// (weight, gradient and states are distinct arrays), which lets the
+// compiler vectorize the step.
+template <int KIND, typename A, typename T>
+static inline void opt_row(const OptParam &p, T *__restrict w, const T *__restrict g,
+                           T *__restrict s0, T *__restrict s1, int64_t width) {
+  for (int64_t j = 0; j < width; ++j)
+    w[j] = T(opt_step<KIND, A, T>(p, A(w[j]), A(g[j]), s0, s1, j));
+}
+
 template <int KIND, typename T>
 static void opt_rsp_rows(const OptParam &p, const RspUpdate &u) {
   typedef typename NnAcc<T>::type A;
@@ -44,9 +54,8 @@ static void opt_rsp_rows(const OptParam &p, const RspUpdate &u) {
     parallel_for_cost(nnz, width, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k) {
         const int64_t base = idx[k] * width;
-        const T *gk = g + k * width;
-        for (int64_t j = 0; j < width; ++j)
-          w[base + j] = T(opt_step<KIND, A, T>(p, A(w[base + j]), A(gk[j]), s0, s1, base + j));
+        opt_row<KIND, A, T>(p, w + base, g + k * width, s0 ? s0 + base : nullptr,
+                            s1 ? s1 + base : nullptr, width);
       }
     });
     return;
@@ -72,9 +81,8 @@ static void opt_rsp_rows(const OptParam &p, const RspUpdate &u) {
         }
         k += present;
       } else if (present) {
-        const T *gk = g + k * width;
-        for (int64_t j = 0; j < width; ++j)
-          w[base + j] = T(opt_step<KIND, A, T>(p, A(w[base + j]), A(gk[j]), s0, s1, base + j));
+        opt_row<KIND, A, T>(p, w + base, g + k * width, s0 ? s0 + base : nullptr,
+                            s1 ? s1 + base : nullptr, width);
         ++k;
       } else {
         for (int64_t j = 0; j < width; ++j)
