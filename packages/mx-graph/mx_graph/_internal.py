@@ -63,7 +63,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
  '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
  '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
- '_sparse_retain', '_split_v2', '_square_sum', '_sub', '_unravel_index', '_zeros']
+ '_sparse_adagrad_update', '_sparse_retain', '_split_v2', '_square_sum', '_sub',
+ '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, name=None, attr=None, **kwargs):
@@ -4903,6 +4904,45 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     Aliases: _crop_assign_scalar.
     """
     return _compose('_slice_assign_scalar', (data,), name, attr, kwargs, scalar=scalar, begin=begin, end=end, step=step)
+
+
+def _sparse_adagrad_update(weight=None, grad=None, history=None, lr=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for AdaGrad optimizer (row_sparse gradients only): rescaled_grad = clip(grad * rescale_grad, clip_gradient); history = history + square(rescaled_grad); w = w - learning_rate * rescaled_grad / sqrt(history + epsilon).  Only the rows of the gradient change.  Non-zero weight decay is not supported.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight  Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient  Left out, it is a new variable named '<name>_grad'.
+    history : Symbol, optional
+        History: the sum of squared gradients, updated in place.  Left out, it
+        is a new variable named '<name>_history'.
+    lr : float
+        Learning rate.
+    epsilon : float, optional, default=1e-07
+        epsilon
+    wd : float, optional, default=0.0
+        weight decay
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('_sparse_adagrad_update', (weight, grad, history), name, attr, kwargs, lr=lr, epsilon=epsilon, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
 
 
 def _sparse_retain(data=None, indices=None, name=None, attr=None, **kwargs):

@@ -1596,7 +1596,7 @@ def adam_update(weight=None, grad=None, mean=None, var=None, lr=_NULL, beta1=_NU
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
     lazy_update : bool, optional, default=True
-        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+        If true, lazy updates are applied if gradient's stype is row_sparse.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -5341,7 +5341,7 @@ def sgd_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, w
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
     lazy_update : bool, optional, default=True
-        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+        If true, lazy updates are applied if gradient's stype is row_sparse.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and
@@ -5379,7 +5379,7 @@ def sgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, c
     clip_gradient : float, optional, default=-1.0
         Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
     lazy_update : bool, optional, default=True
-        Lazy updates for row_sparse gradients (accepted; no effect on dense arrays).
+        If true, lazy updates are applied if gradient's stype is row_sparse.
     name : str, optional
         The node's name.  Left out, the current mx.name.NameManager makes
         one from the name this function is called by, in lower case, and

@@ -65,7 +65,8 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
  '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
  '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
- '_sparse_retain', '_split_v2', '_square_sum', '_sub', '_unravel_index', '_zeros']
+ '_sparse_adagrad_update', '_sparse_retain', '_split_v2', '_square_sum', '_sub',
+ '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -4750,6 +4751,50 @@ def _slice_assign_scalar(data=None, scalar=_NULL, begin=_NULL, end=_NULL, step=_
     if step is not _NULL:
         kwargs['step'] = step
     return _call_op('_slice_assign_scalar', [data], out, kwargs)
+
+
+def _sparse_adagrad_update(weight=None, grad=None, history=None, lr=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdaGrad optimizer (row_sparse gradients only): rescaled_grad = clip(grad * rescale_grad, clip_gradient); history = history + square(rescaled_grad); w = w - learning_rate * rescaled_grad / sqrt(history + epsilon).  Only the rows of the gradient change.  Non-zero weight decay is not supported.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight
+    grad : NDArray
+        Gradient
+    history : NDArray
+        History: the sum of squared gradients, updated in place.
+    lr : float
+        Learning rate.
+    epsilon : float, optional, default=1e-07
+        epsilon
+    wd : float, optional, default=0.0
+        weight decay
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('_sparse_adagrad_update', [weight, grad, history], out, kwargs)
 
 
 def _sparse_retain(data=None, indices=None, out=None, name=None, **kwargs):

@@ -373,6 +373,7 @@ FLOAT_ONLY = {
                     "_backward_ROIAlign")},
     "adam_update": {"lr": 0.1}, "ftrl_update": {"lr": 0.1}, "rmsprop_update": {"lr": 0.1},
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
+    "_sparse_adagrad_update": {"lr": 0.1},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},

@@ -77,7 +77,7 @@ __device__ A opt_step(const double *p, A w, A g, T *s0, T *s1, long long i) {
     A nw = w - lr * (gr / sqrt(A(s0[i]) + A(p[5])));
     if (p[6] >= 0) nw = opt_clip(nw, A(p[6]));
     return nw;
-  } else {
+  } else if (KIND == 4) {
     A gr = g * rescale;
     if (clipping) gr = opt_clip(gr, clip);
     const A n = A(s1[i]);
@@ -88,6 +88,11 @@ __device__ A opt_step(const double *p, A w, A g, T *s0, T *s1, long long i) {
     const A sign = zs > A(0) ? A(1) : (zs < A(0) ? A(-1) : A(0));
     const A gt = fabs(zs) > l1 ? A(1) : A(0);
     return (sign * l1 - zs) / ((A(p[5]) + sqrt(ns)) / lr + wd) * gt;
+  } else {    // AdaGrad (row_sparse gradients only): s0 = history
+    A gr = g * rescale;
+    if (clipping) gr = opt_clip(gr, clip);
+    s0[i] = T(A(s0[i]) + gr * gr);
+    return w - (gr / sqrt(A(s0[i]) + A(p[4]))) * lr;
   }
 }
 """

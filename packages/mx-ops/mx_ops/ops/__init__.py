@@ -35,7 +35,7 @@ FAMILIES = {
     "layer": ("loss",),
     "norm": ("reduce",),
     "dropout": (),
-    "optimizer": (),
+    "optimizer": ("sparse",),
     "layout": ("elemwise", "join", "shape"),
     "sequence": (),
     "sort": (),

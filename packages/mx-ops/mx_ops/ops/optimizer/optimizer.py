@@ -8,8 +8,8 @@ RMSProp's n, FTRL's z and n) are written in place.  The usual call
 overwrites the weight too, ``mx.nd.sgd_update(w, g, lr=0.1, out=w)``: the
 output may be input 0 (in-place option (0, 0)).  adam_update applies no bias
 correction; MXNet's Python optimizer folds it into lr.  The operators are
-not differentiable.  lazy_update is accepted for MXNet compatibility; it
-only matters for row_sparse gradients, which this library does not have."""
+not differentiable.  lazy_update matters only for row_sparse gradients
+(sparse_update.py: their storage rules and kernels)."""
 import struct
 
 import numpy as np
@@ -37,8 +37,8 @@ _COMMON = {
                                               "clip_gradient]; a negative value turns "
                                               "clipping off."),
 }
-_LAZY = {"lazy_update": Param("bool", True, doc="Lazy updates for row_sparse gradients "
-                                                "(accepted; no effect on dense arrays).")}
+_LAZY = {"lazy_update": Param("bool", True, doc="If true, lazy updates are applied if "
+                                                "gradient's stype is row_sparse.")}
 
 _INPUTS = {
     "weight": "The weights; the output is their update (out=weight updates them in place).",

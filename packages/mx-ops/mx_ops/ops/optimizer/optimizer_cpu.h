@@ -10,6 +10,8 @@
 //                    w = w - lr * g' / sqrt(n + eps), then clipped to clip_weights if >= 0
 //   ftrl_update:     g' = clip(rescale*g);  z += g' - (sqrt(n + g'^2) - sqrt(n)) * w / lr
 //                    n += g'^2;  w = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1)
+//   adagrad (MXNet's _sparse_adagrad_update, row_sparse gradients only; no wd):
+//                    g' = clip(rescale*g);  h += g'^2;  w = w - (g' / sqrt(h + eps)) * lr
 // Inputs (weight, grad, states...); the states are written in place and
 // the output (req honoured) may be the weight itself: each element reads
 // its weight before the output is stored.  float16 computes in float.
@@ -24,10 +26,11 @@
 
 namespace mxop {
 
-enum { kSgd = 0, kSgdMom = 1, kAdam = 2, kRmsProp = 3, kFtrl = 4 };
+enum { kSgd = 0, kSgdMom = 1, kAdam = 2, kRmsProp = 3, kFtrl = 4, kAdagrad = 5 };
 
 // Packed by mx_ops.ops.optimizer.optimizer.  a, b, c: sgd_mom (momentum); adam (beta1,
-// beta2, epsilon); rmsprop (gamma1, epsilon, clip_weights); ftrl (lamda1, beta).
+// beta2, epsilon); rmsprop (gamma1, epsilon, clip_weights); ftrl (lamda1, beta);
+// adagrad (epsilon).
 struct OptParam { double lr, wd, rescale_grad, clip_gradient, a, b, c; int32_t kind, pad_; };
 
 template <typename A>
@@ -62,7 +65,7 @@ static inline A opt_step(const OptParam &p, A w, A g, T *s0, T *s1, int64_t i) {
     A nw = w - lr * (gr / std::sqrt(A(s0[i]) + A(p.b)));
     if (p.c >= 0) nw = opt_clip(nw, A(p.c));
     return nw;
-  } else {   // kFtrl: s0 = z, s1 = n
+  } else if constexpr (KIND == kFtrl) {   // s0 = z, s1 = n
     A gr = g * rescale;
     if (clipping) gr = opt_clip(gr, clip);
     const A n = A(s1[i]);
@@ -73,6 +76,11 @@ static inline A opt_step(const OptParam &p, A w, A g, T *s0, T *s1, int64_t i) {
     const A sign = zs > A(0) ? A(1) : (zs < A(0) ? A(-1) : A(0));
     const A gt = std::fabs(zs) > l1 ? A(1) : A(0);
     return (sign * l1 - zs) / ((A(p.b) + std::sqrt(ns)) / lr + wd) * gt;
+  } else {   // kAdagrad: s0 = history
+    A gr = g * rescale;
+    if (clipping) gr = opt_clip(gr, clip);
+    s0[i] = T(A(s0[i]) + gr * gr);
+    return w - (gr / std::sqrt(A(s0[i]) + A(p.a))) * lr;
   }
 }
 
