@@ -173,7 +173,7 @@ def check_csr_operand(api, op, lhs_shape, rhs_shape):
         raise ShapeError(f"{api}: a csr 'lhs' of shape {tuple(lhs_shape)} needs a dense 'rhs' "
                          f"of shape (1, {n}), ({m}, 1), (1, 1) or {tuple(lhs_shape)}, got "
                          f"{tuple(rhs_shape)}")
-    if op == "div" and tuple(rhs_shape) == (m, n) and (m, n) != (1, 1):
+    if op == "div" and rhs_shape[0] != 1 and rhs_shape[1] != 1:     # same shape, not a vector
         raise ValueError(f"{api}: please use elemwise_div for division between csr and "
                          f"dense of the same shape {tuple(lhs_shape)} (as MXNet)")
 
