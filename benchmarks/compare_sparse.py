@@ -117,9 +117,9 @@ _OPS_SCIPY_SCRIPT = _OPS_PRELUDE + textwrap.dedent("""
     }))
 """)
 
-OPS_CASES = [("bcast_mul_row", "broadcast_mul csr (1e5 x 1e4, 1%) * row vector"),
-             ("mul_csr_dns", "elemwise_mul csr * dense (1e4 x 1e3, 1%)"),
-             ("add_n_rsp", "add_n of 4 row_sparse (1e6 x 64, 1% rows)")]
+OPS_CASES = [("bcast_mul_row", "broadcast_mul csr (R x C) * row vector"),
+             ("mul_csr_dns", "elemwise_mul csr * dense (R/10 x C/10)"),
+             ("add_n_rsp", "add_n of 4 row_sparse (1% rows, 64 wide)")]
 
 CASES = [("dns_csr", "cast_storage dense -> csr"),
          ("csr_dns", "cast_storage csr -> dense"),
@@ -157,7 +157,9 @@ def main(argv=None):
     ours = run(sys.executable, _OPS_MX_SCRIPT, sizes + ("mx",), env=quiet)
     mxnet = run(args.mxnet_python, _OPS_MX_SCRIPT, sizes + ("mxnet",), env=quiet)
     scipy = run(sys.executable, _OPS_SCIPY_SCRIPT, sizes)
-    print(f"\nsparse operators, float32; best of {sizes[2]} runs, CPU\n")
+    rsp_rows = 10**6 if sizes[0] >= 10**5 else 10**4
+    print(f"\nsparse operators, float32, 1% nonzeros: R x C = {sizes[0]} x {sizes[1]}, "
+          f"row_sparse {rsp_rows} x 64; best of {sizes[2]} runs, CPU\n")
     print(table(ours, mxnet, scipy, OPS_CASES))
     return 0
 

@@ -31,11 +31,11 @@ cdef extern from "sparse_ops_cpu.h" nogil:
     int k_csr_intersect_fill "mxop::sparse::csr_intersect_fill"(int dtype, const void* av,
         const int64_t* ap, const int64_t* ai, const void* bv, const int64_t* bp, const int64_t* bi,
         int64_t rows, int64_t cost, const int64_t* indptr, int64_t* indices, void* data)
-    int64_t k_rsp_sum_mark "mxop::sparse::rsp_sum_mark"(const int64_t* const* indices,
-        const int64_t* kept, int n, int64_t rows, int64_t* mark)
+    int64_t k_rsp_sum_merge "mxop::sparse::rsp_sum_merge"(const int64_t* const* indices,
+        const int64_t* kept, int n, const int64_t* off, int64_t* out_indices, int64_t* pos)
     int k_rsp_sum_fill "mxop::sparse::rsp_sum_fill"(int dtype, const void* const* values,
-        const int64_t* const* indices, const int64_t* kept, int n, int64_t rows, int64_t width,
-        const int64_t* mark, int64_t* out_indices, void* out)
+        const int64_t* kept, int n, int64_t rows_out, int64_t width, const int64_t* off,
+        const int64_t* pos, void* out)
     int k_csr_reduce "mxop::sparse::csr_reduce"(int dtype, const void* values,
         const int64_t* indptr, const int64_t* indices, int64_t rows, int64_t cols, int axis,
         int square, double* out)
@@ -191,25 +191,29 @@ def rsp_sum(blobs, out, str api):
         require_rsp(b, api)
     values = [_values(b, out.dtype) for b in blobs]
     cdef int n = len(blobs), i
-    cdef int64_t rows = out.shape[0], kept_out
+    cdef int64_t total = 0, rows_out
     cdef int64_t width = int(np.prod(out.shape[1:], dtype=np.int64))
     cdef vector[const void*] vp
     cdef vector[const int64_t*] ip
-    cdef vector[int64_t] kept
+    cdef vector[int64_t] kept, off
     for i in range(n):
         vp.push_back(_ptr(values[i]))
         ip.push_back(_iptr(blobs[i].indices))
         kept.push_back(blobs[i].indices.shape[0])
-    mark = np.empty(rows + 1, _INT64)
-    cdef int64_t* mp = _iptr(mark)
+        off.push_back(total)
+        total += kept[i]
+    merged = np.empty(total, _INT64)
+    pos = np.empty(total, _INT64)
+    cdef int64_t* mp = _iptr(merged)
+    cdef int64_t* pp = _iptr(pos)
     with nogil:
-        kept_out = k_rsp_sum_mark(ip.data(), kept.data(), n, rows, mp)
-    out.alloc_rsp(kept_out)
+        rows_out = k_rsp_sum_merge(ip.data(), kept.data(), n, off.data(), mp, pp)
+    out.alloc_rsp(rows_out)
+    out.indices[...] = merged[:rows_out]
     cdef int dt = _dtype(out.data)
-    cdef int64_t* oi = _iptr(out.indices)
     cdef void* od = _ptr(out.data)
     with nogil:
-        k_rsp_sum_fill(dt, vp.data(), ip.data(), kept.data(), n, rows, width, mp, oi, od)
+        k_rsp_sum_fill(dt, vp.data(), kept.data(), n, rows_out, width, off.data(), pp, od)
 
 
 def csr_reduce(a, int axis, bint square, str api):

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "sparse_cpu.h"
 
@@ -171,36 +172,44 @@ inline int csr_intersect_fill(int dtype, const void *av, const int64_t *ap, cons
   return 0;
 }
 
-// add_n of row_sparse arrays, pass 1: mark[r + 1] = 1 for every row some
-// input keeps, then prefix sums (mark[r]: the output position of row r);
-// returns the kept rows.
-inline int64_t rsp_sum_mark(const int64_t *const *indices, const int64_t *kept, int n,
-                            int64_t rows, int64_t *mark) {
-  std::memset(mark, 0, (rows + 1) * sizeof(int64_t));
-  for (int t = 0; t < n; ++t)
-    for (int64_t k = 0; k < kept[t]; ++k) mark[indices[t][k] + 1] = 1;
-  return prefix_sum(mark, rows);
+// add_n of row_sparse arrays, pass 1: a merge of the inputs' sorted row
+// indices into out_indices (room for their total), and pos[off[t] + k], the
+// output position of input t's k-th row; returns the output's rows.  It
+// visits each input's head per output row (O(rows out x inputs)), never the
+// array's full height, which add_n of a few sparse gradients of a large
+// embedding would pay.  Serial: the merge is a chain of comparisons.
+inline int64_t rsp_sum_merge(const int64_t *const *indices, const int64_t *kept, int n,
+                             const int64_t *off, int64_t *out_indices, int64_t *pos) {
+  std::vector<int64_t> cur(n, 0);
+  int64_t k = 0;
+  for (;;) {
+    int64_t low = -1;
+    for (int t = 0; t < n; ++t)
+      if (cur[t] < kept[t] && (low < 0 || indices[t][cur[t]] < low)) low = indices[t][cur[t]];
+    if (low < 0) return k;
+    for (int t = 0; t < n; ++t)
+      if (cur[t] < kept[t] && indices[t][cur[t]] == low) pos[off[t] + cur[t]++] = k;
+    out_indices[k++] = low;
+  }
 }
 
-// Pass 2: the output's indices, its rows zeroed, then each input's rows
-// added at their positions (one input at a time: its rows are distinct, so
-// its threads never write one row twice).
-inline int rsp_sum_fill(int dtype, const void *const *values, const int64_t *const *indices,
-                        const int64_t *kept, int n, int64_t rows, int64_t width,
-                        const int64_t *mark, int64_t *out_indices, void *out) {
-  parallel_for(rows, [=](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r)
-      if (mark[r + 1] != mark[r]) out_indices[mark[r]] = r;
-  });
+// Pass 2: the output rows zeroed, then each input's rows added at their
+// positions (one input at a time: its rows are distinct, so its threads
+// never write one row twice).
+inline int rsp_sum_fill(int dtype, const void *const *values, const int64_t *kept, int n,
+                        int64_t rows_out, int64_t width, const int64_t *off, const int64_t *pos,
+                        void *out) {
   MX_SPARSE_SWITCH(dtype, T, {
     T *o = static_cast<T *>(out);
-    std::memset(o, 0, mark[rows] * width * sizeof(T));
+    parallel_for_cost(rows_out, width, [=](int64_t b, int64_t e) {
+      std::memset(o + b * width, 0, (e - b) * width * sizeof(T));
+    });
     for (int t = 0; t < n; ++t) {
       const T *v = static_cast<const T *>(values[t]);
-      const int64_t *idx = indices[t];
+      const int64_t *at = pos + off[t];
       parallel_for_cost(kept[t], width, [=](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k) {
-          T *row = o + mark[idx[k]] * width;
+          T *row = o + at[k] * width;
           const T *src = v + k * width;
           for (int64_t j = 0; j < width; ++j) row[j] = T(row[j] + src[j]);
         }
