@@ -5,13 +5,15 @@ ones (rows shared by two arrays, add_n's union) with CuPy's sorted-index
 routines, csr column sums CuPy's scatter_add.  csr op csr is CPU code:
 binary.py's rule falls back to dense on a GPU.
 Importing this module without CuPy raises ImportError."""
+from types import SimpleNamespace
+
 import cupy
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module, scatter_add
 from mx_ops.ops.sparse import _sparse_gpu
-from mx_ops.ops.sparse.binary import add_dense, check_csr_operand, divide_dense
+from mx_ops.ops.sparse.binary import broadcast_compute, elemwise_compute
 from mx_ops.ops.sparse.cast_storage import blob_stype
-from mx_ops.ops.sparse.reduce import _one_axis, finish
+from mx_ops.ops.sparse.reduce import reduce_compute
 from mx_ops.ops.sparse.select import slice_bounds
 from mx_ops.ops.sparse.sparse_ops import rsp_union
 
@@ -170,7 +172,8 @@ def _densify(x, dtype):
     return out
 
 
-def _rsp_rsp_mul(a, b, out):
+def _rsp_rsp_mul(a, b, out, api):
+    del api
     shared = cupy.intersect1d(a.indices, b.indices)
     out.alloc_rsp(int(shared.shape[0]))
     out.indices[...] = shared
@@ -178,48 +181,29 @@ def _rsp_rsp_mul(a, b, out):
                      * b.data[cupy.searchsorted(b.indices, shared)].astype(out.dtype))
 
 
-def elemwise_gpu(op):
-    api = f"elemwise_{op}"
-    sign = -1 if op == "sub" else 1
+def _rsp_dense_mul(sp, dn, out, api):
+    del api
+    out.alloc_rsp(sp.indices.shape[0])
+    out.indices[...] = sp.indices
+    out.data[...] = sp.data.astype(out.dtype) * cupy.asarray(dn)[sp.indices]
 
-    def run(params, inputs, outputs, reqs):
-        del params, reqs
-        a, b = inputs
-        out = outputs[0]
-        kinds = (blob_stype(a), blob_stype(b))
-        if op in ("add", "sub"):
-            if kinds[0] == kinds[1]:
-                rsp_union(a, b, sign, out)
-            else:
-                add_dense(a, b, sign, out, api, scatter=_scatter)
-        elif op == "div":
-            divide_dense(a, b, out, _densify)
-        elif kinds == ("row_sparse", "row_sparse"):
-            _rsp_rsp_mul(a, b, out)
-        else:
-            sp, dn = (a, b) if kinds[0] != "default" else (b, a)
-            if blob_stype(sp) == "csr":
-                csr_dense_op(sp, dn, "mul", out, api)
-            else:
-                out.alloc_rsp(sp.indices.shape[0])
-                out.indices[...] = sp.indices
-                out.data[...] = sp.data.astype(out.dtype) * cupy.asarray(dn)[sp.indices]
-    return run
+
+def _no_csr_csr(a, b, *args):
+    raise AssertionError("csr op csr falls back on a GPU (binary.py's rule)")
+
+
+# csr op csr never reaches these (binary.py's rule falls back on a GPU).
+GPU = SimpleNamespace(
+    xp=cupy, densify=_densify, scatter=_scatter, union=rsp_union, csr_csr_mul=_no_csr_csr,
+    rsp_rsp_mul=_rsp_rsp_mul, csr_dense_op=csr_dense_op, rsp_dense_mul=_rsp_dense_mul)
+
+
+def elemwise_gpu(op):
+    return elemwise_compute(op, GPU)
 
 
 def broadcast_gpu(op):
-    api = f"broadcast_{op}"
-    sign = -1 if op == "sub" else 1
-
-    def run(params, inputs, outputs, reqs):
-        del params, reqs
-        a, b = inputs
-        if op in ("add", "sub"):
-            add_dense(a, b, sign, outputs[0], api, scatter=_scatter)
-        else:
-            check_csr_operand(api, op, a.shape, b.shape)
-            csr_dense_op(a, b, op, outputs[0], api)
-    return run
+    return broadcast_compute(op, GPU)
 
 
 def add_n_gpu(params, inputs, outputs, reqs):
@@ -233,26 +217,22 @@ def add_n_gpu(params, inputs, outputs, reqs):
         out.data[cupy.searchsorted(idx, b.indices)] += b.data.astype(out.dtype, copy=False)
 
 
+def _axis_sums(src, axis, square, api):
+    """float64 per-row (axis 1) or per-column (axis 0) sums of a csr."""
+    _require_csr(src, api)
+    if axis == 1:
+        sums = cupy.empty(src.shape[0], cupy.float64)
+        launch(_k("mx_csr_row_sum", src.dtype), src.shape[0],
+               (src.data, src.indptr, _I64(src.shape[0]), cupy.int32(square), sums))
+        return sums
+    v = src.data.astype(cupy.float64)
+    sums = cupy.zeros(src.shape[1], cupy.float64)
+    scatter_add(sums, src.indices, v * v if square else v)
+    return sums
+
+
 def reduce_gpu(op):
-    def run(params, inputs, outputs, reqs):
-        del reqs
-        src, out = inputs[0], outputs[0]
-        axis = _one_axis(params)
-        square = op == "norm"
-        v = src.data.astype(cupy.float64).reshape(-1)
-        if axis is None:
-            sums = cupy.reshape(v @ v if square else v.sum(), (1,))
-        elif axis == 1:
-            _require_csr(src, op)
-            sums = cupy.empty(src.shape[0], cupy.float64)
-            launch(_k("mx_csr_row_sum", src.dtype), src.shape[0],
-                   (src.data, src.indptr, _I64(src.shape[0]), cupy.int32(square), sums))
-        else:
-            _require_csr(src, op)
-            sums = cupy.zeros(src.shape[1], cupy.float64)
-            scatter_add(sums, src.indices, v * v if square else v)
-        finish(op, sums, src.shape, axis, out, cupy)
-    return run
+    return reduce_compute(op, SimpleNamespace(xp=cupy, axis_sums=_axis_sums))
 
 
 def slice_gpu(params, inputs, outputs, reqs):

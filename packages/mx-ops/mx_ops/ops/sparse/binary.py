@@ -13,6 +13,8 @@ mx-ndarray/tests/data/sparse/sparse_ops_mxnet191.json):
   also the same shape) -> csr; the rest with a sparse input falls back.
 - add_n (ElementWiseSum): all row_sparse -> row_sparse; else falls back.
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from mx_ops.core.registry import ShapeError, computes, gpu_compute
@@ -78,46 +80,45 @@ def _add_n_rule(params, in_stypes, device):
     return ["default"], DISPATCH_FALLBACK
 
 
-# --- CPU kernels -------------------------------------------------------------------------
-def _densify(x, dtype):
-    """A dense NumPy copy of a SparseBlob (nogil cast kernels) or ``x``."""
-    kind = blob_stype(x)
-    if kind == "default":
-        return np.asarray(x, dtype)
-    out = np.empty(x.shape, dtype)
-    (_sparse_cpu.csr_to_dense if kind == "csr" else _sparse_cpu.rsp_to_dense)(x, out)
-    return out
-
-
-def _scatter_into(blob, sign, out, api):
-    if blob_stype(blob) == "csr":
-        _sparse_ops_cpu.csr_scatter_add(blob, sign, out, api)
-    else:
-        _sparse_ops_cpu.rsp_scatter_add(blob, sign, out, api)
-
-
-def add_dense(lhs, rhs, sign, out, api, scatter=_scatter_into):
+# --- the computes, one body for both devices ----------------------------------------------
+def add_dense(k, lhs, rhs, sign, out, api):
     """Dense ``out`` = lhs + sign * rhs, one of them sparse and the other
     dense (broadcast to out's shape): the dense side written, the sparse
-    side added onto it."""
-    xp = np if isinstance(out, np.ndarray) else _cupy()
+    side added onto it by ``k.scatter``."""
+    xp = k.xp
     if blob_stype(lhs) != "default":
         if sign > 0:
             out[...] = xp.broadcast_to(xp.asarray(rhs, out.dtype), out.shape)
         else:
             xp.negative(xp.broadcast_to(xp.asarray(rhs, out.dtype), out.shape), out=out)
-        scatter(lhs, 1, out, api)
+        k.scatter(lhs, 1, out, api)
     else:
         out[...] = xp.broadcast_to(xp.asarray(lhs, out.dtype), out.shape)
-        scatter(rhs, sign, out, api)
+        k.scatter(rhs, sign, out, api)
 
 
-def _cupy():
-    import cupy
-    return cupy
+def _multiply(k, a, b, kinds, out, api):
+    if kinds == ("csr", "csr"):
+        k.csr_csr_mul(a, b, out, api)
+    elif kinds == ("row_sparse", "row_sparse"):
+        k.rsp_rsp_mul(a, b, out, api)
+    else:                               # sparse * dense, either order: commutes
+        sp, dn = (a, b) if kinds[0] != "default" else (b, a)
+        if blob_stype(sp) == "csr":
+            k.csr_dense_op(sp, dn, "mul", out, api)
+        else:
+            k.rsp_dense_mul(sp, dn, out, api)
 
 
-def _elemwise_cpu(op):
+def _divide(k, a, b, out):
+    """Dense ``out`` = a / b by the dense operator's own kernel (its integer
+    rules included) on the densified operands."""
+    from mx_ops.core._invoke import invoke
+    out[...] = invoke("elemwise_div", [k.densify(a, out.dtype), k.densify(b, out.dtype)])
+
+
+def elemwise_compute(op, k):
+    """elemwise_<op>'s sparse compute over the kernels ``k`` (CPU or GPU)."""
     api = f"elemwise_{op}"
     sign = -1 if op == "sub" else 1
 
@@ -126,43 +127,15 @@ def _elemwise_cpu(op):
         a, b = inputs
         out = outputs[0]
         kinds = (blob_stype(a), blob_stype(b))
-        if op in ("add", "sub"):
-            if kinds[0] == kinds[1] == "csr":
-                _sparse_cpu.csr_union(a, b, sign, out)
-            elif kinds[0] == kinds[1]:
-                _rsp_union(a, b, sign, out)
-            else:
-                add_dense(a, b, sign, out, api)
-        elif op == "mul":
-            _mul_cpu(a, b, kinds, out, api)
-        else:                                   # div: a dense result
-            divide_dense(a, b, out, _densify)
-    return run
-
-
-def divide_dense(a, b, out, densify):
-    """Dense ``out`` = a / b by the dense operator's own kernel (its integer
-    rules included) on the densified operands."""
-    from mx_ops.core._invoke import invoke
-    out[...] = invoke("elemwise_div", [densify(a, out.dtype), densify(b, out.dtype)])
-
-
-def _mul_cpu(a, b, kinds, out, api):
-    if kinds == ("csr", "csr"):
-        _sparse_ops_cpu.csr_csr_mul(a, b, out, api)
-    elif kinds == ("row_sparse", "row_sparse"):
-        _sparse_ops_cpu.rsp_rsp_mul(a, b, out, api)
-    else:                               # sparse * dense, either order: commutes
-        sp, dn = (a, b) if kinds[0] != "default" else (b, a)
-        if blob_stype(sp) == "csr":
-            _sparse_ops_cpu.csr_dense_op(sp, dn, "mul", out, api)
+        if op == "mul":
+            _multiply(k, a, b, kinds, out, api)
+        elif op == "div":
+            _divide(k, a, b, out)
+        elif kinds[0] == kinds[1]:
+            k.union(a, b, sign, out)
         else:
-            _sparse_ops_cpu.rsp_dense_mul(sp, dn, out, api)
-
-
-def _rsp_union(a, b, sign, out):
-    from mx_ops.ops.sparse.sparse_ops import rsp_union
-    rsp_union(a, b, sign, out)
+            add_dense(k, a, b, sign, out, api)
+    return run
 
 
 def check_csr_operand(api, op, lhs_shape, rhs_shape):
@@ -178,20 +151,52 @@ def check_csr_operand(api, op, lhs_shape, rhs_shape):
                          f"dense of the same shape {tuple(lhs_shape)} (as MXNet)")
 
 
-def _broadcast_cpu(op):
+def broadcast_compute(op, k):
+    """broadcast_<op>'s sparse compute over the kernels ``k``."""
     api = f"broadcast_{op}"
     sign = -1 if op == "sub" else 1
 
     def run(params, inputs, outputs, reqs):
         del params, reqs
         a, b = inputs
-        out = outputs[0]
         if op in ("add", "sub"):
-            add_dense(a, b, sign, out, api)
+            add_dense(k, a, b, sign, outputs[0], api)
         else:
             check_csr_operand(api, op, a.shape, b.shape)
-            _sparse_ops_cpu.csr_dense_op(a, b, op, out, api)
+            k.csr_dense_op(a, b, op, outputs[0], api)
     return run
+
+
+# --- the CPU kernels ---------------------------------------------------------------------
+def _densify(x, dtype):
+    """A dense NumPy copy of a SparseBlob (nogil cast kernels) or ``x``."""
+    kind = blob_stype(x)
+    if kind == "default":
+        return np.asarray(x, dtype)
+    out = np.empty(x.shape, dtype)
+    (_sparse_cpu.csr_to_dense if kind == "csr" else _sparse_cpu.rsp_to_dense)(x, out)
+    return out
+
+
+def _scatter(blob, sign, out, api):
+    if blob_stype(blob) == "csr":
+        _sparse_ops_cpu.csr_scatter_add(blob, sign, out, api)
+    else:
+        _sparse_ops_cpu.rsp_scatter_add(blob, sign, out, api)
+
+
+def _union(a, b, sign, out):
+    if blob_stype(a) == "csr":
+        _sparse_cpu.csr_union(a, b, sign, out)
+    else:
+        from mx_ops.ops.sparse.sparse_ops import rsp_union
+        rsp_union(a, b, sign, out)
+
+
+CPU = SimpleNamespace(
+    xp=np, densify=_densify, scatter=_scatter, union=_union,
+    csr_csr_mul=_sparse_ops_cpu.csr_csr_mul, rsp_rsp_mul=_sparse_ops_cpu.rsp_rsp_mul,
+    csr_dense_op=_sparse_ops_cpu.csr_dense_op, rsp_dense_mul=_sparse_ops_cpu.rsp_dense_mul)
 
 
 def _add_n_cpu(params, inputs, outputs, reqs):
@@ -202,8 +207,8 @@ def _add_n_cpu(params, inputs, outputs, reqs):
 # --- registration ------------------------------------------------------------------------
 for _op in ("add", "sub", "mul", "div"):
     set_storage_inference(f"elemwise_{_op}", _elemwise_rule(_op), computes(
-        _elemwise_cpu(_op), gpu_compute(_GPU, "elemwise_gpu", _op)))
+        elemwise_compute(_op, CPU), gpu_compute(_GPU, "elemwise_gpu", _op)))
 for _op in ("add", "sub", "mul", "div"):
     set_storage_inference(f"broadcast_{_op}", _broadcast_rule(_op), computes(
-        _broadcast_cpu(_op), gpu_compute(_GPU, "broadcast_gpu", _op)))
+        broadcast_compute(_op, CPU), gpu_compute(_GPU, "broadcast_gpu", _op)))
 set_storage_inference("add_n", _add_n_rule, computes(_add_n_cpu, gpu_compute(_GPU, "add_n_gpu")))

@@ -8,6 +8,8 @@ tests/data/sparse/sparse_ops_mxnet191.json):
 - norm (ord 2, keepdims off) of a csr over all axes, axis 0 or axis 1, and
   of a row_sparse over all axes -> dense; the rest falls back.
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from mx_ops.core.registry import computes, gpu_compute
@@ -59,21 +61,26 @@ def finish(op, sums, src_shape, axis, out, xp):
     out.reshape(-1)[...] = sums.astype(out.dtype)
 
 
-def _reduce_cpu(op):
+def reduce_compute(op, k):
+    """op's sparse compute over ``k`` (CPU or GPU): ``k.xp`` (numpy or
+    cupy) and ``k.axis_sums(csr, axis, square, api)``, float64 sums."""
     def run(params, inputs, outputs, reqs):
         del reqs
         src, out = inputs[0], outputs[0]
         axis = _one_axis(params)
         square = op == "norm"
         if axis is None:            # every axis: the stored values alone
-            v = np.asarray(src.data, np.float64).reshape(-1)
-            sums = np.array([v @ v if square else v.sum()])
+            v = src.data.astype(k.xp.float64).reshape(-1)
+            sums = k.xp.reshape(v @ v if square else v.sum(), (1,))
         else:
-            sums = _sparse_ops_cpu.csr_reduce(src, axis, square, op)
-        finish(op, sums, src.shape, axis, out, np)
+            sums = k.axis_sums(src, axis, square, op)
+        finish(op, sums, src.shape, axis, out, k.xp)
     return run
 
 
+CPU = SimpleNamespace(xp=np, axis_sums=_sparse_ops_cpu.csr_reduce)
+
+
 for _op, _rule in (("sum", _sum_rule), ("mean", _sum_rule), ("norm", _norm_rule)):
-    set_storage_inference(_op, _rule, computes(_reduce_cpu(_op),
+    set_storage_inference(_op, _rule, computes(reduce_compute(_op, CPU),
                                                gpu_compute(_GPU, "reduce_gpu", _op)))

@@ -83,7 +83,8 @@ inline int rsp_scatter_add(int dtype, const void *values, const int64_t *indices
       for (int64_t k = b; k < e; ++k) {
         T *row = o + indices[k] * width;
         const T *src = v + k * width;
-        for (int64_t j = 0; j < width; ++j) row[j] = sign > 0 ? T(row[j] + src[j]) : T(row[j] - src[j]);
+        for (int64_t j = 0; j < width; ++j)
+          row[j] = sign > 0 ? T(row[j] + src[j]) : T(row[j] - src[j]);
       }
     });
   });
