@@ -1,7 +1,7 @@
 """The CuPy twin of the sparse kernels (sparse_cpu.h): cast_storage in two
-passes (a count kernel per row, a prefix sum, a fill kernel per row),
-and scatters into dense.
-Importing this module without CuPy raises ImportError."""
+passes (a count kernel per row, a prefix sum, a fill kernel per row) and
+scatters into dense.  Importing this module without CuPy raises
+ImportError."""
 import cupy
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module
