@@ -71,3 +71,40 @@ class SparseDot:
 
     def time_scipy_csr_t_dense(self):
         self.scipy.T @ self.g_host
+
+
+class SparseOperators:
+    """The sparse operators' kernels: a 20000 x 2000 csr with 1% nonzeros
+    times a dense row vector (broadcast_mul) and times a dense matrix
+    (elemwise_mul), and add_n of four 200000 x 64 row_sparse arrays with 1%
+    of the rows each."""
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        rows, cols, per_row = 20000, 2000, 20
+        indices = (np.arange(per_row) * 100 + rng.integers(0, 100, (rows, per_row))).ravel()
+        indptr = np.arange(rows + 1) * per_row
+        data = rng.standard_normal(rows * per_row, dtype=np.float32)
+        self.csr = nd.sparse.csr_matrix((data, indices, indptr), shape=(rows, cols))
+        self.scipy = spsp.csr_matrix((data, indices, indptr), shape=(rows, cols))
+        self.row_host = rng.standard_normal((1, cols), dtype=np.float32)
+        self.row = nd.array(self.row_host)
+        self.dense = nd.array(rng.standard_normal((rows, cols), dtype=np.float32))
+        self.rsp = []
+        for _ in range(4):
+            kept = np.sort(rng.choice(200000, 2000, replace=False))
+            self.rsp.append(nd.sparse.row_sparse_array(
+                (rng.standard_normal((2000, 64), dtype=np.float32), kept), shape=(200000, 64)))
+        nd.waitall()
+
+    def time_broadcast_mul_row(self):
+        nd.broadcast_mul(self.csr, self.row).wait_to_read()
+
+    def time_elemwise_mul_dense(self):
+        nd.elemwise_mul(self.csr, self.dense).wait_to_read()
+
+    def time_add_n_row_sparse(self):
+        nd.add_n(*self.rsp).wait_to_read()
+
+    def time_scipy_multiply_row(self):
+        self.scipy.multiply(self.row_host).tocsr()

@@ -7,7 +7,7 @@ from mx_ndarray import array
 
 from mx._testing.compare import default_context, default_dtype
 
-_SPARSE_ISSUE = "create_sparse_array* are not built yet"
+_SPARSE_ISSUE = "sparse gradient storage types are not built yet"
 
 
 # -- random data ---------------------------------------------------------------
@@ -141,12 +141,34 @@ def _powerlaw_pattern(shape, density):
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
                         modifier_func=None, density=.5, shuffle_csr_indices=False):
-    raise NotImplementedError(f"create_sparse_array: {_SPARSE_ISSUE}")
+    """A random sparse array (MXNet's): ``rand_sparse_ndarray``'s array,
+    with row_sparse ``rsp_indices`` sorted first (a canonical array)."""
+    if stype == 'row_sparse':
+        indices = None if rsp_indices is None else np.sort(np.asarray(rsp_indices))
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, data_init=data_init,
+                                     rsp_indices=indices, dtype=dtype,
+                                     modifier_func=modifier_func)
+    elif stype == 'csr':
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, data_init=data_init,
+                                     dtype=dtype, modifier_func=modifier_func,
+                                     shuffle_csr_indices=shuffle_csr_indices)
+    else:
+        raise AssertionError(f"Unknown storage type: {stype}")
+    return arr
 
 
 def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
                            dtype=None, modifier_func=None, shuffle_csr_indices=False):
-    raise NotImplementedError(f"create_sparse_array_zd: {_SPARSE_ISSUE}")
+    """``create_sparse_array`` where a row_sparse array keeps exactly the
+    rows ``rsp_indices`` (none without them): MXNet's zero-density variant."""
+    if stype == 'row_sparse':
+        density = 0.0
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise ValueError(f"create_sparse_array_zd: {len(rsp_indices)} rsp_indices for "
+                             f"{shape[0]} rows")
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def shuffle_csr_column_indices(csr):

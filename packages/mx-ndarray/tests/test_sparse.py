@@ -302,7 +302,7 @@ def test_elemwise_add_sub_keep_the_storage():
     check("rsp_add", nd.elemwise_add(ra, rb))
     check("rsp_sub", nd.elemwise_sub(ra, rb))
     check("rsp_dns_add", nd.elemwise_add(ra, nd.array(REF["b"])))
-    # elemwise_mul: MXNet's output storage, by the dense kernel cast back.
+    # elemwise_mul: MXNet's output storage (sparse kernels; rsp * csr falls back).
     check("csr_mul", nd.elemwise_mul(ca, cb))
     check("rsp_mul", nd.elemwise_mul(ra, rb))
     check("rsp_dns_mul", nd.elemwise_mul(ra, nd.array(REF["b"])))
@@ -355,9 +355,9 @@ def test_fallback_log(monkeypatch, caplog):
 
 
 def test_fallback_casts_a_sparse_output_back():
-    ca, cb, _, _ = inputs()
+    ca, cb, ra, _ = inputs()
     out = sparse.zeros("csr", ca.shape)
-    nd.elemwise_mul(ca, cb, out=out)         # no csr kernel: dense, then cast into `out`
+    nd.elemwise_mul(ra, cb, out=out)         # no rsp * csr kernel: dense, then cast into `out`
     assert out.stype == "csr"
     np.testing.assert_allclose(out.asnumpy(), REF["a"] * REF["b"], rtol=1e-6)
     out.check_format()

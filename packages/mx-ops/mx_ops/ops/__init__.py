@@ -48,7 +48,7 @@ FAMILIES = {
     "rnn": (),
     "spatial": (),
     "vision": ("loss",),
-    "sparse": ("elemwise",),
+    "sparse": ("elemwise", "elemwise_sum", "init", "reduce", "select", "shape"),
 }
 
 # family: the names of the operators it registered (filled by load).

@@ -1,7 +1,7 @@
 """The CuPy twin of the sparse kernels (sparse_cpu.h): cast_storage in two
-passes (a count kernel per row, a prefix sum, a fill kernel per row),
-scatters into dense, and row_sparse + row_sparse for elemwise_add/sub.
-Importing this module without CuPy raises ImportError."""
+passes (a count kernel per row, a prefix sum, a fill kernel per row) and
+scatters into dense.  Importing this module without CuPy raises
+ImportError."""
 import cupy
 
 from mx_ops.core._cuda import CTYPES, launch, raw_module
@@ -148,13 +148,3 @@ def cast_gpu(params, inputs, outputs, reqs):
         copy_blob(src, dst)
     else:
         check_cast(kind[0], kind[1], dst.shape)
-
-
-def binary_gpu(sign):
-    """elemwise_add (sign 1) / elemwise_sub (-1) on row_sparse blobs."""
-    from mx_ops.ops.sparse.sparse_ops import rsp_union
-
-    def run(params, inputs, outputs, reqs):
-        del params, reqs
-        rsp_union(inputs[0], inputs[1], sign, outputs[0])
-    return run

@@ -1,41 +1,24 @@
 """Sparse kernels of operators (MXNet's FComputeEx with FInferStorageType):
-elemwise_add/sub on row_sparse + row_sparse and csr + csr, the
-zero-preserving unary and scalar operators (the storage type is kept: the
-dense kernel runs on the stored values), _square_sum and _sparse_retain.
-Anything else falls back to dense (core.stype.default_storage)."""
+the zero-preserving unary and scalar operators (the storage type is kept:
+the dense kernel runs on the stored values), _square_sum, _sparse_retain
+and the row_sparse union of elemwise_add/sub (binary.py has the binary
+operators' rules).  Anything else falls back to dense
+(core.stype.default_storage)."""
 import numpy as np
 
 from mx_ops.core._params import Param
-from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
+from mx_ops.core.registry import OpDef, ShapeError, computes, register
 from mx_ops.core.stype import (DISPATCH_COMPUTE, DISPATCH_COMPUTE_EX, DISPATCH_FALLBACK,
                                set_storage_inference)
 from mx_ops.ops.sparse import _sparse_cpu
 from mx_ops.ops.sparse.cast_storage import blob_stype
-
-_SPARSE_GPU = "mx_ops.ops.sparse._sparse_gpu"
 
 
 def _dense(in_stypes):
     return all(s == "default" for s in in_stypes)
 
 
-# --- elemwise_add / elemwise_sub ----------------------------------------------------
-def _binary_storage(params, in_stypes, device):
-    """MXNet's ElemwiseBinaryOp storage rule (the sparse-sparse part):
-    rsp op rsp -> rsp and csr op csr -> csr, each by its kernel; anything
-    else with a sparse input falls back to dense."""
-    del params
-    if _dense(in_stypes):
-        return ["default"], DISPATCH_COMPUTE
-    lhs, rhs = in_stypes
-    if lhs == rhs == "row_sparse":
-        return ["row_sparse"], DISPATCH_COMPUTE_EX
-    if lhs == rhs == "csr":
-        # csr's union kernel is CPU code: a GPU falls back, casting the output back.
-        return ["csr"], DISPATCH_COMPUTE_EX if device == "cpu" else DISPATCH_FALLBACK
-    return ["default"], DISPATCH_FALLBACK
-
-
+# --- row_sparse +/- row_sparse (binary.py's rule picks it) --------------------------
 def rsp_union(a, b, sign, out):
     """row_sparse ``out`` = a + sign * b: the union of the kept rows."""
     xp = out.xp
@@ -49,36 +32,6 @@ def rsp_union(a, b, sign, out):
         out.data[rows] += b.data.astype(out.dtype, copy=False)
     else:
         out.data[rows] -= b.data.astype(out.dtype, copy=False)
-
-
-def _binary_cpu(sign):
-    def run(params, inputs, outputs, reqs):
-        del params, reqs
-        a, b = inputs
-        if blob_stype(a) == "csr":
-            _sparse_cpu.csr_union(a, b, sign, outputs[0])
-        else:
-            rsp_union(a, b, sign, outputs[0])
-    return run
-
-
-for _name, _sign in (("elemwise_add", 1), ("elemwise_sub", -1)):
-    set_storage_inference(_name, _binary_storage, computes(
-        _binary_cpu(_sign), gpu_compute(_SPARSE_GPU, "binary_gpu", _sign)))
-
-
-def _mul_storage(params, in_stypes, device):
-    """MXNet's elemwise_mul storage rule: a product with one sparse factor
-    (or two of one kind) keeps that storage.  No sparse kernel yet: the
-    dense product, cast back (the fallback)."""
-    del params, device
-    if _dense(in_stypes):
-        return ["default"], DISPATCH_COMPUTE
-    kinds = set(in_stypes) - {"default"}
-    return [kinds.pop() if len(kinds) == 1 else "default"], DISPATCH_FALLBACK
-
-
-set_storage_inference("elemwise_mul", _mul_storage, {})
 
 
 # --- zero-preserving unary and scalar operators ---------------------------------------
@@ -97,7 +50,7 @@ def _unary_storage(params, in_stypes, device):
     return [in_stypes[0]], DISPATCH_COMPUTE_EX
 
 
-def _on_values(op_name):
+def on_values(op_name):
     """The sparse kernel of ``op_name``: its registered dense kernel on the
     stored values (mx_ops.invoke: NumPy or CuPy), the indices copied."""
     from mx_ops.core._invoke import invoke
@@ -114,7 +67,7 @@ def _on_values(op_name):
 
 
 for _name in ZERO_PRESERVING:
-    _fn = _on_values(_name)
+    _fn = on_values(_name)
     set_storage_inference(_name, _unary_storage, {"cpu": _fn, "gpu": _fn})
 
 
