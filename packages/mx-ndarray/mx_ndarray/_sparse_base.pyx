@@ -115,6 +115,13 @@ cdef object _blob_of(NDArray a):
 
 
 def _run(fn, blobs_in, blobs_out, gpu, stream_ptr, dev_id, ins, outs):
+    # An array that is both an input and the output (out=a): the input
+    # reads a snapshot of its components, as the output's kernel may
+    # allocate new ones before it has read them all.
+    written = [b for b in blobs_out if b is not None]
+    if written:
+        blobs_in = [b.snapshot() if b is not None and any(b is w for w in written) else b
+                    for b in blobs_in]
     if not gpu:
         fn([b if b is not None else _host_array(spec[0], spec[1], spec[2])
             for b, spec in zip(blobs_in, ins)],

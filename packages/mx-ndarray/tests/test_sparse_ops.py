@@ -261,3 +261,19 @@ def test_malformed_csr_input_is_an_error_naming_the_op():
     bad = sparse.csr_matrix((np.ones(2, "float32"), [3, 1], [0, 2, 2]), shape=(2, 4))
     with pytest.raises(MXNetError, match="broadcast_mul: malformed csr input"):
         nd.broadcast_mul(bad, nd.ones((1, 4))).wait_to_read()
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "csr"])
+@pytest.mark.parametrize("op, fn", [("elemwise_add", np.add), ("elemwise_sub", np.subtract),
+                                    ("elemwise_mul", np.multiply)])
+@pytest.mark.parametrize("into", ["lhs", "rhs"])
+def test_output_that_is_also_an_input(stype, op, fn, into):
+    """out=a: the kernel allocates the output's components while it reads
+    the input's, so the input reads a snapshot (was: the rows of a lost)."""
+    x = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0], [4, 0, 0]], np.float32)
+    y = np.array([[0, 5, 0], [6, 0, 0], [0, 0, 0], [7, 0, 8]], np.float32)
+    a, b = nd.array(x).tostype(stype), nd.array(y).tostype(stype)
+    out = a if into == "lhs" else b
+    got = getattr(nd, op)(a, b, out=out)
+    assert got is out and out.stype == stype
+    np.testing.assert_array_equal(out.asnumpy(), fn(x, y))

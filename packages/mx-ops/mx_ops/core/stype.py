@@ -88,6 +88,14 @@ class SparseBlob:
         self.indices = other.indices
         self.indptr = other.indptr
 
+    def snapshot(self):
+        """A blob sharing this one's component arrays (no copy): what an
+        input reads when the same array is also the call's output, whose
+        kernel may allocate new components while it still reads these."""
+        other = SparseBlob(self.stype, self.shape, self.dtype, self.xp, zero=False)
+        other.data, other.indices, other.indptr = self.data, self.indices, self.indptr
+        return other
+
     @property
     def aux(self):
         """The auxiliary arrays in MXNet's order (csr: indptr, indices)."""
