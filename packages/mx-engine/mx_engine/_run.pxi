@@ -219,8 +219,12 @@ cdef class RunContext:
                 raise MXNetError(
                     f"{self.ctx}: a GPU stream needs CuPy, which is not "
                     f"installed") from exc
+            # A blocking stream: it orders against the legacy default
+            # stream, where CuPy and PyTorch code launches unless told
+            # otherwise, so a write a user makes through DLPack or the CUDA
+            # array interface is seen by the next operator or copy here.
             with cupy.cuda.Device(self.ctx.device_id):
-                self._stream = cupy.cuda.Stream(non_blocking=True)
+                self._stream = cupy.cuda.Stream(non_blocking=False)
             self.c.stream = <void*><size_t>self._stream.ptr
         return self._stream
 

@@ -82,8 +82,8 @@ def stream(ptr, dev_id):
     s = cache.get(key)
     if s is None:
         with cupy.cuda.Device(dev_id):
-            if not ptr:
-                s = cupy.cuda.Stream(non_blocking=True)
+            if not ptr:             # blocking, as the engine's (mx_engine._run.pxi)
+                s = cupy.cuda.Stream(non_blocking=False)
             elif hasattr(cupy.cuda.Stream, "from_external"):   # CuPy 14 deprecates
                 s = cupy.cuda.Stream.from_external(_RawStream(ptr))  # ExternalStream
             else:

@@ -319,8 +319,9 @@ SPECS = {
                        errors="out of range", add_is_sum=False),
     "_scatter_set_nd": Spec(nd_index_inputs("set"), errors="out of range", add_is_sum=False),
     "_backward_gather_nd": Spec(nd_index_inputs("backward"), errors="out of range"),
-    "Embedding": Spec(embedding_inputs, lambda draw, dtype: {
-        "input_dim": size(draw), "output_dim": 2, "dtype": dtype}),
+    **{name: Spec(embedding_inputs, lambda draw, dtype: {
+        "input_dim": size(draw), "output_dim": 2, "dtype": dtype})
+       for name in ("Embedding", "_contrib_SparseEmbedding")},
     "_slice_assign_scalar": Spec(params=region_scalar_params),
     "_slice_assign": Spec(whole_and_region, region_params),
     "_backward_slice": Spec(region_and_whole, region_params),
@@ -683,7 +684,8 @@ MOVES = {
     "BlockGrad", "Concat", "Flatten", "MakeLoss", "make_loss", "Reshape", "_CrossDeviceCopy",
     "_backward_Concat", "_backward_gather_nd", "_backward_take", "_broadcast_reduce_like",
     "_collapse_sum_like", "_scatter_set_nd", "_shuffle", "broadcast_like", "ones_like",
-    "reshape_like", "transpose", "zeros_like", "scatter_nd", "Embedding", "_slice_assign",
+    "reshape_like", "transpose", "zeros_like", "scatter_nd", "Embedding",
+    "_contrib_SparseEmbedding", "_slice_assign",
     "_backward_slice", "_backward_slice_axis", "slice", "slice_axis", "broadcast_to",
     "expand_dims", "SliceChannel", "_random_randint", "_backward_topk", "_backward_pick",
     "SwapAxis", "broadcast_axis", "_backward_broadcast_axis", "depth_to_space",
