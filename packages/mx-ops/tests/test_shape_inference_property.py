@@ -206,7 +206,8 @@ def moments_case(draw):
 def embedding(draw):
     p = {"input_dim": draw(dim), "output_dim": draw(dim),
          "dtype": draw(st.sampled_from(FLOATS))}
-    return Case("Embedding", p, [draw(shape(1, 3)), (p["input_dim"], p["output_dim"])],
+    name = draw(st.sampled_from(["Embedding", "_contrib_SparseEmbedding"]))   # one shape rule
+    return Case(name, p, [draw(shape(1, 3)), (p["input_dim"], p["output_dim"])],
                 [draw(st.sampled_from(("int32", "float32"))), p["dtype"]], derivable=(1,))
 
 
@@ -518,7 +519,8 @@ def test_every_operator_with_a_rule_is_generated():
         "Activation", "softmax", "log_softmax", "softmin", "SoftmaxActivation", "Cast",
         "smooth_l1", "FullyConnected",
         "Convolution", "Deconvolution", "BatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm",
-        "InstanceNorm", "moments", "SVMOutput", "Embedding", "LeakyReLU",
+        "InstanceNorm", "moments", "SVMOutput", "Embedding", "_contrib_SparseEmbedding",
+        "LeakyReLU",
         "SoftmaxOutput", "Dropout", "Pooling", "LRN", "L2Normalization", "UpSampling",
         "Concat", "SliceChannel", "Flatten", "transpose", "Reshape", "dot", "shape_array",
         "size_array", "RNN", "GridGenerator", "ROIPooling", "_contrib_ROIAlign",
