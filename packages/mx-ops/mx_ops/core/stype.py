@@ -15,19 +15,41 @@ on blobs) or DISPATCH_FALLBACK (inputs cast to dense, the dense kernel,
 sparse outputs cast back).  An operator without the attribute gets
 ``default_storage``: dense everything, falling back on sparse inputs.
 """
+import math
+
 import numpy as np
 
+from mx_engine import cpu
 from mx_engine.base import MXNetError
+from mx_storage import alloc, as_numpy
 
 __all__ = ["STYPE_DEFAULT", "STYPE_ROW_SPARSE", "STYPE_CSR", "STYPE_NAMES", "STYPE_IDS",
            "AUX_DTYPE", "DISPATCH_COMPUTE", "DISPATCH_COMPUTE_EX", "DISPATCH_FALLBACK",
-           "SparseBlob", "default_storage", "set_storage_inference", "storage_inference",
-           "stype_id"]
+           "SparseBlob", "default_storage", "host_empty", "set_storage_inference",
+           "storage_inference", "stype_id"]
 
 STYPE_DEFAULT, STYPE_ROW_SPARSE, STYPE_CSR = 0, 1, 2
 STYPE_NAMES = {STYPE_DEFAULT: "default", STYPE_ROW_SPARSE: "row_sparse", STYPE_CSR: "csr"}
 STYPE_IDS = {name: i for i, name in STYPE_NAMES.items()}
 AUX_DTYPE = np.dtype("int64")       # MXNet's indices and indptr (kInt64)
+
+# Host components of at least this many bytes come from the storage pool:
+# a fresh large NumPy buffer is fresh pages from the system, whose first
+# touch costs more than most sparse kernels; malloc recycles small ones.
+POOL_MIN_BYTES = 1 << 16
+_CPU = cpu(0)
+
+
+def host_empty(shape, dtype):
+    """An uninitialised NumPy array, from the host pool when large (its
+    block returns to the pool with the array)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < POOL_MIN_BYTES:
+        return np.empty(shape, dtype)
+    return as_numpy(alloc(nbytes, _CPU), shape, dtype)
+
 
 DISPATCH_COMPUTE = "fcompute"
 DISPATCH_COMPUTE_EX = "fcompute_ex"
@@ -69,18 +91,20 @@ class SparseBlob:
         else:
             self.alloc_rsp(0)
 
+    def _empty(self, shape, dtype):
+        return host_empty(shape, dtype) if self.xp is np else self.xp.empty(shape, dtype)
+
     def alloc_rsp(self, rows):
         """Room for ``rows`` kept rows (contents undefined)."""
-        xp = self.xp
-        self.data = xp.empty((rows,) + self.shape[1:], self.dtype)
-        self.indices = xp.empty((rows,), AUX_DTYPE)
+        self.data = self._empty((rows,) + self.shape[1:], self.dtype)
+        self.indices = self._empty((rows,), AUX_DTYPE)
 
     def alloc_csr(self, nnz, indptr=None):
         """Room for ``nnz`` values; ``indptr`` (rows + 1) given or new."""
-        xp = self.xp
-        self.data = xp.empty((nnz,), self.dtype)
-        self.indices = xp.empty((nnz,), AUX_DTYPE)
-        self.indptr = xp.empty((self.shape[0] + 1,), AUX_DTYPE) if indptr is None else indptr
+        self.data = self._empty((nnz,), self.dtype)
+        self.indices = self._empty((nnz,), AUX_DTYPE)
+        self.indptr = (self._empty((self.shape[0] + 1,), AUX_DTYPE) if indptr is None
+                       else indptr)
 
     def assign(self, other):
         """Takes ``other``'s components (of the same stype), cast to this dtype."""

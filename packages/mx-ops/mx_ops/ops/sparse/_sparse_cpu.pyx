@@ -8,6 +8,7 @@ from libc.stdint cimport int64_t
 import numpy as np
 
 from mx_ops.core.dtypes import DTYPE_FLAGS
+from mx_ops.core.stype import host_empty
 
 cdef extern from "sparse_cpu.h" namespace "mxop::sparse" nogil:
     int64_t dns_csr_count(int dtype, const void* dns, int64_t rows, int64_t cols,
@@ -25,11 +26,12 @@ cdef extern from "sparse_cpu.h" namespace "mxop::sparse" nogil:
     int csr_check(const int64_t* indptr, int64_t indptr_len, const int64_t* indices,
                   int64_t nnz, int64_t rows, int64_t cols, int64_t* pos)
     int rsp_check(const int64_t* indices, int64_t kept, int64_t rows, int64_t* pos)
-    int64_t csr_union_count(const int64_t* ap, const int64_t* ai, const int64_t* bp,
-                            const int64_t* bi, int64_t rows, int64_t cost, int64_t* indptr)
-    int csr_union_fill(int dtype, const void* av, const int64_t* ap, const int64_t* ai,
-                       const void* bv, const int64_t* bp, const int64_t* bi, int64_t rows,
-                       int64_t cost, const int64_t* indptr, int64_t* indices, void* data)
+    int64_t csr_union_merge(int dtype, const void* av, const int64_t* ap, const int64_t* ai,
+                            const void* bv, const int64_t* bp, const int64_t* bi, int64_t rows,
+                            int64_t cost, int64_t* indptr, int64_t* sidx, void* sval)
+    int csr_union_compact(int dtype, const int64_t* ap, const int64_t* bp, int64_t rows,
+                          int64_t cost, const int64_t* indptr, const int64_t* sidx,
+                          const void* sval, int64_t* indices, void* data)
 
 _INT64 = np.dtype("int64")
 
@@ -181,10 +183,17 @@ def csr_union(a, b, int sign, out):
     cdef int64_t* p = <int64_t*>_ptr(indptr)
     cdef void* x = _ptr(av)
     cdef void* y = _ptr(bv)
+    # The rows' unions go to a scratch first (pooled when large: fresh pages
+    # cost more than the merge), where row r starts at ap[r] + bp[r]; the
+    # output, once nnz is known, takes them compacted.
+    scratch_idx = host_empty((av.shape[0] + bv.shape[0],), _INT64)
+    scratch_val = host_empty((av.shape[0] + bv.shape[0],), av.dtype)
+    cdef int64_t* sidx = <int64_t*>_ptr(scratch_idx)
+    cdef void* sval = _ptr(scratch_val)
     with nogil:
-        nnz = csr_union_count(ap, ai, bp, bi, rows, cost, p)
+        nnz = csr_union_merge(dt, x, ap, ai, y, bp, bi, rows, cost, p, sidx, sval)
     out.alloc_csr(nnz, indptr)
     cdef int64_t* idx = <int64_t*>_ptr(out.indices)
     cdef void* data = _ptr(out.data)
     with nogil:
-        csr_union_fill(dt, x, ap, ai, y, bp, bi, rows, cost, p, idx, data)
+        csr_union_compact(dt, ap, bp, rows, cost, p, sidx, sval, idx, data)

@@ -174,36 +174,21 @@ inline int rsp_check(const int64_t *indices, int64_t kept, int64_t rows, int64_t
   return kFormatOk;
 }
 
-// csr (op) csr, pass 1: the size of each output row, the union of the two
-// rows' sorted columns, into indptr[1..rows], then prefix sums.  `cost` is
+// csr (op) csr in one merge.  Row r's union is at most its two rows'
+// lengths long, so it is written to a scratch at ap[r] + bp[r] (rows never
+// overlap there) and its length to indptr[r + 1]; prefix sums then give the
+// output's indptr, and csr_union_compact moves each row to its place.  One
+// merge instead of a counting merge and a filling merge: the merge is the
+// cost (its loads feed its own next step), a row's copy is not.  `cost` is
 // the mean entries per row (the threads' split).
-inline int64_t csr_union_count(const int64_t *ap, const int64_t *ai, const int64_t *bp,
-                               const int64_t *bi, int64_t rows, int64_t cost,
-                               int64_t *indptr) {
-  parallel_for_cost(rows, cost, [=](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      int64_t i = ap[r], j = bp[r], n = 0;
-      const int64_t ie = ap[r + 1], je = bp[r + 1];
-      while (i < ie && j < je) {
-        const int64_t x = ai[i], y = bi[j];
-        i += x <= y;
-        j += y <= x;
-        ++n;
-      }
-      indptr[r + 1] = n + (ie - i) + (je - j);
-    }
-  });
-  return prefix_sum(indptr, rows);
-}
-
-// Pass 2: out = a + b on the union (explicit zeros are kept, as MXNet's).
 template <typename T>
 inline void csr_union_rows(const T *a, const int64_t *ap, const int64_t *ai, const T *bb,
                            const int64_t *bp, const int64_t *bi, int64_t b, int64_t e,
-                           const int64_t *indptr, int64_t *indices, T *out) {
+                           int64_t *indptr, int64_t *sidx, T *sval) {
   for (int64_t r = b; r < e; ++r) {
-    int64_t i = ap[r], j = bp[r], k = indptr[r];
-    const int64_t ie = ap[r + 1], je = bp[r + 1];
+    int64_t i = ap[r], j = bp[r];
+    const int64_t ie = ap[r + 1], je = bp[r + 1], k0 = i + j;
+    int64_t k = k0;
     // Branch-free while both rows last (selects, not jumps: the order of the
     // two rows' columns is data, which a branch predictor cannot learn);
     // an entry of one row alone adds zero to its value, as MXNet's op(a, 0).
@@ -211,26 +196,49 @@ inline void csr_union_rows(const T *a, const int64_t *ap, const int64_t *ai, con
       const int64_t x = ai[i], y = bi[j];
       const bool ta = x <= y, tb = y <= x;
       const T va = ta ? a[i] : T(0), vb = tb ? bb[j] : T(0);
-      indices[k] = ta ? x : y;
-      out[k++] = T(va + vb);
+      sidx[k] = ta ? x : y;
+      sval[k++] = T(va + vb);
       i += ta;
       j += tb;
     }
-    for (; i < ie; ++i, ++k) { indices[k] = ai[i]; out[k] = a[i]; }
-    for (; j < je; ++j, ++k) { indices[k] = bi[j]; out[k] = bb[j]; }
+    for (; i < ie; ++i, ++k) { sidx[k] = ai[i]; sval[k] = a[i]; }
+    for (; j < je; ++j, ++k) { sidx[k] = bi[j]; sval[k] = bb[j]; }
+    indptr[r + 1] = k - k0;
   }
 }
 
-// `bv` holds b's values already negated for a subtraction (the caller's).
-inline int csr_union_fill(int dtype, const void *av, const int64_t *ap, const int64_t *ai,
-                          const void *bv, const int64_t *bp, const int64_t *bi, int64_t rows,
-                          int64_t cost, const int64_t *indptr, int64_t *indices, void *data) {
+// `bv` holds b's values already negated for a subtraction (the caller's);
+// explicit zeros are kept, as MXNet's.  Returns the output's nnz (-1 for an
+// unknown dtype).
+inline int64_t csr_union_merge(int dtype, const void *av, const int64_t *ap, const int64_t *ai,
+                               const void *bv, const int64_t *bp, const int64_t *bi,
+                               int64_t rows, int64_t cost, int64_t *indptr, int64_t *sidx,
+                               void *sval) {
   MX_SPARSE_SWITCH(dtype, T, {
     const T *a = static_cast<const T *>(av);
     const T *bb = static_cast<const T *>(bv);
-    T *out = static_cast<T *>(data);
+    T *vals = static_cast<T *>(sval);
     parallel_for_cost(rows, cost, [=](int64_t b, int64_t e) {
-      csr_union_rows<T>(a, ap, ai, bb, bp, bi, b, e, indptr, indices, out);
+      csr_union_rows<T>(a, ap, ai, bb, bp, bi, b, e, indptr, sidx, vals);
+    });
+    return prefix_sum(indptr, rows);
+  });
+  return -1;
+}
+
+// Each row of the scratch (at ap[r] + bp[r]) to its place at indptr[r].
+inline int csr_union_compact(int dtype, const int64_t *ap, const int64_t *bp, int64_t rows,
+                             int64_t cost, const int64_t *indptr, const int64_t *sidx,
+                             const void *sval, int64_t *indices, void *data) {
+  MX_SPARSE_SWITCH(dtype, T, {
+    const T *from = static_cast<const T *>(sval);
+    T *to = static_cast<T *>(data);
+    parallel_for_cost(rows, cost, [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t src = ap[r] + bp[r], dst = indptr[r], n = indptr[r + 1] - dst;
+        std::memcpy(indices + dst, sidx + src, n * sizeof(int64_t));
+        std::memcpy(to + dst, from + src, n * sizeof(T));
+      }
     });
   });
   return 0;
