@@ -147,59 +147,59 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
-    """Polynomial decay from ``base_lr`` to ``final_lr`` over ``max_update``
-    updates (the warm-up included): ``final_lr + (base_lr - final_lr) *
-    (1 - (num_update - warmup_steps) / (max_update - warmup_steps)) ** pwr``."""
+class _DecayScheduler(LRScheduler):
+    """A decay from ``base_lr`` to ``final_lr`` over ``max_update`` updates
+    (the warm-up included), its shape given by ``_fraction``."""
 
-    def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
-                 warmup_begin_lr=0, warmup_mode="linear"):
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_max_update("PolyScheduler", max_update)
-        self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
-
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            left = 1 - float(num_update - self.warmup_steps) / float(self.max_steps)
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * pow(left,
-                                                                                    self.power)
-        return self.base_lr
-
-
-class CosineScheduler(LRScheduler):
-    """Cosine decay from ``base_lr`` to ``final_lr`` over ``max_update``
-    updates (the warm-up included)."""
-
-    def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
-                 warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_max_update("CosineScheduler", max_update)
+        if not isinstance(max_update, int):
+            raise TypeError(f"{type(self).__name__}: max_update must be an int, got "
+                            f"{max_update!r}")
+        if max_update < 1:
+            raise ValueError(f"{type(self).__name__}: maximum number of updates must be "
+                             f"strictly positive, got {max_update}")
         self.base_lr_orig = base_lr
         self.max_update = max_update
         self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self.max_steps = max_update - self.warmup_steps
 
     def __call__(self, num_update):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
-            phase = pi * (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * (1 + cos(phase)) / 2
+            done = num_update - self.warmup_steps
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
+                self._fraction(done)
         return self.base_lr
 
 
-def _check_max_update(who, max_update):
-    if not isinstance(max_update, int):
-        raise TypeError(f"{who}: max_update must be an int, got {max_update!r}")
-    if max_update < 1:
-        raise ValueError(f"{who}: maximum number of updates must be strictly positive, got "
-                         f"{max_update}")
+class PolyScheduler(_DecayScheduler):
+    """Polynomial decay: ``final_lr + (base_lr - final_lr) * (1 - (num_update -
+    warmup_steps) / (max_update - warmup_steps)) ** pwr``."""
+
+    def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
+                 warmup_begin_lr=0, warmup_mode="linear"):
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
+        self.power = pwr
+
+    def _fraction(self, done):
+        return pow(1 - float(done) / float(self.max_steps), self.power)
+
+
+class CosineScheduler(_DecayScheduler):
+    """Cosine decay: ``final_lr + (base_lr - final_lr) * (1 + cos(pi * (num_update
+    - warmup_steps) / (max_update - warmup_steps))) / 2``."""
+
+    def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
+                 warmup_mode="linear"):
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
+
+    def _fraction(self, done):
+        return (1 + cos(pi * done / self.max_steps)) / 2
 
 
 SCHEDULERS = {cls.__name__: cls for cls in (FactorScheduler, MultiFactorScheduler,
