@@ -17,6 +17,7 @@ from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 from mx import image          # noqa: E402  (MXNet's mxnet.image)
 from mx import initializer, model  # noqa: E402  (the training layer)
+from mx import metric  # noqa: E402
 init = initializer
 
 
