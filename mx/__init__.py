@@ -17,8 +17,9 @@ from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 from mx import image          # noqa: E402  (MXNet's mxnet.image)
 from mx import initializer, model  # noqa: E402  (the training layer)
-from mx import metric  # noqa: E402
+from mx import metric, monitor, callback  # noqa: E402
 init = initializer
+mon = monitor
 
 
 def _alias(alias, module):
