@@ -1,6 +1,6 @@
 """Metric updates side by side: ours (``import mx``) and MXNet 1.9.1.
 
-    python benchmarks/compare_metric.py [--quick] [--repeat R] [--rounds K]
+    python benchmarks/compare_metric.py [--quick] [--repeat R] [--rounds K] [--mxnet-python PATH]
 
 For Accuracy and TopKAccuracy(top_k=5): ``reset()``, ``update`` on 100
 batches of (128, 10) float32 scores and (128,) labels already on the
@@ -62,6 +62,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="1 round of 2 runs")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mxnet-python", default=MXNET_PYTHON,
+                        help="MXNet 1.9.1's interpreter ($MX_MXNET_PYTHON); '' skips it")
     args = parser.parse_args(argv)
     repeat, rounds = (2, 1) if args.quick else (args.repeat, args.rounds)
     root = str(Path(__file__).resolve().parent.parent)
@@ -70,7 +72,7 @@ def main(argv=None):
     for _ in range(rounds):
         runs["ours"].append(run_json_script(sys.executable, _SCRIPT, ["mx", repeat],
                                             env=ours_env))
-        runs["mxnet"].append(run_json_script(MXNET_PYTHON, _SCRIPT, ["mxnet", repeat],
+        runs["mxnet"].append(run_json_script(args.mxnet_python, _SCRIPT, ["mxnet", repeat],
                                              env=mxnet_env(2)))
     if any(r is None for r in runs["ours"]):
         raise SystemExit("compare_metric: our run failed")
