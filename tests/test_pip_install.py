@@ -237,8 +237,11 @@ def test_meta_package_sdist_builds_a_wheel_with_the_pins(tmp_path):
     env = packaging_checks.clean_env()
     tree = packaging_checks.sdist_tree(ROOT, tmp_path / "sdist", env)
     assert (tree / "packages").is_dir()       # meson dist ships the whole repository
-    pins = _pyproject(ROOT)["project"]["dependencies"]
-    assert _wheel_requires(tree, tmp_path) == pins
+    project = _pyproject(ROOT)["project"]
+    pins = project["dependencies"]
+    extras = [f'{r}; extra == "{extra}"'
+              for extra, reqs in project.get("optional-dependencies", {}).items() for r in reqs]
+    assert _wheel_requires(tree, tmp_path) == pins + extras
 
 
 # ---------------------------------------------------------------------------
