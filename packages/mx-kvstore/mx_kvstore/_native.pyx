@@ -16,6 +16,11 @@ from mx_engine._engine cimport (EngineVar, RunContextC, PROP_NORMAL, push_native
 from mx_ndarray._chunk cimport Chunk, _chunk_incref, _chunk_decref
 from mx_ndarray._ndarray cimport NDArray
 
+cdef extern from "kv_stream.h" nogil:
+    void kv_add2_f32(const float* a, const float* b, float* dst, int64_t n)
+    void kv_copy(char* dst, const char* src, size_t n, int stream)
+    size_t KV_STREAM_BYTES
+
 # Which function a job runs (the GPU twin takes the same numbers).
 cdef enum:
     QUANTIZE = 0          # buffers: grad (read); residual, out (written)
@@ -128,7 +133,9 @@ cdef void _sum_job(Job* j) noexcept nogil:
     cdef int i
     for i in range(j.nbufs):
         ptrs[i] = _buf(j, i)
-    if j.dtype == FLOAT32:
+    if j.dtype == FLOAT32 and j.nbufs == 3:
+        kv_add2_f32(<float*>ptrs[0], <float*>ptrs[1], <float*>ptrs[2], j.n)
+    elif j.dtype == FLOAT32:
         sum_arrays(<float**>ptrs, j.nbufs - 1, <float*>ptrs[j.nbufs - 1], j.n)
     elif j.dtype == FLOAT64:
         sum_arrays(<double**>ptrs, j.nbufs - 1, <double*>ptrs[j.nbufs - 1], j.n)
@@ -136,6 +143,21 @@ cdef void _sum_job(Job* j) noexcept nogil:
         sum_arrays(<int32_t**>ptrs, j.nbufs - 1, <int32_t*>ptrs[j.nbufs - 1], j.n)
     else:
         sum_arrays(<int64_t**>ptrs, j.nbufs - 1, <int64_t*>ptrs[j.nbufs - 1], j.n)
+
+
+cdef void _copy_job(Job* j) noexcept nogil:
+    """Copies buffer 0 into the others a chunk at a time, so the source is
+    read from memory once and each chunk comes from cache for the rest."""
+    cdef size_t total = <size_t>j.n * j.dtype, off, length, step = 65536
+    cdef int stream = total >= KV_STREAM_BYTES
+    cdef char* src = <char*>_buf(j, 0)
+    cdef int i
+    off = 0
+    while off < total:
+        length = step if off + step <= total else total - off
+        for i in range(1, j.nbufs):
+            kv_copy(<char*>_buf(j, i) + off, src + off, length, stream)
+        off += length
 
 
 # --- engine functions ----------------------------------------------------------------------
@@ -148,8 +170,7 @@ cdef int _run(RunContextC* rctx, void* arg) noexcept nogil:
     if j.kind == SUM:
         _sum_job(j)
     elif j.kind == COPY:
-        for i in range(1, j.nbufs):
-            memcpy(_buf(j, i), _buf(j, 0), j.n * j.dtype)
+        _copy_job(j)
     elif j.kind == QUANTIZE:
         quantize_2bit(_buf(j, 0), _buf(j, 1), _buf(j, 2), j.n, j.threshold)
     else:

@@ -8,9 +8,9 @@ import sys
 RUN = """
 import sys, pytest
 from mx_engine import engine
+code = pytest.main(["-q", "-p", "no:cacheprovider", "test_reference.py", "test_compression.py"])
 assert engine.engine_type() == "NaiveEngine", engine.engine_type()
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "test_reference.py",
-                      "test_compression.py"]))
+sys.exit(code)
 """
 
 
