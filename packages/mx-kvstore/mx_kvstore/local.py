@@ -7,6 +7,7 @@ import mx_ndarray as nd
 
 from mx_kvstore._comm import CommCPU, CommDevice
 from mx_kvstore.base import register_type
+from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
 
 
@@ -74,5 +75,11 @@ class KVStoreLocal(KVStore):
                 kept.copyto(out)
 
 
+def _nccl(name):
+    raise KVStoreError("mx.kv.create: KVStore type 'nccl' (NCCL across GPUs) is not "
+                       "implemented yet; 'device' sums on the GPUs")
+
+
 for _name in ("local", "device"):
     register_type(_name, KVStoreLocal)
+register_type("nccl", _nccl)
