@@ -47,8 +47,9 @@ class KVStoreLocal(KVStore):
             else:
                 merged = self._comm.buffer(key, "merged", 0, stored.shape, stored.dtype, ctx)
                 self._comm.reduce(key, values, merged, priority)
-            if merged.context.device_type == "gpu" and stored.context.device_type != "gpu":
-                # The update runs where the gradient is: the weight moves there.
+            if merged.context != stored.context:
+                # The update runs where the sum is: the weight moves there (MXNet
+                # moves it from the CPU to the merging GPU the same way).
                 stored = self._store[key] = stored.copyto(merged.context)
             self._updater(key, merged, stored)
 

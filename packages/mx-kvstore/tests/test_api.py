@@ -130,11 +130,12 @@ def test_updater_is_called_at_push_and_its_ops_are_pushed(kv):
         stored[:] = stored * 0.5 + merged
 
     kv._set_updater(update)
-    kv.init("k", nd.ones((5,)) * 4)
-    kv.push("k", [nd.ones((5,), ctx=cpu(i)) for i in range(2)])
-    out = nd.zeros((5,))
-    kv.pull("k", out=out)
-    assert seen == [("k", (5,))] and (out.asnumpy() == 4).all()
+    keys = ["k", "l", "m"]                      # 'device' merges them on different devices
+    kv.init(keys, [nd.ones((5,)) * 4] * 3)
+    kv.push(keys, [[nd.ones((5,), ctx=cpu(i)) for i in range(2)]] * 3)
+    outs = [nd.zeros((5,)) for _ in keys]
+    kv.pull(keys, out=outs)
+    assert seen == [(k, (5,)) for k in keys] and all((o.asnumpy() == 4).all() for o in outs)
     with pytest.raises(TypeError, match="must be callable"):
         kv._set_updater(3)
 
