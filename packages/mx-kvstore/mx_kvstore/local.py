@@ -1,8 +1,6 @@
 """The single-machine stores, MXNet's KVStoreLocal: 'local' (sums and
 updates in CPU memory) and 'device' (sums on the devices, 2bit compression
 between them)."""
-import numpy as np
-
 import mx_ndarray as nd
 
 from mx_kvstore._comm import CommCPU, CommDevice
@@ -69,11 +67,10 @@ class KVStoreLocal(KVStore):
         for key, outs, rids in zip(keys, groups, row_ids):
             stored = self._store[key]
             for out, rid in zip(outs, rids):
-                # The rows kept are the distinct ids, sorted, as MXNet's Unique.
-                ids = np.unique(rid.asnumpy().astype(np.int64))
-                kept = nd.sparse.retain(stored, nd.array(ids, ctx=stored.context,
-                                                         dtype="int64"))
-                kept.copyto(out)
+                # _sparse_retain keeps the distinct ids, sorted (rows the store
+                # lacks as zeros), as MXNet's Unique + retain: all on the engine.
+                ids = rid.as_in_context(stored.context).astype("int64", copy=False)
+                nd.sparse.retain(stored, ids).copyto(out)
 
 
 def _nccl(name):
