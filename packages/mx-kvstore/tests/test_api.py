@@ -92,6 +92,8 @@ def test_create_and_registry():
     with pytest.raises(TypeError, match="name must be a string"):
         kvs.create(3)
     assert kvs.create("LOCAL").type == "local"
+    with pytest.raises(KVStoreError, match="unknown KVStore type 'dist_nope'"):
+        kvs.create("dist_nope")
     with pytest.raises(KVStoreError, match="'nccl'.*not implemented"):
         kvs.create("nccl")
 
