@@ -11,9 +11,10 @@ store (``set_optimizer(SGD(learning_rate=0.01))``; where mx.optimizer has
 no SGD yet, an updater calling the same ``sgd_update`` operator, labelled).
 Each side runs in its own process (MXNet: $MX_MXNET_PYTHON, default
 /tmp/mxnet-venv/bin/python, OPENBLAS_CORETYPE=Haswell), the two in turn
-for 3 rounds (this machine is shared: alternating keeps both under the
-same load); the time is the median over the rounds of each round's median
-of R iterations (after 3 warm ones).  Target: ours at least 2x MXNet.  The script
+for 3 rounds, and inside each the two cases alternate iteration by
+iteration (this machine is shared: alternating keeps all under the same
+load); the time is the median over the rounds of each round's median of R
+iterations (after 3 warm ones).  Target: ours at least 2x MXNet.  The script
 only reports; it exits 0.
 """
 import argparse
@@ -53,24 +54,29 @@ def updater_label(kv):
     return "sgd_update updater"
 
 
-result = {}
-for with_updater in (False, True):
+def make(with_updater):
     kv = mx.kv.create("local")
     keys = list(range(nkeys))
     kv.init(keys, [mx.nd.zeros((size,)) for _ in keys])
     label = updater_label(kv) if with_updater else "sum only"
     vals = [[mx.nd.ones((size,), ctx=d) * 0.5 for d in devs] for _ in keys]
     outs = [[mx.nd.zeros((size,), ctx=d) for d in devs] for _ in keys]
-    times = []
-    for i in range(repeat + 3):
+    return label, kv, keys, vals, outs
+
+
+# The two cases in turn, iteration by iteration: both see the same load.
+cases = [make(False), make(True)]
+times = {case[0]: [] for case in cases}
+for i in range(repeat + 3):
+    for label, kv, keys, vals, outs in cases:
         mx.nd.waitall()
         t0 = time.perf_counter()
         kv.push(keys, vals)
         kv.pull(keys, out=outs)
         mx.nd.waitall()
         if i >= 3:
-            times.append(time.perf_counter() - t0)
-    result[label] = statistics.median(times)
+            times[label].append(time.perf_counter() - t0)
+result = {label: statistics.median(t) for label, t in times.items()}
 print(json.dumps(result))
 """ % (NKEYS, SIZE)
 
