@@ -6,7 +6,6 @@ when a store first needs them, so either package may be imported first.
 """
 import sys as _sys
 
-import mx_kvstore
 from mx_kvstore import base, kvstore, optimizer_hooks
 from mx_kvstore.base import KVStoreBase, create
 from mx_kvstore.kvstore import KVStore
@@ -42,4 +41,3 @@ optimizer_hooks.register(get_updater=_get_updater, to_json=_to_json, from_json=_
 # MXNet's sub-modules: import mx.kvstore.base works as import mxnet.kvstore.base did.
 _sys.modules[__name__ + ".base"] = base
 _sys.modules[__name__ + ".kvstore"] = kvstore
-del mx_kvstore

@@ -33,9 +33,9 @@ def test_single_key_and_list_forms(kv):
     kv.push(3, nd.ones((2, 3)) * 8)
     kv.pull(3, out=a)
     assert (a.asnumpy() == 8).all()
-    kv.push(3, [nd.ones((2, 3), ctx=cpu(i)) for i in range(4)])
+    kv.push(3, [nd.ones((2, 3), ctx=cpu(i)) for i in range(4)], priority=-3)
     outs = [nd.zeros((2, 3), ctx=cpu(i)) for i in range(4)]
-    kv.pull(3, out=outs)
+    kv.pull(3, out=outs, priority=2)
     assert all((o.asnumpy() == 4).all() for o in outs)
     kv.init([5, 7], [nd.ones((2, 3))] * 2)
     b = [[nd.zeros((2, 3))] * 2, [nd.zeros((2, 3))]]
