@@ -304,32 +304,21 @@ struct LambPhase2 {   // a = lower_bound, b = upper_bound
 template <typename T> using LambPhase2Plain = LambPhase2<T, false>;
 template <typename T> using LambPhase2Mp = LambPhase2<T, true>;
 
-// STORE: 0 discards the new weight (req 'null'; the states still update,
-// as MXNet's kernels do), 1 writes it, 2 adds it to the output.
-template <template <typename> class OP, int STORE, typename T>
-static void fused_loop(const FusedParam &p, MXOpCall *c) {
-  const OP<T> op(p, c);
-  typedef typename OP<T>::Out O;
-  typedef typename OP<T>::A A;
-  O *out = static_cast<O *>(c->outputs[0].dptr);
-  parallel_for(mx_tblob_size(&c->inputs[0]), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const A v = op(i);
-      if constexpr (STORE == 1) out[i] = O(v);
-      if constexpr (STORE == 2) out[i] = O(A(out[i]) + v);
-      (void)v;
-    }
-  });
-}
+}  // namespace mxop
+
+#include "fused_loops.h"
+
+namespace mxop {
 
 template <template <typename> class OP>
 static int fused_update(MXOpCall *c) {
   const FusedParam &p = *static_cast<const FusedParam *>(c->params);
   const int32_t req = c->req[0];
+  const bool avx2 = fused_avx2_ok();
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, {
-    if (req == MX_REQ_NULL) fused_loop<OP, 0, T>(p, c);
-    else if (req == MX_REQ_ADD) fused_loop<OP, 2, T>(p, c);
-    else fused_loop<OP, 1, T>(p, c);
+    if (req == MX_REQ_NULL) MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 0, T>(p, c)));
+    else if (req == MX_REQ_ADD) MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 2, T>(p, c)));
+    else MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 1, T>(p, c)));
   });
   return 0;
 }
