@@ -25,11 +25,12 @@ REFERENCE = np.load(DATA / "optimizer_mxnet191.npz")
 TOL = {"float16": 4e-3, "float32": 2e-5, "float64": 1e-11}
 
 
-def run_case(name):
+def run_case(name, device=np.asarray):
     """Our operator over the case's steps, as make_optimizer_reference.py
-    runs MXNet's: (inputs after, outputs of the last call)."""
+    runs MXNet's: (inputs after, outputs of the last call); ``device`` puts
+    an array where the call runs (cupy.asarray: the GPU twin)."""
     case = CASES[name]
-    xs = inputs(name)
+    xs = [device(x) for x in inputs(name)]
     weights = [i for i, (role, _, _) in enumerate(case["inputs"]) if role == "weight"]
     nout = case.get("num_outputs", 1)
     ys = None
@@ -37,7 +38,7 @@ def run_case(name):
         if step:
             fresh = inputs(name, step)
             for i in gradient_positions(name):
-                xs[i] = fresh[i]
+                xs[i] = device(fresh[i])
         if case["inplace"]:
             outs = [xs[i] for i in weights[:nout]]
             ys = invoke(case["op"], xs, out=outs if nout > 1 else outs[0], **case["params"])
@@ -71,6 +72,20 @@ def test_matches_mxnet_1_9_1(name):
         assert y.dtype == want.dtype and y.shape == want.shape, (name, k, y.dtype, want.dtype)
         np.testing.assert_allclose(y.astype(np.float64), want.astype(np.float64), rtol=tol,
                                    atol=tol, err_msg=f"{name}: output {k}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gpu_twin_matches_cpu(name):
+    cupy = pytest.importorskip("cupy")
+    cpu_xs, cpu_ys = run_case(name)
+    gpu_xs, gpu_ys = run_case(name, cupy.asarray)
+    tol = _tol(name)
+    for i, (c, g) in enumerate(zip(cpu_xs + cpu_ys, gpu_xs + gpu_ys)):
+        g = cupy.asnumpy(g)
+        assert g.dtype == c.dtype and g.shape == c.shape
+        np.testing.assert_allclose(g.astype(np.float64), c.astype(np.float64), rtol=tol,
+                                   atol=tol, err_msg=f"{name}: array {i}")
 
 
 # --- NumPy formulas (float64), independent of the kernels' code ----------------------------
