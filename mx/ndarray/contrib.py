@@ -8,6 +8,7 @@ import math
 
 from mx_ndarray import _internal as _internal_ops
 from mx_ndarray import op as _op
+from mx_ndarray.ndarray import NDArray as _NDArray
 from mx._prefixed import prefixed as _prefixed
 
 
@@ -28,7 +29,35 @@ def isfinite(data):
         _internal_ops._equal(data, data))
 
 
-_PYTHON = ["isfinite", "isinf", "isnan"]
+def _rescale_grad(rescale_grad, ctx):
+    """MXNet's _get_rescale_grad: a number becomes a float32 (1,) array on ctx."""
+    if isinstance(rescale_grad, _NDArray):
+        return rescale_grad.as_in_context(ctx)
+    # as a string: the parameter parser takes NaN only spelled out ("nan")
+    return _internal_ops._full(shape=(1,), value=repr(float(rescale_grad)), dtype="float32",
+                               ctx=ctx)
+
+
+def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None, **kwargs):
+    """_adamw_update with ``rescale_grad`` an NDArray or a number, as in MXNet."""
+    return _internal_ops._adamw_update(
+        weight, grad, mean, var, _rescale_grad(rescale_grad, weight.context), lr=lr, eta=eta,
+        beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+        out=out, name=name, **kwargs)
+
+
+def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1=0.9,
+                    beta2=0.999, epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None,
+                    **kwargs):
+    """_mp_adamw_update with ``rescale_grad`` an NDArray or a number, as in MXNet."""
+    return _internal_ops._mp_adamw_update(
+        weight, grad, mean, var, weight32, _rescale_grad(rescale_grad, weight.context), lr=lr,
+        eta=eta, beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+        clip_gradient=clip_gradient, out=out, name=name, **kwargs)
+
+
+_PYTHON = ["adamw_update", "isfinite", "isinf", "isnan", "mp_adamw_update"]
 __getattr__, _operator_dir = _prefixed(__name__, "_contrib_", _internal_ops)
 
 

@@ -385,6 +385,8 @@ FLOAT_ONLY = {
         "multi_sgd_update", "multi_sgd_mom_update", "multi_mp_sgd_update",
         "multi_mp_sgd_mom_update")},
     "multi_lars": {"eta": 1.0, "eps": 1e-8},
+    "_adamw_update": {"lr": 0.1, "eta": 1.0},
+    "_mp_adamw_update": {"lr": 0.1, "eta": 1.0},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},

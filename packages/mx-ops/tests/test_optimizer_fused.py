@@ -149,6 +149,21 @@ def numpy_step(name, xs, p, in_place=True):
         if p.get("bias_correction", True):
             mh, vh = mh / (1 - b1 ** t), vh / (1 - b2 ** t)
         out = mh / (np.sqrt(vh) + eps) + wd * w
+    elif name in ("_adamw_update", "_mp_adamw_update"):
+        r = float(xs[-1].reshape(-1)[0])
+        if not np.isfinite(r) or r == 0:
+            return xs, None                             # skipped: nothing written
+        g = _clip(r * xs[1], p.get("clip_gradient", -1.0))
+        w = xs[4] if name == "_mp_adamw_update" else xs[0]
+        b1, b2, eps = p.get("beta1", 0.9), p.get("beta2", 0.999), p.get("epsilon", 1e-8)
+        xs[2] = b1 * xs[2] + (1 - b1) * g
+        xs[3] = b2 * xs[3] + (1 - b2) * g * g
+        out = w - p["eta"] * (lr * xs[2] / (np.sqrt(xs[3]) + eps) + wd * w)
+        if name == "_mp_adamw_update":
+            xs[4] = out
+        else:
+            xs[1] = g                                   # MXNet leaves the scaled gradient
+        return xs, out
     elif name in ("lamb_update_phase2", "mp_lamb_update_phase2"):
         r1, r2 = xs[2][0], xs[3][0]
         if p.get("lower_bound", -1.0) >= 0:
@@ -168,12 +183,12 @@ def _draw_inputs(name, shape, dtype, rng):
     spec = fused.SPECS[name]
     xs = []
     for i, role in enumerate(spec.inputs):
-        s = (1,) if role in ("r1", "r2") else shape
+        s = (1,) if role in ("r1", "r2", "rescale_grad") else shape
         lo = 0.5 if role in ("var", "n", "v", "d", "r1", "r2") else -1.0
         x = rng.uniform(lo, 1.5, s) if lo > 0 else rng.standard_normal(s)
         xs.append(x.astype("float32" if i in spec.fp32 else dtype))
-    if spec.fp32 and spec.inputs[-1] == "weight32":
-        xs[-1] = xs[0].astype(np.float32)
+    if "weight32" in spec.inputs:
+        xs[spec.inputs.index("weight32")] = xs[0].astype(np.float32)
     return xs
 
 
@@ -191,6 +206,8 @@ FUSED_PARAMS = {
     "mp_lamb_update_phase1": dict(t=4, wd=0.0, bias_correction=False, clip_gradient=0.25),
     "lamb_update_phase2": dict(lr=0.1, lower_bound=0.75, upper_bound=1.25),
     "mp_lamb_update_phase2": dict(lr=0.5, upper_bound=0.75),
+    "_adamw_update": dict(lr=0.1, eta=0.5, wd=0.25, beta1=0.75, clip_gradient=0.5),
+    "_mp_adamw_update": dict(lr=0.1, eta=2.0, epsilon=1e-4),
 }
 from mx_ops.ops.optimizer import fused, multi  # noqa: E402
 
@@ -365,7 +382,9 @@ MXNET_PARAMS = {
                                        "num_weights"],
     "multi_sum_sq": ["num_arrays"],
     "multi_lars": ["eta", "eps", "rescale_grad"],
+    "_adamw_update": ["lr", "beta1", "beta2", "epsilon", "wd", "eta", "clip_gradient"],
 }
+MXNET_PARAMS["_mp_adamw_update"] = MXNET_PARAMS["_adamw_update"]
 MXNET_PARAMS["mp_lamb_update_phase1"] = MXNET_PARAMS["lamb_update_phase1"]
 MXNET_PARAMS["mp_lamb_update_phase2"] = MXNET_PARAMS["lamb_update_phase2"]
 MXNET_PARAMS["multi_mp_sgd_update"] = MXNET_PARAMS["multi_sgd_update"]

@@ -117,7 +117,9 @@ def optimizer_update(draw):
 # fused.py's single-weight updates: lamb phase 2's r1 and r2 are (1,), the
 # mp_ variants' master inputs float32.
 _FUSED_PARAMS = {"ftml_update": {"lr": 0.1, "t": 1}, "lamb_update_phase1": {"t": 1, "wd": 0.0},
-                 "mp_lamb_update_phase1": {"t": 1, "wd": 0.0}}
+                 "mp_lamb_update_phase1": {"t": 1, "wd": 0.0},
+                 "_adamw_update": {"lr": 0.1, "eta": 1.0},
+                 "_mp_adamw_update": {"lr": 0.1, "eta": 1.0}}
 
 
 @st.composite
@@ -125,12 +127,13 @@ def fused_update(draw):
     name = draw(st.sampled_from(sorted(fused.SPECS)))
     spec = fused.SPECS[name]
     s, n = draw(shape()), len(spec.inputs)
-    lamb2 = name.endswith("lamb_update_phase2")
-    ins = [(1,) if lamb2 and i in (2, 3) else s for i in range(n)]
+    # own shapes: lamb phase 2's norms (1,), fixed; adamw's rescale_grad any (None)
+    ins = [(spec.own_shapes[i] or (1,)) if i in spec.own_shapes else s for i in range(n)]
     w = draw(st.sampled_from(spec.weight_dtypes))
     dtypes = ["float32" if i in spec.fp32 else w for i in range(n)]
+    free = [i for i, s in spec.own_shapes.items() if s is None]
     return Case(name, _FUSED_PARAMS.get(name, {"lr": 0.1}), ins, dtypes,
-                derivable=tuple(range(n)), from_outputs=True)
+                derivable=tuple(i for i in range(n) if i not in free), from_outputs=not free)
 
 
 @st.composite

@@ -126,6 +126,19 @@ for _dt in (F16, F32, F64):         # MXNet's mp_ kernels take float16, float32 
 # mp_lamb_update_phase1 takes float16 weights and gradients only.
 CASES["mp_lamb1_float16"] = _one("mp_lamb_update_phase1", F16, states=("mean", "var"), mp=True,
                                  params=LAMB1_FULL, steps=1, inplace=False)
+# AdamW (contrib): rescale_grad is a float32 input; NaN skips the update.
+for _dt in (F16, F32, F64):
+    _adamw = _one("_adamw_update", _dt, states=("mean", "var"),
+                  params=dict(lr=0.01, eta=0.5, wd=0.01, clip_gradient=0.5, beta1=0.8))
+    CASES[f"adamw_{_dt}"] = dict(_adamw, inputs=_adamw["inputs"] + [("rescale_grad", F32, (1,))],
+                                 rescale=0.5)
+    _mp = _one("_mp_adamw_update", _dt, states=("mean", "var"), mp=True,
+               params=dict(lr=0.05, eta=1.0, wd=0.1, epsilon=1e-6))
+    CASES[f"mp_adamw_{_dt}"] = dict(_mp, inputs=_mp["inputs"] + [("rescale_grad", F32, (1,))],
+                                    rescale=2.0)
+CASES["adamw_skipped"] = dict(CASES["adamw_float32"], rescale=float("nan"))
+CASES["mp_adamw_skipped"] = dict(CASES["mp_adamw_float16"], rescale=0.0)
+
 CASES["multi_lars"] = dict(
     op="multi_lars", params=dict(eta=0.01, eps=1e-8, rescale_grad=0.5), steps=1, inplace=False,
     inputs=[("lrs", F32, (6,)), ("sum_sq", F32, (6,)), ("sum_sq", F32, (6,)),
@@ -145,6 +158,8 @@ def inputs(name, step=0):
             x = rng.standard_normal(shape) * 1.5
         elif role in ("lrs", "wds"):
             x = rng.uniform(0.0, 0.1 if role == "wds" else 0.3, shape)
+        elif role == "rescale_grad":      # adamw's rescale_grad input
+            x = np.full(shape, case["rescale"])
         elif role == "weight32":          # the float32 master copy of the weight before it
             x = last_weight
         else:                             # weights, signed states, lamb's g

@@ -1,5 +1,6 @@
 """The CPU kernels of the fused updates beyond sgd/adam/rmsprop/ftrl
-(fused_cpu.h: nag, signum, ftml, rmspropalex, lamb, the mp_ variants) and of
+(fused_cpu.h: nag, signum, ftml, rmspropalex, lamb, adamw, the mp_
+variants) and of
 the aggregated ones (multi_cpu.h: multi_* and preloaded_multi_* SGD,
 multi_sum_sq, multi_lars), as addresses of MXFCompute functions that run
 without the GIL."""
@@ -18,6 +19,8 @@ cdef extern from "fused_cpu.h" namespace "mxop" nogil:
     int mp_lamb_update_phase1(MXOpCall* c)
     int lamb_update_phase2(MXOpCall* c)
     int mp_lamb_update_phase2(MXOpCall* c)
+    int adamw_update_cpu(MXOpCall* c)
+    int mp_adamw_update_cpu(MXOpCall* c)
 
 cdef extern from "multi_cpu.h" namespace "mxop" nogil:
     int multi_sgd_update(MXOpCall* c)
@@ -41,6 +44,8 @@ def kernels():
         "mp_lamb_update_phase1": <size_t><MXFCompute>mp_lamb_update_phase1,
         "lamb_update_phase2": <size_t><MXFCompute>lamb_update_phase2,
         "mp_lamb_update_phase2": <size_t><MXFCompute>mp_lamb_update_phase2,
+        "_adamw_update": <size_t><MXFCompute>adamw_update_cpu,
+        "_mp_adamw_update": <size_t><MXFCompute>mp_adamw_update_cpu,
         "multi_sgd": <size_t><MXFCompute>multi_sgd_update,
         "multi_sum_sq": <size_t><MXFCompute>multi_sum_sq,
         "multi_lars": <size_t><MXFCompute>multi_lars,

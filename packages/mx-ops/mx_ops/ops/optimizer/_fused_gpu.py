@@ -112,6 +112,25 @@ __device__ A fused_step(const double *p, int t, int flag, bool in_place, const T
       v = v / keep2;
     }
     return m / (sqrt(v) + A(p[6])) + wd * wv;
+  } else if (KIND == 12 || KIND == 13) { // _adamw_update, _mp_adamw_update
+    const A b1 = A(p[4]), b2 = A(p[5]);
+    A m, v, wv;
+    if (KIND == 12) {   // MXNet leaves the scaled, clipped gradient in grad
+      ((T *)g)[i] = T(gr);
+      gr = A(g[i]);
+      T *mean = (T *)s0, *var = (T *)s1;
+      mean[i] = T(b1 * A(mean[i]) + (A(1) - b1) * gr);
+      var[i] = T(b2 * A(var[i]) + (A(1) - b2) * gr * gr);
+      m = A(mean[i]), v = A(var[i]), wv = A(w[i]);
+    } else {
+      float *mean = (float *)s0, *var = (float *)s1;
+      mean[i] = b1 * mean[i] + (A(1) - b1) * gr;
+      var[i] = b2 * var[i] + (A(1) - b2) * gr * gr;
+      m = mean[i], v = var[i], wv = ((float *)s2)[i];
+    }
+    const A nw = wv - A(p[7]) * (lr * m / (sqrt(v) + A(p[6])) + wd * wv);
+    if (KIND == 13) ((float *)s2)[i] = nw;
+    return nw;
   }
   return A(0);
 }
@@ -127,13 +146,20 @@ __device__ A lamb_ratio_lr(const double *p, const S *r1p, const S *r2p) {
 
 // store: 0 discards the new weight (req 'null'), 1 writes it, 3 adds it.
 // O: the output's type (float for mp_lamb_update_phase1).
+// s3: adamw's rescale_grad when mixed precision (s2 otherwise).
 template <int KIND, typename T, typename O>
-__global__ void mx_fused(const T *w, const T *g, void *s0, void *s1, void *s2, O *out,
-                         long long n, double lr, double wd, double rescale, double clip,
-                         double a, double b, double c, double d, int t, int flag, int store) {
+__global__ void mx_fused(const T *w, const T *g, void *s0, void *s1, void *s2, void *s3,
+                         O *out, long long n, double lr, double wd, double rescale,
+                         double clip, double a, double b, double c, double d, int t, int flag,
+                         int store) {
+  if (KIND == 12 || KIND == 13) {   // AdamW's rescale_grad, an input: NaN, Inf, 0 skip
+    const float r = *(const float *)(KIND == 12 ? s2 : s3);
+    if (!isfinite(r) || r == 0.0f) return;
+    rescale = r;
+  }
   // the output is the weight itself (nag_mom_update's momentum reads it back)
   const bool in_place = (const void *)out == (const void *)w && (store == 1);
-  const bool mp = KIND == 1 || KIND == 2 || KIND == 3 || KIND == 9 || KIND == 11;
+  const bool mp = KIND == 1 || KIND == 2 || KIND == 3 || KIND == 9 || KIND == 11 || KIND == 13;
   typedef typename Acc<T>::type A0;
   typedef typename Acc<O>::type A;
   const double p[8] = {lr, wd, rescale, clip, a, b, c, d};
@@ -235,7 +261,8 @@ FUSED_KINDS = {"nag_mom_update": 0, "mp_nag_mom_update": 1, "mp_sgd_update": 2,
                "mp_sgd_mom_update": 3, "signsgd_update": 4, "signum_update": 5,
                "ftml_update": 6, "rmspropalex_update": 7, "lamb_update_phase1": 8,
                "mp_lamb_update_phase1": 9, "lamb_update_phase2": 10,
-               "mp_lamb_update_phase2": 11}
+               "mp_lamb_update_phase2": 11, "_adamw_update": 12,
+               "_mp_adamw_update": 13}
 _FLOATS = ("float16", "float32", "float64")
 _STORE = {"null": 0, "write": 1, "inplace": 1, "add": 3}
 _SUM_SQ_CHUNK = 1 << 14
@@ -269,7 +296,7 @@ def compute(name):
     outputs, reqs)`` over CuPy arrays, on the current stream."""
     def run(params, inputs, outputs, reqs):
         w, g = inputs[0], inputs[1]
-        states = list(inputs[2:]) + [w] * (5 - len(inputs))     # unused slots: any pointer
+        states = list(inputs[2:]) + [w] * (6 - len(inputs))     # unused slots: any pointer
         v = values(name, params)
         launch(_kernel(_fused_name(name, w.dtype.name)), w.size,
                (w, g, *states, outputs[0], numpy.int64(w.size),

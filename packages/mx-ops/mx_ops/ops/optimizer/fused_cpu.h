@@ -17,6 +17,9 @@
 //   lamb_update_phase1: mean = b1*mean + (1-b1)*g';  var = b2*var + (1-b2)*g'^2
 //                       out = mean^/(sqrt(var^) + eps) + wd*w   (^: divided by 1 - b^t when
 //                       bias_correction)
+//   _adamw_update: g' with rescale_grad from its float32 input; mean, var as Adam;
+//                       w = w - eta*(lr*mean/(sqrt(var) + eps) + wd*w); nothing is
+//                       written when rescale_grad is NaN, Inf or 0
 //   lamb_update_phase2: r1' = r1 clipped to [lower_bound, upper_bound] (each when >= 0);
 //                       w = w - lr*(r1'/r2)*g (lr alone when r1' or r2 is 0); the mp_
 //                       variant reads weight32 and leaves it as it is, as MXNet's does
@@ -304,6 +307,45 @@ struct LambPhase2 {   // a = lower_bound, b = upper_bound
 template <typename T> using LambPhase2Plain = LambPhase2<T, false>;
 template <typename T> using LambPhase2Mp = LambPhase2<T, true>;
 
+// _adamw_update (MP: _mp_adamw_update, on weight32):
+// a = beta1, b = beta2, c = epsilon, d = eta; rescale_grad is the float32
+// input RESCALE (its first element; adamw_skipping checks it).  The plain
+// one writes the scaled, clipped gradient back into grad, as MXNet's does.
+template <typename T, bool MP>
+struct AdamW {
+  typedef typename std::conditional<MP, float, typename NnAcc<T>::type>::type A;
+  typedef typename std::conditional<MP, float, T>::type S;
+  typedef T Out;
+  static constexpr int RESCALE = MP ? 5 : 4;
+  Hyper<A> h;
+  A beta1, beta2, eps, eta;
+  const T *w;
+  T *g;
+  S *mean, *var;
+  float *w32;
+  AdamW(const FusedParam &p, MXOpCall *c)
+      : h(p), beta1(A(p.a)), beta2(A(p.b)), eps(A(p.c)), eta(A(p.d)), w(fused_arg<T>(c, 0)),
+        g(fused_arg<T>(c, 1)), mean(fused_arg<S>(c, 2)), var(fused_arg<S>(c, 3)),
+        w32(MP ? fused_arg<float>(c, 4) : nullptr) {
+    h.rescale = A(*fused_arg<float>(c, RESCALE));
+  }
+  A operator()(int64_t i) const {
+    A gr = h.grad(A(g[i]));
+    if (!MP) {   // MXNet's adamw_update leaves the scaled, clipped gradient in grad
+      g[i] = T(gr);
+      gr = A(g[i]);
+    }
+    mean[i] = S(beta1 * A(mean[i]) + (A(1) - beta1) * gr);
+    var[i] = S(beta2 * A(var[i]) + (A(1) - beta2) * gr * gr);
+    const A wv = MP ? A(w32[i]) : A(w[i]);
+    const A nw = wv - eta * (h.lr * A(mean[i]) / (std::sqrt(A(var[i])) + eps) + h.wd * wv);
+    if (MP) w32[i] = float(nw);
+    return nw;
+  }
+};
+template <typename T> using AdamWPlain = AdamW<T, false>;
+template <typename T> using AdamWMp = AdamW<T, true>;
+
 }  // namespace mxop
 
 #include "fused_loops.h"
@@ -335,6 +377,17 @@ static int lamb_update_phase1(MXOpCall *c) { return fused_update<LambPhase1Plain
 static int mp_lamb_update_phase1(MXOpCall *c) { return fused_update<LambPhase1Mp>(c); }
 static int lamb_update_phase2(MXOpCall *c) { return fused_update<LambPhase2Plain>(c); }
 static int mp_lamb_update_phase2(MXOpCall *c) { return fused_update<LambPhase2Mp>(c); }
+
+// AdamW skips the whole update (writes nothing) when rescale_grad is NaN,
+// Inf or 0, as MXNet does.
+template <template <typename> class OP>
+static int adamw_skipping(MXOpCall *c) {
+  const float r = *fused_arg<float>(c, OP<float>::RESCALE);
+  if (!std::isfinite(r) || r == 0.0f) return 0;
+  return fused_update<OP>(c);
+}
+static int adamw_update_cpu(MXOpCall *c) { return adamw_skipping<AdamWPlain>(c); }
+static int mp_adamw_update_cpu(MXOpCall *c) { return adamw_skipping<AdamWMp>(c); }
 
 }  // namespace mxop
 #endif  // MX_OPS_FUSED_CPU_H_

@@ -16,14 +16,14 @@ import struct
 import numpy as np
 
 from mx_ops.core._limits import MAX_COUNT
-from mx_ops.core._nn_common import FLOATS
+from mx_ops.core._nn_common import FLOATS, same_float_types
 from mx_ops.core._params import Param, ParamError
 from mx_ops.core.partial_infer import (fixed_type, same_shape, set_infer_shape_partial,
                                        set_infer_type_partial)
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.optimizer._fused_cpu import kernels
-from mx_ops.ops.optimizer.optimizer import _COMMON
+from mx_ops.ops.optimizer.optimizer import _COMMON, _same_shapes
 
 _GPU = "mx_ops.ops.optimizer._fused_gpu"
 _KERNELS = kernels()
@@ -219,14 +219,13 @@ for _name, _spec in MULTI.items():
 
 
 # --- multi_sum_sq, multi_lars ---------------------------------------------------------------
+_sum_sq_inputs = same_float_types(
+    "multi_sum_sq", lambda p: [f"array_{i}" for i in range(p["num_arrays"])])
+
+
 def _sum_sq_types(params, dtypes):
-    for i, d in enumerate(dtypes):
-        if d != dtypes[0]:
-            raise TypeInferenceError(f"multi_sum_sq: argument 'array_{i}' has dtype {d}, "
-                                     f"which differs from 'array_0' {dtypes[0]}")
-    if dtypes[0] not in FLOATS:
-        raise TypeInferenceError(f"multi_sum_sq: argument 'array_0' has dtype {dtypes[0]}; "
-                                 f"supported: {', '.join(FLOATS)}")
+    """Inputs of one float dtype; the output float32."""
+    _sum_sq_inputs(params, dtypes)
     return [F32]
 
 
@@ -245,14 +244,6 @@ set_infer_type_partial("multi_sum_sq", fixed_type(F32))
 _LARS_INPUTS = ("lrs", "weights_sum_sq", "grads_sum_sq", "wds")
 
 
-def _lars_shapes(params, shapes):
-    for name, s in zip(_LARS_INPUTS[1:], shapes[1:]):
-        if tuple(s) != tuple(shapes[0]):
-            raise ShapeError(f"multi_lars: argument '{name}' has shape {tuple(s)}, which "
-                             f"differs from 'lrs' {tuple(shapes[0])}")
-    return [tuple(shapes[0])]
-
-
 def _lars_types(params, dtypes):
     for name, d in zip(_LARS_INPUTS, dtypes):
         if d != F32:
@@ -268,7 +259,7 @@ register(OpDef(
     input_docs={"lrs": "Learning rates to scale by LARS coefficient",
                 "weights_sum_sq": "sum of square of weights arrays",
                 "grads_sum_sq": "sum of square of gradients arrays", "wds": "weight decays"},
-    infer_shape=_lars_shapes, infer_type=_lars_types,
+    infer_shape=_same_shapes("multi_lars", _LARS_INPUTS), infer_type=_lars_types,
     compute=computes(_KERNELS["multi_lars"], gpu_compute(_GPU, "lars_compute")),
     pack_params=lambda p, s: struct.pack(
         "=3d", *[float(np.float32(p[k])) for k in ("eta", "eps", "rescale_grad")]),
