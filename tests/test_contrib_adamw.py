@@ -36,3 +36,30 @@ def test_mp_and_a_skipping_rescale():
     mx.nd.contrib.adamw_update(w, g, m, v, float("nan"), lr=0.1, eta=1.0, out=w)
     for x, b in zip((w, g, m, v), before):
         np.testing.assert_array_equal(x.asnumpy(), b)
+
+
+def test_multi_wrappers_take_lists():
+    """multi_adamw_update and multi_lamb_update over lists equal the one-weight
+    updates (LAMB: phase 1, the norms, phase 2)."""
+    rng = np.random.default_rng(5)
+    mk = lambda: [mx.nd.array(rng.uniform(0.1, 1.0, s)) for s in ((3,), (2, 2))]  # noqa: E731
+    ws, gs, ms, vs = mk(), mk(), mk(), mk()
+    singles = [x.copy() for x in ws]
+    sm, sv = [x.copy() for x in ms], [x.copy() for x in vs]
+    mx.nd.contrib.multi_adamw_update(ws, gs, ms, vs, 0.5, lrs=(0.1, 0.2), wds=(0.0, 0.1),
+                                     etas=(1.0, 0.5), out=ws)
+    for k, (lr, wd, eta) in enumerate(((0.1, 0.0, 1.0), (0.2, 0.1, 0.5))):
+        g = gs[k].copy()     # the single form leaves the scaled gradient in its grad
+        mx.nd.contrib.adamw_update(singles[k], g, sm[k], sv[k], 0.5, lr=lr, wd=wd, eta=eta,
+                                   out=singles[k])
+        np.testing.assert_allclose(ws[k].asnumpy(), singles[k].asnumpy(), rtol=1e-6)
+    ws, gs, ms, vs = mk(), mk(), mk(), mk()
+    singles = [x.copy() for x in ws]
+    sm, sv = [x.copy() for x in ms], [x.copy() for x in vs]
+    mx.nd.contrib.multi_lamb_update(ws, gs, ms, vs, step_count=(1, 2), lrs=(0.1, 0.2),
+                                    wds=(0.0, 0.1), out=ws)
+    for k, (lr, wd, t) in enumerate(((0.1, 0.0, 1), (0.2, 0.1, 2))):
+        step = mx.nd.lamb_update_phase1(singles[k], gs[k], sm[k], sv[k], t=t, wd=wd)
+        mx.nd.lamb_update_phase2(singles[k], step, singles[k].norm(), step.norm(), lr=lr,
+                                 out=singles[k])
+        np.testing.assert_allclose(ws[k].asnumpy(), singles[k].asnumpy(), rtol=1e-5)

@@ -53,9 +53,10 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
  '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
  '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mp_adamw_update', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar',
- '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar', '_random_exponential',
- '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_mod_scalar', '_mp_adamw_update', '_mul', '_mul_scalar', '_multi_adamw_update',
+ '_multi_lamb_update', '_multi_mp_adamw_update', '_multi_mp_lamb_update', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
  '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
  '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
  '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
@@ -4439,6 +4440,185 @@ def _mul_scalar(data=None, scalar=_NULL, name=None, attr=None, **kwargs):
     Aliases: _MulScalar.
     """
     return _compose('_mul_scalar', (data,), name, attr, kwargs, scalar=scalar)
+
+
+def _multi_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        data  Given positionally (_multi_adamw_update(a, b, c), or as one
+        list).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_multi_adamw_update', data, name, attr, kwargs, lrs=lrs, beta1=beta1, beta2=beta2, epsilon=epsilon, wds=wds, etas=etas, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def _multi_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, name=None, attr=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        data  Given positionally (_multi_lamb_update(a, b, c), or as one list).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_multi_lamb_update', data, name, attr, kwargs, learning_rates=learning_rates, beta1=beta1, beta2=beta2, epsilon=epsilon, wds=wds, rescale_grad=rescale_grad, lower_bound=lower_bound, upper_bound=upper_bound, clip_gradient=clip_gradient, bias_correction=bias_correction, step_count=step_count, num_tensors=num_tensors)
+
+
+def _multi_mp_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        data  Given positionally (_multi_mp_adamw_update(a, b, c), or as one
+        list).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_multi_mp_adamw_update', data, name, attr, kwargs, lrs=lrs, beta1=beta1, beta2=beta2, epsilon=epsilon, wds=wds, etas=etas, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def _multi_mp_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, name=None, attr=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        data  Given positionally (_multi_mp_lamb_update(a, b, c), or as one
+        list).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('_multi_mp_lamb_update', data, name, attr, kwargs, learning_rates=learning_rates, beta1=beta1, beta2=beta2, epsilon=epsilon, wds=wds, rescale_grad=rescale_grad, lower_bound=lower_bound, upper_bound=upper_bound, clip_gradient=clip_gradient, bias_correction=bias_correction, step_count=step_count, num_tensors=num_tensors)
 
 
 def _not_equal(lhs=None, rhs=None, name=None, attr=None, **kwargs):

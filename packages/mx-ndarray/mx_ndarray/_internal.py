@@ -55,9 +55,10 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
  '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
  '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mp_adamw_update', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar',
- '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar', '_random_exponential',
- '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_mod_scalar', '_mp_adamw_update', '_mul', '_mul_scalar', '_multi_adamw_update',
+ '_multi_lamb_update', '_multi_mp_adamw_update', '_multi_mp_lamb_update', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
  '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
  '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
  '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
@@ -4318,6 +4319,246 @@ def _mul_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_mul_scalar', [data], out, kwargs)
+
+
+def _multi_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_adamw_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if etas is not _NULL:
+        kwargs['etas'] = etas
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('_multi_adamw_update', data, out, kwargs)
+
+
+def _multi_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, out=None, name=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_lamb_update(a, b, c)).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if learning_rates is not _NULL:
+        kwargs['learning_rates'] = learning_rates
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if step_count is not _NULL:
+        kwargs['step_count'] = step_count
+    if num_tensors is not _NULL:
+        kwargs['num_tensors'] = num_tensors
+    return _call_op('_multi_lamb_update', data, out, kwargs)
+
+
+def _multi_mp_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_mp_adamw_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if etas is not _NULL:
+        kwargs['etas'] = etas
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('_multi_mp_adamw_update', data, out, kwargs)
+
+
+def _multi_mp_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, out=None, name=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_mp_lamb_update(a, b, c)).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if learning_rates is not _NULL:
+        kwargs['learning_rates'] = learning_rates
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if step_count is not _NULL:
+        kwargs['step_count'] = step_count
+    if num_tensors is not _NULL:
+        kwargs['num_tensors'] = num_tensors
+    return _call_op('_multi_mp_lamb_update', data, out, kwargs)
 
 
 def _not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):

@@ -387,6 +387,10 @@ FLOAT_ONLY = {
     "multi_lars": {"eta": 1.0, "eps": 1e-8},
     "_adamw_update": {"lr": 0.1, "eta": 1.0},
     "_mp_adamw_update": {"lr": 0.1, "eta": 1.0},
+    **{name: {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)}
+       for name in ("_multi_adamw_update", "_multi_mp_adamw_update")},
+    **{name: {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (1,)}
+       for name in ("_multi_lamb_update", "_multi_mp_lamb_update")},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},

@@ -53,6 +53,8 @@ def _tol(name):
     (multi_sum_sq) computes partly in float32, in MXNet too."""
     dtypes = {d for _, d, _ in CASES[name]["inputs"]}
     dtypes |= {REFERENCE[k].dtype.name for k in REFERENCE.files if k.startswith(name + "/out")}
+    if "lamb_update" in CASES[name]["op"] and CASES[name]["op"].startswith("_multi"):
+        dtypes.add("float32")               # LAMB's trust ratio is a float32 on both sides
     return max(TOL[d] for d in dtypes)
 
 
@@ -385,6 +387,11 @@ MXNET_PARAMS = {
     "_adamw_update": ["lr", "beta1", "beta2", "epsilon", "wd", "eta", "clip_gradient"],
 }
 MXNET_PARAMS["_mp_adamw_update"] = MXNET_PARAMS["_adamw_update"]
+MXNET_PARAMS["_multi_adamw_update"] = MXNET_PARAMS["_multi_mp_adamw_update"] = [
+    "lrs", "beta1", "beta2", "epsilon", "wds", "etas", "clip_gradient", "num_weights"]
+MXNET_PARAMS["_multi_lamb_update"] = MXNET_PARAMS["_multi_mp_lamb_update"] = [
+    "learning_rates", "beta1", "beta2", "epsilon", "wds", "rescale_grad", "lower_bound",
+    "upper_bound", "clip_gradient", "bias_correction", "step_count", "num_tensors"]
 MXNET_PARAMS["mp_lamb_update_phase1"] = MXNET_PARAMS["lamb_update_phase1"]
 MXNET_PARAMS["mp_lamb_update_phase2"] = MXNET_PARAMS["lamb_update_phase2"]
 MXNET_PARAMS["multi_mp_sgd_update"] = MXNET_PARAMS["multi_sgd_update"]
@@ -446,6 +453,13 @@ BAD = [
     ("multi_lars", 4, dict(eta=1.0, eps=0.0, dtypes="half"), TypeInferenceError,
      r"multi_lars: argument 'lrs' has dtype float16; MultiLARS only supports float32"),
     ("ftml_update", 5, dict(lr=0.1), ValueError, r"ftml_update: argument 't' is required"),
+    ("_multi_lamb_update", 8, dict(learning_rates=(0.1, 0.1), wds=(0.0, 0.0), step_count=(1,),
+                                   num_tensors=2), ValueError,
+     r"_multi_lamb_update: argument 'step_count' has 1 value\(s\); num_tensors is 2"),
+    ("_multi_mp_adamw_update", 6, dict(lrs=(0.1,), wds=(0.0,), etas=(1.0,), dtypes="half"),
+     TypeInferenceError, r"argument 'mean_0' has dtype float16; expected float32"),
+    ("_multi_adamw_update", 4, dict(lrs=(0.1,), wds=(0.0,), etas=(1.0,)), ValueError,
+     r"_multi_adamw_update: takes 5 input\(s\)"),
 ]
 
 
@@ -457,3 +471,88 @@ def test_bad_inputs_raise_clear_errors(name, nin, kw, err, match):
     xs = [np.ones(s, dtype) for s in shapes]
     with pytest.raises(err, match=match):
         invoke(name, xs, **kw)
+
+
+# --- the aggregated AdamW and LAMB -------------------------------------------------------------
+from mx_ops.ops.optimizer import multi_adam  # noqa: E402
+
+
+def numpy_multi_adam(spec, groups, params, rescale):
+    """multi_adam_cpu.h's formulas in float64: (new groups, new weights)."""
+    n = len(groups)
+    b1, b2 = params.get("beta1", 0.9), params.get("beta2", 0.999)
+    eps = params.get("epsilon", 1e-6 if spec.lamb else 1e-8)
+    lrs, wds, third = (params[k] for k in spec.rates)
+    new_groups, outs = [], []
+    for k in range(n):
+        grp = [x.astype(np.float64) for x in groups[k]]
+        mp = spec.mp and groups[k][0].dtype != np.float32
+        w = grp[4] if mp else grp[0]
+        g = _clip(rescale * grp[1], params.get("clip_gradient", -1.0))
+        grp[2] = b1 * grp[2] + (1 - b1) * g
+        grp[3] = b2 * grp[3] + (1 - b2) * g * g
+        if spec.lamb:
+            m, v = grp[2], grp[3]
+            if params.get("bias_correction", True):
+                m, v = m / (1 - b1 ** third[k]), v / (1 - b2 ** third[k])
+            step = m / (np.sqrt(v) + eps) + wds[k] * w
+            r1, r2 = np.sqrt(np.sum(w * w)), np.sqrt(np.sum(step * step))
+            if params.get("lower_bound", -1.0) >= 0:
+                r1 = max(r1, params["lower_bound"])
+            if params.get("upper_bound", -1.0) >= 0:
+                r1 = min(r1, params["upper_bound"])
+            new = w - (lrs[k] if r1 == 0 or r2 == 0 else lrs[k] * r1 / r2) * step
+        else:
+            new = w - third[k] * (lrs[k] * grp[2] / (np.sqrt(grp[3]) + eps) + wds[k] * w)
+        if mp:
+            grp[4] = new
+        grp[0] = new
+        new_groups.append(grp)
+        outs.append(new)
+    return new_groups, outs
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(sorted(multi_adam.SPECS)), n=st.integers(1, 3),
+       shapes=st.lists(st.lists(st.integers(0, 4), max_size=3).map(tuple), min_size=3,
+                       max_size=3),
+       dtype=st.sampled_from(["float16", "float32", "float64"]), seed=st.integers(0, 2 ** 16),
+       bounds=st.booleans())
+def test_multi_adam_updates_match_numpy(name, n, shapes, dtype, seed, bounds):
+    spec = multi_adam.SPECS[name]
+    rng = np.random.default_rng(seed)
+    groups = []
+    for k in range(n):
+        grp = [np.asarray(rng.standard_normal(shapes[k])) for _ in spec.per_weight]
+        grp[3] = np.asarray(np.abs(grp[3]) + 0.5)               # var
+        grp = [x.astype("float32" if spec.fp32(j) else dtype) for j, x in enumerate(grp)]
+        if spec.mp:
+            grp[4] = grp[0].astype(np.float32)
+        groups.append(grp)
+    # rates float32 holds exactly, as MXNet's float parameters are float32
+    params = {spec.count: n, "beta1": 0.75, "beta2": 0.875, "epsilon": 0.0625,
+              "clip_gradient": 1.5}
+    params.update(dict(zip(spec.rates, (tuple(0.125 * (k + 1) for k in range(n)),
+                                        tuple(0.0625 * k for k in range(n)),
+                                        tuple(range(1, n + 1)) if spec.lamb else
+                                        tuple(0.5 * (k + 1) for k in range(n))))))
+    if spec.lamb and bounds:
+        params.update(lower_bound=1.0, upper_bound=2.0, bias_correction=False)
+    flat = [x for grp in groups for x in grp]
+    rescale = 0.5
+    if spec.lamb:
+        params["rescale_grad"] = rescale
+    else:
+        flat.append(np.array([rescale], "float32" if spec.mp else dtype))
+    want_groups, want = numpy_multi_adam(spec, groups, params, rescale)
+    weights = [grp[0] for grp in groups]
+    got = invoke(name, flat, out=weights if n > 1 else weights[0], **params)
+    got = got if isinstance(got, (list, tuple)) else [got]
+    mp = spec.mp and dtype != "float32"
+    tol = {"float16": 4e-3, "float32": 2e-5,
+           "float64": 2e-5 if mp or spec.lamb else 1e-12}[dtype]
+    for k in range(n):
+        np.testing.assert_allclose(got[k].astype(np.float64), want[k], rtol=tol, atol=tol)
+        for j, (x, w) in enumerate(zip(groups[k], want_groups[k])):
+            np.testing.assert_allclose(x.astype(np.float64), w, rtol=tol, atol=tol,
+                                       err_msg=f"{spec.per_weight[j]}_{k}")

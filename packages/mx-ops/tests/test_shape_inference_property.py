@@ -24,7 +24,7 @@ from mx_ops.core.registry import MXNetError, ShapeError
 from mx_ops.ops.elemwise import elemwise
 from mx_ops.ops.loss import loss
 from mx_ops.ops.norm import batch_norm
-from mx_ops.ops.optimizer import fused, multi, optimizer
+from mx_ops.ops.optimizer import fused, multi, multi_adam, optimizer
 from mx_ops.ops.rnn import rnn
 from mx_ops.ops.shape import shape as shape_ops
 
@@ -138,7 +138,23 @@ def fused_update(draw):
 
 @st.composite
 def multi_update(draw):
-    """multi.py's aggregated updates and multi_lars."""
+    """multi.py's aggregated updates, multi_lars and multi_adam.py's."""
+    if draw(st.integers(0, 4)) == 0:
+        name = draw(st.sampled_from(sorted(multi_adam.SPECS)))
+        spec, n = multi_adam.SPECS[name], draw(st.integers(1, 3))
+        params = {spec.count: n, **{k: (1,) * n for k in spec.rates}}
+        w = draw(st.sampled_from(FLOATS))
+        ins, dtypes = [], []
+        for _ in range(n):
+            ins += [draw(shape())] * len(spec.per_weight)
+            dtypes += ["float32" if spec.fp32(j) else w for j in range(len(spec.per_weight))]
+        if not spec.lamb:                   # rescale_grad: any shape with an element
+            ins.append((1,))
+            dtypes.append("float32" if spec.mp else w)
+        free = () if spec.lamb else (len(ins) - 1,)
+        return Case(name, params, ins, dtypes,
+                    derivable=tuple(i for i in range(len(ins)) if i not in free),
+                    from_outputs=spec.lamb)
     if draw(st.integers(0, 9)) == 0:
         n = draw(dim)
         return Case("multi_lars", {"eta": 0.1, "eps": 1e-8}, [(n,)] * 4, ["float32"] * 4,
@@ -578,7 +594,7 @@ def test_every_operator_with_a_rule_is_generated():
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}
     generated |= set(OPTIMIZERS) | set(loss.REGRESSIONS) | set(fused.SPECS) | set(multi.MULTI)
-    generated |= {"multi_lars"}
+    generated |= {"multi_lars"} | set(multi_adam.SPECS)
     with_rules = {n for n in list_ops() if get(n).infer_shape_partial is not None}
     assert with_rules <= generated, sorted(with_rules - generated)
 

@@ -2,7 +2,8 @@
 (fused_cpu.h: nag, signum, ftml, rmspropalex, lamb, adamw, the mp_
 variants) and of
 the aggregated ones (multi_cpu.h: multi_* and preloaded_multi_* SGD,
-multi_sum_sq, multi_lars), as addresses of MXFCompute functions that run
+multi_sum_sq, multi_lars; multi_adam_cpu.h: _multi_adamw_update,
+_multi_lamb_update and their mp_ forms), as addresses of MXFCompute functions that run
 without the GIL."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
@@ -27,6 +28,10 @@ cdef extern from "multi_cpu.h" namespace "mxop" nogil:
     int multi_sum_sq(MXOpCall* c)
     int multi_lars(MXOpCall* c)
 
+cdef extern from "multi_adam_cpu.h" namespace "mxop" nogil:
+    int multi_adamw_update(MXOpCall* c)
+    int multi_lamb_update(MXOpCall* c)
+
 
 def kernels():
     """{name: address} of each kernel (one multi-SGD kernel for all eight
@@ -49,4 +54,6 @@ def kernels():
         "multi_sgd": <size_t><MXFCompute>multi_sgd_update,
         "multi_sum_sq": <size_t><MXFCompute>multi_sum_sq,
         "multi_lars": <size_t><MXFCompute>multi_lars,
+        "multi_adamw": <size_t><MXFCompute>multi_adamw_update,
+        "multi_lamb": <size_t><MXFCompute>multi_lamb_update,
     }
