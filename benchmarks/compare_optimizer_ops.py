@@ -11,7 +11,9 @@ place (out=weight) per step:
     (lamb_update_phase1, the two norms, lamb_update_phase2): one call per
     weight, as MXNet's optimizers make them without aggregation;
   - multi_sgd_mom_update and preloaded_multi_sgd_mom_update: one call for
-    all ten (MXNet's aggregated SGD); multi_sum_sq of the ten;
+    all ten (MXNet's aggregated SGD); multi_sum_sq of the ten; _multi_lamb_update
+    and _multi_adamw_update (mx.nd.contrib.multi_lamb_update's and
+    multi_adamw_update's operators) for all ten;
   - float16 weights with float32 master copies: mp_sgd_mom_update per
     weight and multi_mp_sgd_mom_update for all.
 PyTorch: torch.optim.SGD(momentum=0.9, fused=True) (nesterov=True for NAG)
@@ -61,6 +63,8 @@ _SCRIPT = textwrap.dedent("""
     mom_kw = dict(momentum=0.9, num_weights=n)
     flat = [x for k in range(n) for x in (ws[k], gs[k], moms[k])]
     flat_mp = [x for k in range(n) for x in (w16[k], g16[k], mom32[k], w32[k])]
+    flat_adam = [x for k in range(n) for x in (ws[k], gs[k], means[k], vars_[k])]
+    rescale = nd.array([1.0], dtype="float32")
     def once(fn):
         return lambda: (fn(), nd.waitall())
 """) + WORKER_TIMER + textwrap.dedent("""
@@ -79,6 +83,11 @@ _SCRIPT = textwrap.dedent("""
         "preloaded_sgd_mom": best(once(lambda: nd.preloaded_multi_sgd_mom_update(
             *flat, lr_arr, wd_arr, out=ws, **mom_kw))),
         "multi_sum_sq": best(once(lambda: nd.multi_sum_sq(*ws, num_arrays=n))),
+        "multi_lamb": best(once(lambda: nd._internal._multi_lamb_update(
+            *flat_adam, learning_rates=lrs, wds=wds, step_count=[3] * n, num_tensors=n,
+            out=ws))),
+        "multi_adamw": best(once(lambda: nd._internal._multi_adamw_update(
+            *flat_adam, rescale, lrs=lrs, wds=wds, etas=[1.0] * n, num_weights=n, out=ws))),
         "mp_sgd_mom": best(per_weight(lambda k: nd.mp_sgd_mom_update(
             w16[k], g16[k], mom32[k], w32[k], lr=lrs[k], momentum=0.9, wd=1e-4,
             out=w16[k]))),
@@ -119,6 +128,8 @@ CASES = [("sgd_mom", "sgd_mom_update x10"),
          ("multi_sgd_mom", "multi_sgd_mom_update (10 in 1 call)"),
          ("preloaded_sgd_mom", "preloaded_multi_sgd_mom_update"),
          ("multi_sum_sq", "multi_sum_sq of 10"),
+         ("multi_lamb", "_multi_lamb_update (10 in 1 call)"),
+         ("multi_adamw", "_multi_adamw_update (10 in 1 call)"),
          ("mp_sgd_mom", "mp_sgd_mom_update x10 (float16)"),
          ("multi_mp_sgd_mom", "multi_mp_sgd_mom_update (float16)")]
 

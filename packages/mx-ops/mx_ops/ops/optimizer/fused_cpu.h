@@ -252,26 +252,23 @@ struct LambPhase1 {   // a = beta1, b = beta2, c = epsilon, t, flag = bias_corre
   typedef typename std::conditional<MP, float, T>::type S;
   typedef S Out;
   Hyper<A> h;
+  // keep: 1 - beta^t with bias_correction, else 1 (an exact division, so
+  // that the loop has no branch and vectorizes)
   A beta1, beta2, eps, keep1, keep2;
-  bool bias;
   const T *w, *g;
   S *mean, *var;
   const float *w32;
   LambPhase1(const FusedParam &p, MXOpCall *c)
       : h(p), beta1(A(p.a)), beta2(A(p.b)), eps(A(p.c)),
-        keep1(A(1) - A(std::pow(A(p.a), A(p.t)))), keep2(A(1) - A(std::pow(A(p.b), A(p.t)))),
-        bias(p.flag != 0),
+        keep1(p.flag ? A(1) - A(std::pow(A(p.a), A(p.t))) : A(1)),
+        keep2(p.flag ? A(1) - A(std::pow(A(p.b), A(p.t))) : A(1)),
         w(fused_arg<T>(c, 0)), g(fused_arg<T>(c, 1)), mean(fused_arg<S>(c, 2)),
         var(fused_arg<S>(c, 3)), w32(MP ? fused_arg<float>(c, 4) : nullptr) {}
   A operator()(int64_t i) const {
     const A gr = h.grad(A(g[i]));
     mean[i] = S(beta1 * A(mean[i]) + (A(1) - beta1) * gr);
     var[i] = S(beta2 * A(var[i]) + (A(1) - beta2) * gr * gr);
-    A m = A(mean[i]), v = A(var[i]);
-    if (bias) {
-      m = m / keep1;
-      v = v / keep2;
-    }
+    const A m = A(mean[i]) / keep1, v = A(var[i]) / keep2;
     const A wv = MP ? A(w32[i]) : A(w[i]);
     return m / (std::sqrt(v) + eps) + h.wd * wv;
   }

@@ -71,5 +71,46 @@ static double sum_sq_range(const T *x, int64_t b, int64_t e) {
   return s;
 }
 
+// AdamW (LAMB = false: writes the new weight per STORE) or LAMB's phase 1
+// (LAMB = true: writes the step into st) over one weight's [b, e).  A: the
+// compute type; M: the moments' (and the step's); MP: on w32.  q: beta1,
+// beta2, epsilon, clip, rescale, lr, wd, eta or the bias divisors keep1, keep2.
+template <typename T, typename A, typename M, bool MP, bool LAMB, int STORE>
+static void adam_range(const double *q, const T *w, const T *g, M *mean, M *var, float *w32,
+                       M *st, T *out, int64_t b, int64_t e) {
+  const A b1 = A(q[0]), b2 = A(q[1]), eps = A(q[2]), clip = A(q[3]), rescale = A(q[4]);
+  const A lr = A(q[5]), wd = A(q[6]), eta = A(q[7]), keep1 = A(q[8]), keep2 = A(q[9]);
+  const bool clipping = q[3] >= 0;
+#pragma GCC ivdep
+  for (int64_t i = b; i < e; ++i) {
+    A gr = rescale * A(g[i]);
+    if (clipping) gr = opt_clip(gr, clip);
+    mean[i] = M(b1 * A(mean[i]) + (A(1) - b1) * gr);
+    var[i] = M(b2 * A(var[i]) + (A(1) - b2) * gr * gr);
+    const A wv = MP ? A(w32[i]) : A(w[i]);
+    if constexpr (LAMB) {
+      st[i] = M(A(mean[i]) / keep1 / (std::sqrt(A(var[i]) / keep2) + eps) + wd * wv);
+    } else {
+      const A nw = wv - eta * (lr * A(mean[i]) / (std::sqrt(A(var[i])) + eps) + wd * wv);
+      if constexpr (MP) w32[i] = float(nw);
+      if constexpr (STORE == 1) out[i] = T(nw);
+      if constexpr (STORE == 2) out[i] = T(A(out[i]) + nw);
+    }
+  }
+}
+
+// LAMB's phase 2 over [b, e): w - lr*st (lr holds the trust ratio).
+template <typename T, typename A, typename M, bool MP, int STORE>
+static void lamb_apply_range(A lr, const T *w, float *w32, const M *st, T *out, int64_t b,
+                             int64_t e) {
+#pragma GCC ivdep
+  for (int64_t i = b; i < e; ++i) {
+    const A nw = (MP ? A(w32[i]) : A(w[i])) - lr * A(st[i]);
+    if constexpr (MP) w32[i] = float(nw);
+    if constexpr (STORE == 1) out[i] = T(nw);
+    if constexpr (STORE == 2) out[i] = T(A(out[i]) + nw);
+  }
+}
+
 }  // namespace MX_FUSED_NS
 }  // namespace mxop

@@ -21,6 +21,7 @@ from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, compute
                                   register)
 from mx_ops.ops.optimizer._fused_cpu import kernels
 from mx_ops.ops.optimizer.optimizer import _COMMON
+from mx_storage.resource import ResourceRequest
 
 _GPU = "mx_ops.ops.optimizer._fused_gpu"
 _KERNELS = kernels()
@@ -177,6 +178,12 @@ def _partial_types(name):
     return rule
 
 
+def _steps_bytes(per):
+    """The workspace of a LAMB call: its steps, 8 bytes per weight element (a
+    double for float64 weights); the context's pooled temporary space."""
+    return lambda params, shapes: 8 * sum(int(np.prod(s)) for s in shapes[::per])
+
+
 _DOCS = {
     False: "Update function for AdamW optimizer on num_weights weights in one call: mean = "
            "beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip("
@@ -187,6 +194,8 @@ _DOCS = {
           "(clipped to lower_bound, upper_bound), r2 = |g|."}
 
 for _name, _spec in SPECS.items():
+    _temp = dict(resources=(ResourceRequest.TEMP_SPACE,),
+                 workspace=_steps_bytes(len(_spec.per_weight))) if _spec.lamb else {}
     register(OpDef(
         _name, arguments=("data",), var_inputs=True, list_input_names=_spec.input_names,
         outputs=lambda p, _c=_spec.count: ["output"] if p[_c] == 1 else
@@ -196,7 +205,7 @@ for _name, _spec in SPECS.items():
         compute=computes(_KERNELS["multi_lamb" if _spec.lamb else "multi_adamw"],
                          gpu_compute(_GPU, "multi_adam_compute", _name)),
         pack_params=lambda p, s, _n=_name: pack(_n, p), mutate_inputs=_spec.mutated,
-        differentiable=False,
+        differentiable=False, **_temp,
         doc=_DOCS[_spec.lamb] + (" Mixed precision: in float on weight32 (float32 mean, var) "
                                  "unless the weights are float32." if _spec.mp else "")))
     set_infer_shape_partial(_name, _partial_shapes(_name))

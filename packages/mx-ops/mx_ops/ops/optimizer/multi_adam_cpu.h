@@ -47,36 +47,38 @@ struct AdamSlots {
         w32(mp ? static_cast<float *>(c->inputs[k * per + 4].dptr) : nullptr) {}
 };
 
-template <typename A>
-static inline A adam_grad(const MultiAdamParam &p, A rescale, A g) {
-  const A r = rescale * g;
-  return p.clip_gradient >= 0 ? opt_clip(r, A(p.clip_gradient)) : r;
+// Runs adam_range over weight k's [b, e) in the instruction set's copy, with
+// STORE from the output's req (LAMB's phase 1 stores no weight).
+template <typename T, typename A, typename M, bool MP, bool LAMB>
+static void adam_part(const double *q, const AdamSlots<T, M> &s, M *st, MXOpCall *c, int k,
+                      int64_t b, int64_t e) {
+  const bool avx2 = fused_avx2_ok();
+  T *out = static_cast<T *>(c->outputs[k].dptr);
+  const int32_t req = LAMB ? MX_REQ_NULL : c->req[k];
+  if (req == MX_REQ_NULL)
+    MX_FUSED_ISA_CALL(avx2, (adam_range<T, A, M, MP, LAMB, 0>(q, s.w, s.g, s.mean, s.var,
+                                                               s.w32, st, out, b, e)));
+  else if (req == MX_REQ_ADD)
+    MX_FUSED_ISA_CALL(avx2, (adam_range<T, A, M, MP, LAMB, 2>(q, s.w, s.g, s.mean, s.var,
+                                                               s.w32, st, out, b, e)));
+  else
+    MX_FUSED_ISA_CALL(avx2, (adam_range<T, A, M, MP, LAMB, 1>(q, s.w, s.g, s.mean, s.var,
+                                                               s.w32, st, out, b, e)));
 }
 
 template <typename T, bool MP>
-static void multi_adamw_typed(const MultiAdamParam &p, MXOpCall *c, double rescale_d) {
+static void multi_adamw_typed(const MultiAdamParam &p, MXOpCall *c, double rescale) {
   typedef typename std::conditional<MP, float, typename NnAcc<T>::type>::type A;
   typedef typename std::conditional<MP, float, T>::type M;
   const int n = p.num_weights, per = p.per_weight;
   const double *rates = reinterpret_cast<const double *>(&p + 1);
-  const A b1 = A(p.beta1), b2 = A(p.beta2), eps = A(p.epsilon), rescale = A(rescale_d);
   std::vector<int64_t> sizes(n);
   for (int k = 0; k < n; ++k) sizes[k] = mx_tblob_size(&c->inputs[k * per]);
   multi_for(sizes, [&](size_t k, int64_t b, int64_t e) {
     const AdamSlots<T, M> s(c, int(k), per, MP);
-    const A lr = A(rates[k]), wd = A(rates[n + k]), eta = A(rates[2 * n + k]);
-    T *out = static_cast<T *>(c->outputs[k].dptr);
-    const int32_t req = c->req[k];
-    for (int64_t i = b; i < e; ++i) {
-      const A gr = adam_grad(p, rescale, A(s.g[i]));
-      s.mean[i] = M(b1 * A(s.mean[i]) + (A(1) - b1) * gr);
-      s.var[i] = M(b2 * A(s.var[i]) + (A(1) - b2) * gr * gr);
-      const A wv = MP ? A(s.w32[i]) : A(s.w[i]);
-      const A nw = wv - eta * (lr * A(s.mean[i]) / (std::sqrt(A(s.var[i])) + eps) + wd * wv);
-      if (MP) s.w32[i] = float(nw);
-      if (req == MX_REQ_ADD) out[i] = T(A(out[i]) + nw);
-      else if (req != MX_REQ_NULL) out[i] = T(nw);
-    }
+    const double q[10] = {p.beta1, p.beta2, p.epsilon, p.clip_gradient, rescale, rates[k],
+                          rates[n + k], rates[2 * n + k], 1.0, 1.0};
+    adam_part<T, A, M, MP, false>(q, s, nullptr, c, int(k), b, e);
   });
 }
 
@@ -122,13 +124,12 @@ static std::vector<double> chunked_sum_sq(const std::vector<const X *> &xs,
 }
 
 template <typename T, bool MP>
-static void multi_lamb_typed(const MultiAdamParam &p, MXOpCall *c) {
+static int multi_lamb_typed(const MultiAdamParam &p, MXOpCall *c) {
   typedef typename std::conditional<MP, float, typename NnAcc<T>::type>::type A;
   typedef typename std::conditional<MP, float, T>::type M;
   typedef typename std::conditional<MP, float, T>::type W;   // the weight the norm reads
   const int n = p.num_weights, per = p.per_weight;
   const double *rates = reinterpret_cast<const double *>(&p + 1);
-  const A b1 = A(p.beta1), b2 = A(p.beta2), eps = A(p.epsilon), rescale = A(p.rescale_grad);
   std::vector<int64_t> sizes(n), start(n + 1, 0);
   std::vector<const W *> weights(n);
   for (int k = 0; k < n; ++k) {
@@ -136,30 +137,24 @@ static void multi_lamb_typed(const MultiAdamParam &p, MXOpCall *c) {
     start[k + 1] = start[k] + sizes[k];
     weights[k] = static_cast<const W *>(c->inputs[k * per + (MP ? 4 : 0)].dptr);
   }
-  // Phase 1 into one scratch of every weight's step, in the step's type (T,
-  // or float when mixed precision).
-  std::vector<M> step(start[n]);
+  // Phase 1 writes every weight's step into the workspace (the context's
+  // pooled temporary space), in the moments' type.
+  if (c->workspace_size < start[n] * int64_t(sizeof(M))) {
+    c->error = "_multi_lamb_update: the workspace is smaller than the steps";
+    return -1;
+  }
+  M *step = static_cast<M *>(c->workspace);
   multi_for(sizes, [&](size_t k, int64_t b, int64_t e) {
     const AdamSlots<T, M> s(c, int(k), per, MP);
-    const A wd = A(rates[n + k]);
     const double t = rates[2 * n + k];
-    const A keep1 = A(1) - A(std::pow(A(p.beta1), A(t))), keep2 = A(1) - A(std::pow(A(p.beta2), A(t)));
-    M *st = step.data() + start[k];
-    for (int64_t i = b; i < e; ++i) {
-      const A gr = adam_grad(p, rescale, A(s.g[i]));
-      s.mean[i] = M(b1 * A(s.mean[i]) + (A(1) - b1) * gr);
-      s.var[i] = M(b2 * A(s.var[i]) + (A(1) - b2) * gr * gr);
-      A m = A(s.mean[i]), v = A(s.var[i]);
-      if (p.bias_correction) {
-        m = m / keep1;
-        v = v / keep2;
-      }
-      const A wv = MP ? A(s.w32[i]) : A(s.w[i]);
-      st[i] = M(m / (std::sqrt(v) + eps) + wd * wv);
-    }
+    const double keep1 = p.bias_correction ? double(A(1) - A(std::pow(A(p.beta1), A(t)))) : 1.0;
+    const double keep2 = p.bias_correction ? double(A(1) - A(std::pow(A(p.beta2), A(t)))) : 1.0;
+    const double q[10] = {p.beta1, p.beta2, p.epsilon, p.clip_gradient, p.rescale_grad, 0.0,
+                          rates[n + k], 0.0, keep1, keep2};
+    adam_part<T, A, M, MP, true>(q, s, step + start[k], c, int(k), b, e);
   });
   std::vector<const M *> steps(n);
-  for (int k = 0; k < n; ++k) steps[k] = step.data() + start[k];
+  for (int k = 0; k < n; ++k) steps[k] = step + start[k];
   const std::vector<double> r1s = chunked_sum_sq(weights, sizes);
   const std::vector<double> r2s = chunked_sum_sq(steps, sizes);
   // Phase 2: each weight's trust ratio (in float, as MXNet's norms are).
@@ -172,26 +167,29 @@ static void multi_lamb_typed(const MultiAdamParam &p, MXOpCall *c) {
     const float lr = float(rates[k]);
     lrs[k] = A(r1 == 0.0f || r2 == 0.0f ? lr : lr * r1 / r2);
   }
+  const bool avx2 = fused_avx2_ok();
   multi_for(sizes, [&](size_t k, int64_t b, int64_t e) {
     const AdamSlots<T, M> s(c, int(k), per, MP);
-    const M *st = step.data() + start[k];
+    const M *st = step + start[k];
     T *out = static_cast<T *>(c->outputs[k].dptr);
-    const int32_t req = c->req[k];
-    for (int64_t i = b; i < e; ++i) {
-      const A nw = (MP ? A(s.w32[i]) : A(s.w[i])) - lrs[k] * A(st[i]);
-      if (MP) s.w32[i] = float(nw);
-      if (req == MX_REQ_ADD) out[i] = T(A(out[i]) + nw);
-      else if (req != MX_REQ_NULL) out[i] = T(nw);
-    }
+    const A lr = lrs[k];
+    if (c->req[k] == MX_REQ_NULL)
+      MX_FUSED_ISA_CALL(avx2, (lamb_apply_range<T, A, M, MP, 0>(lr, s.w, s.w32, st, out, b, e)));
+    else if (c->req[k] == MX_REQ_ADD)
+      MX_FUSED_ISA_CALL(avx2, (lamb_apply_range<T, A, M, MP, 2>(lr, s.w, s.w32, st, out, b, e)));
+    else
+      MX_FUSED_ISA_CALL(avx2, (lamb_apply_range<T, A, M, MP, 1>(lr, s.w, s.w32, st, out, b, e)));
   });
+  return 0;
 }
 
-// Inputs per tensor (weight, grad, mean, var[, weight32]); outputs the new weights.
+// Inputs per tensor (weight, grad, mean, var[, weight32]); outputs the new
+// weights; the workspace holds the steps (multi_adam.py sizes it).
 static int multi_lamb_update(MXOpCall *c) {
   const MultiAdamParam &p = *static_cast<const MultiAdamParam *>(c->params);
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, {
-    if (p.mp && !std::is_same<T, float>::value) multi_lamb_typed<T, true>(p, c);
-    else multi_lamb_typed<T, false>(p, c);
+    if (p.mp && !std::is_same<T, float>::value) return multi_lamb_typed<T, true>(p, c);
+    return multi_lamb_typed<T, false>(p, c);
   });
   return 0;
 }
