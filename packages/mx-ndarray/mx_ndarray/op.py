@@ -4271,7 +4271,7 @@ def mp_lamb_update_phase2(weight=None, g=None, r1=None, r2=None, weight32=None, 
 
 def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
     """
-    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom (whose weight decay always reads the new weight32, as MXNet 1.9.1's). Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
 
     Parameters
     ----------
@@ -4670,7 +4670,7 @@ def multi_sum_sq(*data, out=None, name=None, **kwargs):
 
 def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
     """
-    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + momentum*mom - s.
+    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); weight' = weight + momentum*(momentum*mom - s) - s; mom = momentum*mom - lr*(clip(rescale_grad*grad) + wd*w) where w is weight', as MXNet 1.9.1 reads it back, when the output is the weight itself (out=weight), else weight.
 
     Parameters
     ----------

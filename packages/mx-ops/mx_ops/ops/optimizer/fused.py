@@ -1,17 +1,18 @@
 """The single-weight fused updates that MXNet 1.9.1's optimizers call beyond
 sgd/adam/rmsprop/ftrl: nag_mom_update, signsgd_update, signum_update,
-ftml_update, rmspropalex_update, lamb_update_phase1/2, and the
-multi-precision mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update,
-mp_lamb_update_phase1/2, with MXNet's names, parameters (order, defaults),
-inputs and formulas (fused_cpu.h states them).
+ftml_update, rmspropalex_update, lamb_update_phase1/2, _adamw_update
+(mx.nd.contrib.adamw_update's operator), and the multi-precision
+mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update, mp_lamb_update_phase1/2,
+_mp_adamw_update, with MXNet's names, parameters (order, defaults), inputs
+and formulas (fused_cpu.h states them).
 
 The states are written in place (``mutate_inputs``); the output is the new
 weight and may be the weight itself (``out=weight``), except
 lamb_update_phase1's, which is the step LAMB's phase 2 scales.  The mp_
-variants keep a float32 master copy ``weight32`` (their last input, and
-float32 momenta and moments) for float16 weights: they compute in float on
-it, update it (but mp_lamb_update_phase2, which MXNet 1.9.1 has read it
-only) and write the weight's dtype.  None is differentiable."""
+variants keep a float32 master copy ``weight32`` (and float32 momenta and
+moments) for float16 weights: they compute in float on it, update it
+(mp_lamb_update_phase2 only reads it, as MXNet 1.9.1's does) and write the
+weight's dtype.  None is differentiable."""
 import struct
 
 import numpy as np
@@ -110,13 +111,16 @@ SPECS = {
     "nag_mom_update": Spec(
         ("weight", "grad", "mom"), _sgd_like(_MOMENTUM), ("momentum",), mutate=(2,),
         doc="Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip("
-            "rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + "
-            "momentum*mom - s."),
+            "rescale_grad*grad) + wd*weight); weight' = weight + momentum*(momentum*mom - s) "
+            "- s; mom = momentum*mom - lr*(clip(rescale_grad*grad) + wd*w) where w is "
+            "weight', as MXNet 1.9.1 reads it back, when the output is the weight itself "
+            "(out=weight), else weight."),
     "mp_nag_mom_update": Spec(
         ("weight", "grad", "mom", "weight32"), _sgd_like(_MOMENTUM), ("momentum",),
         fp32=(2, 3), mutate=(2, 3),
         doc="Update function for multi-precision Nesterov Accelerated Gradient (NAG): "
-            "nag_mom_update on weight32 with a float32 mom." + _MP_DOC),
+            "nag_mom_update on weight32 with a float32 mom (whose weight decay always reads "
+            "the new weight32, as MXNet 1.9.1's)." + _MP_DOC),
     "mp_sgd_update": Spec(
         ("weight", "grad", "weight32"), _sgd_like(trailing=_LAZY), fp32=(2,), mutate=(2,),
         doc="Updater function for multi-precision sgd optimizer: weight32 = (1 - lr*wd)*"

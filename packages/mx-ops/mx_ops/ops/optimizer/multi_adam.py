@@ -13,19 +13,16 @@ import struct
 import numpy as np
 
 from mx_ops.core._limits import MAX_COUNT
-from mx_ops.core._nn_common import FLOATS
 from mx_ops.core._params import Param, ParamError
-from mx_ops.core.partial_infer import (same_shape, set_infer_shape_partial,
-                                       set_infer_type_partial)
-from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
-                                  register)
+from mx_ops.core.partial_infer import set_infer_shape_partial, set_infer_type_partial
+from mx_ops.core.registry import OpDef, ShapeError, computes, gpu_compute, register
 from mx_ops.ops.optimizer._fused_cpu import kernels
+from mx_ops.ops.optimizer.multi import check_group_types, group_shape_rule, group_type_rule
 from mx_ops.ops.optimizer.optimizer import _COMMON
 from mx_storage.resource import ResourceRequest
 
 _GPU = "mx_ops.ops.optimizer._fused_gpu"
 _KERNELS = kernels()
-F32 = "float32"
 
 
 def _f(default, doc):
@@ -127,55 +124,21 @@ def _shapes(name):
     return infer
 
 
+def _fp32(spec):
+    """Whether input i of n weights is float32: the mp_ states, and the mp_
+    form's rescale_grad (the plain one's has the weights' dtype)."""
+    per = len(spec.per_weight)
+    return lambda i, n: spec.fp32(i % per) if i < n * per else spec.mp
+
+
 def _types(name):
+    spec = SPECS[name]
+
     def infer(params, dtypes):
-        spec, n, per = _check(name, params, dtypes)
-        names, w = spec.input_names(params), dtypes[0]
-        if w not in FLOATS:
-            raise TypeInferenceError(f"{name}: argument 'weight_0' has dtype {w}; supported: "
-                                     f"{', '.join(FLOATS)}")
-        for i, d in enumerate(dtypes):
-            # rescale_grad: the weights' dtype, float32 for the mp_ form (MXNet's rules)
-            fp32 = spec.fp32(i % per) if i < n * per else spec.mp
-            want = F32 if fp32 else w
-            if d != want:
-                raise TypeInferenceError(f"{name}: argument '{names[i]}' has dtype {d}; "
-                                         f"expected {want}")
-        return [w] * n
+        _, n, _ = _check(name, params, dtypes)
+        return check_group_types(name, spec.input_names(params), dtypes, n,
+                                 lambda i: _fp32(spec)(i, n))
     return infer
-
-
-def _partial_shapes(name):
-    spec = SPECS[name]
-    per = len(spec.per_weight)
-
-    def rule(params, ins, outs):
-        for k in range(params[spec.count]):
-            same_shape(list(range(k * per, (k + 1) * per)), [k])(params, ins, outs)
-        return ins, outs
-    return rule
-
-
-def _partial_types(name):
-    spec = SPECS[name]
-    per = len(spec.per_weight)
-
-    def rule(params, ins, outs):
-        n = params[spec.count]
-        plain = [i for i in range(n * per) if not spec.fp32(i % per)]
-        if not spec.lamb and not spec.mp:
-            plain.append(n * per)
-        for i in range(len(ins)):
-            if i not in plain:
-                ins.assign(i, F32, why="a float32 input")
-        known = next((v for v in [ins[i] for i in plain] + list(outs) if v is not None), None)
-        if known is not None:
-            for i in plain:
-                ins.assign(i, known)
-            for k in range(len(outs)):
-                outs.assign(k, known)
-        return ins, outs
-    return rule
 
 
 def _steps_bytes(per):
@@ -208,5 +171,6 @@ for _name, _spec in SPECS.items():
         differentiable=False, **_temp,
         doc=_DOCS[_spec.lamb] + (" Mixed precision: in float on weight32 (float32 mean, var) "
                                  "unless the weights are float32." if _spec.mp else "")))
-    set_infer_shape_partial(_name, _partial_shapes(_name))
-    set_infer_type_partial(_name, _partial_types(_name))
+    set_infer_shape_partial(_name, group_shape_rule(len(_spec.per_weight), _spec.count))
+    set_infer_type_partial(_name, group_type_rule(len(_spec.per_weight), _spec.count,
+                                                  _fp32(_spec)))
