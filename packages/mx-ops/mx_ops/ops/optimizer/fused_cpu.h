@@ -1,7 +1,7 @@
 // The single-weight fused updates beyond optimizer_cpu.h's, with MXNet
-// 1.9.1's formulas (src/operator/optimizer_op-inl.h).  g' is the scaled
-// gradient rescale_grad*g, clipped to [-clip_gradient, clip_gradient] when
-// clip_gradient >= 0.
+// 1.9.1's formulas (src/operator/optimizer_op-inl.h, contrib/adamw-inl.h).
+// g' is the scaled gradient rescale_grad*g, clipped to [-clip_gradient,
+// clip_gradient] when clip_gradient >= 0.
 //   nag_mom_update:     s = lr*(g' + wd*w);  w' = w + momentum*(momentum*mom - s) - s
 //                       mom = momentum*mom - lr*(g' + wd*w'')  where w'' is w' when the
 //                       output is the weight (always for mp_), else w (see NagMom)
@@ -17,20 +17,19 @@
 //   lamb_update_phase1: mean = b1*mean + (1-b1)*g';  var = b2*var + (1-b2)*g'^2
 //                       out = mean^/(sqrt(var^) + eps) + wd*w   (^: divided by 1 - b^t when
 //                       bias_correction)
-//   _adamw_update: g' with rescale_grad from its float32 input; mean, var as Adam;
-//                       w = w - eta*(lr*mean/(sqrt(var) + eps) + wd*w); nothing is
-//                       written when rescale_grad is NaN, Inf or 0
 //   lamb_update_phase2: r1' = r1 clipped to [lower_bound, upper_bound] (each when >= 0);
-//                       w = w - lr*(r1'/r2)*g (lr alone when r1' or r2 is 0); the mp_
-//                       variant reads weight32 and leaves it as it is, as MXNet's does
+//                       w = w - lr*(r1'/r2)*g (lr alone when r1' or r2 is 0)
+//   _adamw_update:      g' with rescale_grad from its float32 input; mean, var as Adam's;
+//                       w = w - eta*(lr*mean/(sqrt(var) + eps) + wd*w); nothing is written
+//                       when rescale_grad is NaN, Inf or 0
 // The mp_ variants (mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update,
-// mp_lamb_update_phase1/2) compute in float on the float32 master copy
-// weight32 (their last input, updated in place but by mp_lamb_update_phase2,
-// as are float32 momenta and moments); their output is the new weight in the weight's dtype
-// (mp_lamb_update_phase1's is float32).  The others compute in the weight's
-// dtype (float for float16) and store the states in it.  The output may be
-// the weight itself: each element reads its inputs before its output is
-// stored.
+// mp_lamb_update_phase1/2, _mp_adamw_update) compute in float on the
+// float32 master copy weight32 with float32 momenta and moments, all updated
+// in place (mp_lamb_update_phase2 only reads weight32, as MXNet's does);
+// their output is the new weight in the weight's dtype (float32 for
+// mp_lamb_update_phase1).  The others compute in the weight's dtype (float
+// for float16) and store the states in it.  The output may be the weight
+// itself: each element reads its inputs before its output is stored.
 #ifndef MX_OPS_FUSED_CPU_H_
 #define MX_OPS_FUSED_CPU_H_
 
