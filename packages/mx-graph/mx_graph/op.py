@@ -3167,7 +3167,8 @@ def ftml_update(weight=None, grad=None, d=None, v=None, z=None, lr=_NULL, beta1=
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     d : Symbol, optional
         FTML's internal state d_t, updated in place.  Left out, it is a new
         variable named '<name>_d'.
@@ -3427,7 +3428,8 @@ def lamb_update_phase1(weight=None, grad=None, mean=None, var=None, beta1=_NULL,
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mean : Symbol, optional
         Moving mean, updated in place.  Left out, it is a new variable named
         '<name>_mean'.
@@ -4309,7 +4311,8 @@ def mp_lamb_update_phase1(weight=None, grad=None, mean=None, var=None, weight32=
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mean : Symbol, optional
         Moving mean, updated in place.  Left out, it is a new variable named
         '<name>_mean'.
@@ -4396,7 +4399,7 @@ def mp_lamb_update_phase2(weight=None, g=None, r1=None, r2=None, weight32=None, 
 
 def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
     """
-    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom (whose weight decay always reads the new weight32, as MXNet 1.9.1's). Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
 
     Parameters
     ----------
@@ -4404,7 +4407,8 @@ def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL,
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mom : Symbol, optional
         Momentum, updated in place.  Left out, it is a new variable named
         '<name>_mom'.
@@ -4447,7 +4451,8 @@ def mp_sgd_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL,
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mom : Symbol, optional
         Momentum, updated in place.  Left out, it is a new variable named
         '<name>_mom'.
@@ -4492,7 +4497,8 @@ def mp_sgd_update(weight=None, grad=None, weight32=None, lr=_NULL, wd=_NULL, res
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     weight32 : Symbol, optional
         The float32 master copy of weight, updated in place.  Left out, it is a
         new variable named '<name>_weight32'.
@@ -4763,7 +4769,7 @@ def multi_sum_sq(*data, name=None, attr=None, **kwargs):
 
 def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
     """
-    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + momentum*mom - s.
+    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); weight' = weight + momentum*(momentum*mom - s) - s; mom = momentum*mom - lr*(clip(rescale_grad*grad) + wd*w) where w is weight', as MXNet 1.9.1 reads it back, when the output is the weight itself (out=weight), else weight.
 
     Parameters
     ----------
@@ -4771,7 +4777,8 @@ def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, w
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mom : Symbol, optional
         Momentum, updated in place.  Left out, it is a new variable named
         '<name>_mom'.
@@ -5732,7 +5739,8 @@ def rmspropalex_update(weight=None, grad=None, n=None, g=None, delta=None, lr=_N
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     n : Symbol, optional
         The moving average of squared gradients, updated in place.  Left out,
         it is a new variable named '<name>_n'.
@@ -6307,7 +6315,8 @@ def signsgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NUL
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     lr : float
         Learning rate.
     wd : float, optional, default=0.0
@@ -6342,7 +6351,8 @@ def signum_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd
         Weight; the output is its update (out=weight updates it in place).
         Left out, it is a new variable named '<name>_weight'.
     grad : Symbol, optional
-        Gradient.  Left out, it is a new variable named '<name>_grad'.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).  Left
+        out, it is a new variable named '<name>_grad'.
     mom : Symbol, optional
         Momentum, updated in place.  Left out, it is a new variable named
         '<name>_mom'.

@@ -118,6 +118,12 @@ def create(op_name, args, sym_kwargs, params, name=None, attr=None):
             raise TypeError(f"{op.name}: takes its inputs positionally, got keyword "
                             f"input(s) {sorted(sym_kwargs)}")
         entries = [_single(op, f"arg{i}", a) for i, a in enumerate(args)]
+        if op.var_inputs and entries:
+            # nnvm's Compose: the inputs not given become variables (the
+            # trailing lrs, wds of preloaded_multi_sgd_update(w, g))
+            names = op.input_names(op.parse_params(op_params))
+            entries += [NodeEntry(Node(None, f"{node_name}_{arg}", {}, (), dict(attrs)), 0)
+                        for arg in names[len(entries):]]
         parsed = op.parse_call(op_params, len(entries))
         if op.key_var_num_args is not None:
             attrs.setdefault(op.key_var_num_args, str(len(entries)))

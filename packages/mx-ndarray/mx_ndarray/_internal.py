@@ -13,29 +13,29 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_LesserScalar', '_Maximum', '_MaximumScalar', '_Minimum', '_MinimumScalar', '_Minus',
  '_MinusScalar', '_Mod', '_ModScalar', '_Mul', '_MulScalar', '_NotEqualScalar', '_Plus',
  '_PlusScalar', '_Power', '_PowerScalar', '_RDivScalar', '_RMinusScalar', '_RModScalar',
- '_RPowerScalar', '_add', '_arange', '_backward_Activation', '_backward_BatchNorm',
- '_backward_BatchNorm_v1', '_backward_BilinearSampler', '_backward_Cast', '_backward_Concat',
- '_backward_Convolution', '_backward_Correlation', '_backward_Custom',
- '_backward_CustomFunction', '_backward_Deconvolution', '_backward_Dropout',
- '_backward_Embedding', '_backward_FullyConnected', '_backward_GridGenerator',
- '_backward_GroupNorm', '_backward_InstanceNorm', '_backward_L2Normalization', '_backward_LRN',
- '_backward_LayerNorm', '_backward_LeakyReLU', '_backward_LinearRegressionOutput',
- '_backward_LogisticRegressionOutput', '_backward_MAERegressionOutput', '_backward_MakeLoss',
- '_backward_Pad', '_backward_Pooling', '_backward_RNN', '_backward_ROIAlign',
- '_backward_ROIPooling', '_backward_SVMOutput', '_backward_SequenceLast',
- '_backward_SoftmaxActivation', '_backward_SoftmaxOutput', '_backward_SpatialTransformer',
- '_backward_UpSampling', '_backward_broadcast_axis', '_backward_cast',
- '_backward_contrib_AdaptiveAvgPooling2D', '_backward_contrib_BilinearResize2D',
- '_backward_contrib_boolean_mask', '_backward_ctc_loss', '_backward_diag', '_backward_dot',
- '_backward_gamma', '_backward_gammaln', '_backward_gather_nd', '_backward_hard_sigmoid',
- '_backward_im2col', '_backward_interleaved_matmul_encdec_qk',
- '_backward_interleaved_matmul_encdec_valatt', '_backward_interleaved_matmul_selfatt_qk',
- '_backward_interleaved_matmul_selfatt_valatt', '_backward_linalg_det',
- '_backward_linalg_gelqf', '_backward_linalg_potrf', '_backward_linalg_potri',
- '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag', '_backward_linalg_syevd',
- '_backward_linear_reg_out', '_backward_log_softmax', '_backward_logistic_reg_out',
- '_backward_mae_reg_out', '_backward_moments', '_backward_pick', '_backward_repeat',
- '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
+ '_RPowerScalar', '_adamw_update', '_add', '_arange', '_backward_Activation',
+ '_backward_BatchNorm', '_backward_BatchNorm_v1', '_backward_BilinearSampler',
+ '_backward_Cast', '_backward_Concat', '_backward_Convolution', '_backward_Correlation',
+ '_backward_Custom', '_backward_CustomFunction', '_backward_Deconvolution',
+ '_backward_Dropout', '_backward_Embedding', '_backward_FullyConnected',
+ '_backward_GridGenerator', '_backward_GroupNorm', '_backward_InstanceNorm',
+ '_backward_L2Normalization', '_backward_LRN', '_backward_LayerNorm', '_backward_LeakyReLU',
+ '_backward_LinearRegressionOutput', '_backward_LogisticRegressionOutput',
+ '_backward_MAERegressionOutput', '_backward_MakeLoss', '_backward_Pad', '_backward_Pooling',
+ '_backward_RNN', '_backward_ROIAlign', '_backward_ROIPooling', '_backward_SVMOutput',
+ '_backward_SequenceLast', '_backward_SoftmaxActivation', '_backward_SoftmaxOutput',
+ '_backward_SpatialTransformer', '_backward_UpSampling', '_backward_broadcast_axis',
+ '_backward_cast', '_backward_contrib_AdaptiveAvgPooling2D',
+ '_backward_contrib_BilinearResize2D', '_backward_contrib_boolean_mask', '_backward_ctc_loss',
+ '_backward_diag', '_backward_dot', '_backward_gamma', '_backward_gammaln',
+ '_backward_gather_nd', '_backward_hard_sigmoid', '_backward_im2col',
+ '_backward_interleaved_matmul_encdec_qk', '_backward_interleaved_matmul_encdec_valatt',
+ '_backward_interleaved_matmul_selfatt_qk', '_backward_interleaved_matmul_selfatt_valatt',
+ '_backward_linalg_det', '_backward_linalg_gelqf', '_backward_linalg_potrf',
+ '_backward_linalg_potri', '_backward_linalg_slogdet', '_backward_linalg_sumlogdiag',
+ '_backward_linalg_syevd', '_backward_linear_reg_out', '_backward_log_softmax',
+ '_backward_logistic_reg_out', '_backward_mae_reg_out', '_backward_moments', '_backward_pick',
+ '_backward_repeat', '_backward_sample_multinomial', '_backward_slice', '_backward_slice_axis',
  '_backward_slice_like', '_backward_smooth_l1', '_backward_softmax',
  '_backward_softmax_cross_entropy', '_backward_softmin', '_backward_take', '_backward_tile',
  '_backward_topk', '_broadcast_reduce_like', '_collapse_sum_like',
@@ -55,18 +55,19 @@ __all__ = ['_CrossDeviceCopy', '_CustomFunction', '_Div', '_DivScalar', '_EqualS
  '_linalg_trmm', '_linalg_trsm', '_linspace', '_logical_and', '_logical_and_scalar',
  '_logical_or', '_logical_or_scalar', '_logical_xor', '_logical_xor_scalar', '_maximum',
  '_maximum_scalar', '_minimum', '_minimum_scalar', '_minus', '_minus_scalar', '_mod',
- '_mod_scalar', '_mul', '_mul_scalar', '_not_equal', '_not_equal_scalar', '_ones', '_plus',
- '_plus_scalar', '_power', '_power_scalar', '_random_exponential', '_random_exponential_like',
- '_random_gamma', '_random_gamma_like', '_random_generalized_negative_binomial',
- '_random_generalized_negative_binomial_like', '_random_negative_binomial',
- '_random_negative_binomial_like', '_random_normal', '_random_normal_like', '_random_poisson',
- '_random_poisson_like', '_random_randint', '_random_uniform', '_random_uniform_like',
- '_ravel_multi_index', '_rdiv_scalar', '_rminus_scalar', '_rmod_scalar', '_rpower_scalar',
- '_sample_exponential', '_sample_gamma', '_sample_generalized_negative_binomial',
- '_sample_multinomial', '_sample_negative_binomial', '_sample_normal', '_sample_poisson',
- '_sample_uniform', '_scatter_set_nd', '_shuffle', '_slice_assign', '_slice_assign_scalar',
- '_sparse_adagrad_update', '_sparse_retain', '_split_v2', '_square_sum', '_sub',
- '_unravel_index', '_zeros']
+ '_mod_scalar', '_mp_adamw_update', '_mul', '_mul_scalar', '_multi_adamw_update',
+ '_multi_lamb_update', '_multi_mp_adamw_update', '_multi_mp_lamb_update', '_not_equal',
+ '_not_equal_scalar', '_ones', '_plus', '_plus_scalar', '_power', '_power_scalar',
+ '_random_exponential', '_random_exponential_like', '_random_gamma', '_random_gamma_like',
+ '_random_generalized_negative_binomial', '_random_generalized_negative_binomial_like',
+ '_random_negative_binomial', '_random_negative_binomial_like', '_random_normal',
+ '_random_normal_like', '_random_poisson', '_random_poisson_like', '_random_randint',
+ '_random_uniform', '_random_uniform_like', '_ravel_multi_index', '_rdiv_scalar',
+ '_rminus_scalar', '_rmod_scalar', '_rpower_scalar', '_sample_exponential', '_sample_gamma',
+ '_sample_generalized_negative_binomial', '_sample_multinomial', '_sample_negative_binomial',
+ '_sample_normal', '_sample_poisson', '_sample_uniform', '_scatter_set_nd', '_shuffle',
+ '_slice_assign', '_slice_assign_scalar', '_sparse_adagrad_update', '_sparse_retain',
+ '_split_v2', '_square_sum', '_sub', '_unravel_index', '_zeros']
 
 
 def _CrossDeviceCopy(data=None, out=None, name=None, **kwargs):
@@ -107,6 +108,63 @@ def _CustomFunction(*data, out=None, name=None, **kwargs):
     out : NDArray or list of NDArray
     """
     return _call_op('_CustomFunction', data, out, kwargs)
+
+
+def _adamw_update(weight=None, grad=None, mean=None, var=None, rescale_grad=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wd=_NULL, eta=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdamW optimizer (mx.nd.contrib.adamw_update): g = clip(rescale_grad*grad); mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2; weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (an input) is NaN, Inf, or 0, the update is skipped: nothing is written.  As in MXNet, grad is left holding clip(rescale_grad*grad).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
+    mean : NDArray
+        Moving mean, updated in place.
+    var : NDArray
+        Moving variance, updated in place.
+    rescale_grad : NDArray
+        Rescale gradient to rescale_grad * grad (float32; its first element).
+        If NaN, Inf, or 0, the update is skipped: nothing is written.
+    lr : float
+        Learning rate.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    eta : float
+        Learning rate schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if eta is not _NULL:
+        kwargs['eta'] = eta
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('_adamw_update', [weight, grad, mean, var, rescale_grad], out, kwargs)
 
 
 def _arange(start=_NULL, stop=_NULL, step=_NULL, repeat=_NULL, infer_range=_NULL, ctx=_NULL, dtype=_NULL, out=None, name=None, **kwargs):
@@ -4178,6 +4236,65 @@ def _mod_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     return _call_op('_mod_scalar', [data], out, kwargs)
 
 
+def _mp_adamw_update(weight=None, grad=None, mean=None, var=None, weight32=None, rescale_grad=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wd=_NULL, eta=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision AdamW optimizer: _adamw_update in float on weight32 with float32 mean and var. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
+    mean : NDArray
+        Moving mean, updated in place.
+    var : NDArray
+        Moving variance, updated in place.
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    rescale_grad : NDArray
+        Rescale gradient to rescale_grad * grad (float32; its first element).
+        If NaN, Inf, or 0, the update is skipped: nothing is written.
+    lr : float
+        Learning rate.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    eta : float
+        Learning rate schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if eta is not _NULL:
+        kwargs['eta'] = eta
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('_mp_adamw_update', [weight, grad, mean, var, weight32, rescale_grad], out, kwargs)
+
+
 def _mul_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     """
     mul(data, scalar), elementwise; the scalar is cast to the array's dtype.
@@ -4202,6 +4319,246 @@ def _mul_scalar(data=None, scalar=_NULL, out=None, name=None, **kwargs):
     if scalar is not _NULL:
         kwargs['scalar'] = scalar
     return _call_op('_mul_scalar', [data], out, kwargs)
+
+
+def _multi_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_adamw_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if etas is not _NULL:
+        kwargs['etas'] = etas
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('_multi_adamw_update', data, out, kwargs)
+
+
+def _multi_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, out=None, name=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_lamb_update(a, b, c)).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if learning_rates is not _NULL:
+        kwargs['learning_rates'] = learning_rates
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if step_count is not _NULL:
+        kwargs['step_count'] = step_count
+    if num_tensors is not _NULL:
+        kwargs['num_tensors'] = num_tensors
+    return _call_op('_multi_lamb_update', data, out, kwargs)
+
+
+def _multi_mp_adamw_update(*data, lrs=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, etas=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for AdamW optimizer on num_weights weights in one call: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad (the last input) is NaN, Inf, or 0, the update is skipped. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_mp_adamw_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wds : tuple of float
+        Weight decays.
+    etas : tuple of float
+        Learning rates schedule multiplier
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if etas is not _NULL:
+        kwargs['etas'] = etas
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('_multi_mp_adamw_update', data, out, kwargs)
+
+
+def _multi_mp_lamb_update(*data, learning_rates=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, wds=_NULL, rescale_grad=_NULL, lower_bound=_NULL, upper_bound=_NULL, clip_gradient=_NULL, bias_correction=_NULL, step_count=_NULL, num_tensors=_NULL, out=None, name=None, **kwargs):
+    """
+    Compute the LAMB updates of multiple weights and grads: lamb_update_phase1 at each tensor's step_count into a step g, then weight -= lr*(r1/r2)*g with r1 = |weight| (clipped to lower_bound, upper_bound), r2 = |g|. Mixed precision: in float on weight32 (float32 mean, var) unless the weights are float32.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        data  Given positionally (_multi_mp_lamb_update(a, b, c)).
+    learning_rates : tuple of float
+        List of learning rates
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        Small value to avoid division by 0.
+    wds : tuple of float
+        List of Weight decays.
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    step_count : Shape(tuple)
+        Step count for each tensor
+    num_tensors : int, optional, default=1, in [1, 1048576]
+        Number of tensors
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if learning_rates is not _NULL:
+        kwargs['learning_rates'] = learning_rates
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if step_count is not _NULL:
+        kwargs['step_count'] = step_count
+    if num_tensors is not _NULL:
+        kwargs['num_tensors'] = num_tensors
+    return _call_op('_multi_mp_lamb_update', data, out, kwargs)
 
 
 def _not_equal(lhs=None, rhs=None, out=None, name=None, **kwargs):

@@ -3076,7 +3076,7 @@ def ftml_update(weight=None, grad=None, d=None, v=None, z=None, lr=_NULL, beta1=
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     d : NDArray
         FTML's internal state d_t, updated in place.
     v : NDArray
@@ -3336,7 +3336,7 @@ def lamb_update_phase1(weight=None, grad=None, mean=None, var=None, beta1=_NULL,
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mean : NDArray
         Moving mean, updated in place.
     var : NDArray
@@ -4178,7 +4178,7 @@ def mp_lamb_update_phase1(weight=None, grad=None, mean=None, var=None, weight32=
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mean : NDArray
         Moving mean, updated in place.
     var : NDArray
@@ -4271,14 +4271,14 @@ def mp_lamb_update_phase2(weight=None, g=None, r1=None, r2=None, weight32=None, 
 
 def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
     """
-    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom (whose weight decay always reads the new weight32, as MXNet 1.9.1's). Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
 
     Parameters
     ----------
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mom : NDArray
         Momentum, updated in place.
     weight32 : NDArray
@@ -4324,7 +4324,7 @@ def mp_sgd_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL,
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mom : NDArray
         Momentum, updated in place.
     weight32 : NDArray
@@ -4374,7 +4374,7 @@ def mp_sgd_update(weight=None, grad=None, weight32=None, lr=_NULL, wd=_NULL, res
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     weight32 : NDArray
         The float32 master copy of weight, updated in place.
     lr : float
@@ -4670,14 +4670,14 @@ def multi_sum_sq(*data, out=None, name=None, **kwargs):
 
 def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
     """
-    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + momentum*mom - s.
+    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); weight' = weight + momentum*(momentum*mom - s) - s; mom = momentum*mom - lr*(clip(rescale_grad*grad) + wd*w) where w is weight', as MXNet 1.9.1 reads it back, when the output is the weight itself (out=weight), else weight.
 
     Parameters
     ----------
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mom : NDArray
         Momentum, updated in place.
     lr : float
@@ -5691,7 +5691,7 @@ def rmspropalex_update(weight=None, grad=None, n=None, g=None, delta=None, lr=_N
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     n : NDArray
         The moving average of squared gradients, updated in place.
     g : NDArray
@@ -6245,7 +6245,7 @@ def signsgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NUL
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     lr : float
         Learning rate.
     wd : float, optional, default=0.0
@@ -6283,7 +6283,7 @@ def signum_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd
     weight : NDArray
         Weight; the output is its update (out=weight updates it in place).
     grad : NDArray
-        Gradient.
+        Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).
     mom : NDArray
         Momentum, updated in place.
     lr : float

@@ -375,6 +375,22 @@ FLOAT_ONLY = {
     "adam_update": {"lr": 0.1}, "ftrl_update": {"lr": 0.1}, "rmsprop_update": {"lr": 0.1},
     "sgd_mom_update": {"lr": 0.1}, "sgd_update": {"lr": 0.1},
     "_sparse_adagrad_update": {"lr": 0.1},
+    **{name: {"lr": 0.1} for name in (
+        "nag_mom_update", "mp_nag_mom_update", "mp_sgd_update", "mp_sgd_mom_update",
+        "signsgd_update", "signum_update", "rmspropalex_update", "lamb_update_phase2",
+        "mp_lamb_update_phase2")},
+    "ftml_update": {"lr": 0.1, "t": 1},
+    "lamb_update_phase1": {"t": 1, "wd": 0.0}, "mp_lamb_update_phase1": {"t": 1, "wd": 0.0},
+    **{name: {"lrs": (0.1,), "wds": (0.0,)} for name in (
+        "multi_sgd_update", "multi_sgd_mom_update", "multi_mp_sgd_update",
+        "multi_mp_sgd_mom_update")},
+    "multi_lars": {"eta": 1.0, "eps": 1e-8},
+    "_adamw_update": {"lr": 0.1, "eta": 1.0},
+    "_mp_adamw_update": {"lr": 0.1, "eta": 1.0},
+    **{name: {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)}
+       for name in ("_multi_adamw_update", "_multi_mp_adamw_update")},
+    **{name: {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (1,)}
+       for name in ("_multi_lamb_update", "_multi_mp_lamb_update")},
     "Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "_backward_Pad": {"mode": "edge", "pad_width": (0,) * 8},
     "im2col": {"kernel": (1,)}, "_backward_im2col": {"kernel": (1,)},

@@ -24,7 +24,7 @@ from mx_ops.core.registry import MXNetError, ShapeError
 from mx_ops.ops.elemwise import elemwise
 from mx_ops.ops.loss import loss
 from mx_ops.ops.norm import batch_norm
-from mx_ops.ops.optimizer import optimizer
+from mx_ops.ops.optimizer import fused, multi, multi_adam, optimizer
 from mx_ops.ops.rnn import rnn
 from mx_ops.ops.shape import shape as shape_ops
 
@@ -112,6 +112,68 @@ def optimizer_update(draw):
     n = len(get(name).arguments)
     return Case(name, {"lr": 0.1}, [draw(shape())] * n, [draw(st.sampled_from(FLOATS))] * n,
                 derivable=tuple(range(n)), from_outputs=True)
+
+
+# fused.py's single-weight updates: lamb phase 2's r1 and r2 are (1,), the
+# mp_ variants' master inputs float32.
+_FUSED_PARAMS = {"ftml_update": {"lr": 0.1, "t": 1}, "lamb_update_phase1": {"t": 1, "wd": 0.0},
+                 "mp_lamb_update_phase1": {"t": 1, "wd": 0.0},
+                 "_adamw_update": {"lr": 0.1, "eta": 1.0},
+                 "_mp_adamw_update": {"lr": 0.1, "eta": 1.0}}
+
+
+@st.composite
+def fused_update(draw):
+    name = draw(st.sampled_from(sorted(fused.SPECS)))
+    spec = fused.SPECS[name]
+    s, n = draw(shape()), len(spec.inputs)
+    # own shapes: lamb phase 2's norms (1,), fixed; adamw's rescale_grad any (None)
+    ins = [(spec.own_shapes[i] or (1,)) if i in spec.own_shapes else s for i in range(n)]
+    w = draw(st.sampled_from(spec.weight_dtypes))
+    dtypes = ["float32" if i in spec.fp32 else w for i in range(n)]
+    free = [i for i, s in spec.own_shapes.items() if s is None]
+    return Case(name, _FUSED_PARAMS.get(name, {"lr": 0.1}), ins, dtypes,
+                derivable=tuple(i for i in range(n) if i not in free), from_outputs=not free)
+
+
+@st.composite
+def multi_update(draw):
+    """multi.py's aggregated updates, multi_lars and multi_adam.py's."""
+    if draw(st.integers(0, 4)) == 0:
+        name = draw(st.sampled_from(sorted(multi_adam.SPECS)))
+        spec, n = multi_adam.SPECS[name], draw(st.integers(1, 3))
+        params = {spec.count: n, **{k: (1,) * n for k in spec.rates}}
+        w = draw(st.sampled_from(FLOATS))
+        ins, dtypes = [], []
+        for _ in range(n):
+            ins += [draw(shape())] * len(spec.per_weight)
+            dtypes += ["float32" if spec.fp32(j) else w for j in range(len(spec.per_weight))]
+        if not spec.lamb:                   # rescale_grad: any shape with an element
+            ins.append((1,))
+            dtypes.append("float32" if spec.mp else w)
+        free = () if spec.lamb else (len(ins) - 1,)
+        return Case(name, params, ins, dtypes,
+                    derivable=tuple(i for i in range(len(ins)) if i not in free),
+                    from_outputs=spec.lamb)
+    if draw(st.integers(0, 9)) == 0:
+        n = draw(dim)
+        return Case("multi_lars", {"eta": 0.1, "eps": 1e-8}, [(n,)] * 4, ["float32"] * 4,
+                    derivable=(0, 1, 2, 3), from_outputs=True)
+    name = draw(st.sampled_from(sorted(multi.MULTI)))
+    spec, n = multi.MULTI[name], draw(st.integers(1, 3))
+    params = {"num_weights": n}
+    if not spec.preloaded:
+        params.update(lrs=(0.1,) * n, wds=(0.0,) * n)
+    w = draw(st.sampled_from(FLOATS))
+    ins, dtypes = [], []
+    for _ in range(n):
+        s = draw(shape())
+        ins += [s] * len(spec.per_weight)
+        dtypes += ["float32" if spec.fp32(j) else w for j in range(len(spec.per_weight))]
+    if spec.preloaded:
+        ins += [(n,), (n,)]
+        dtypes += ["float32", "float32"]
+    return Case(name, params, ins, dtypes, derivable=tuple(range(len(ins))), from_outputs=True)
 
 
 @st.composite
@@ -448,7 +510,8 @@ def boolean_mask_case(draw):
                 ["float32", "float32", draw(st.sampled_from(FLOATS))])
 
 
-FAMILIES = [unary, binary, broadcast, optimizer_update, fully_connected, convolution,
+FAMILIES = [unary, binary, broadcast, optimizer_update, fused_update, multi_update,
+            fully_connected, convolution,
             batch_norm_case, batch_norm_v1_case, row_norm_case, moments_case, svm_output_case,
             embedding, leaky_relu, softmax_output, regression, dropout,
             pooling, normalization, upsampling, roi, bilinear_resize, adaptive_avg_pooling,
@@ -530,7 +593,8 @@ def test_every_operator_with_a_rule_is_generated():
             "selfatt_qk", "selfatt_valatt", "encdec_qk", "encdec_valatt")}
     generated |= {names[0] for names, _ in elemwise.BINARY.values()}
     generated |= {b[0] for _, b in elemwise.BINARY.values()}
-    generated |= set(OPTIMIZERS) | set(loss.REGRESSIONS)
+    generated |= set(OPTIMIZERS) | set(loss.REGRESSIONS) | set(fused.SPECS) | set(multi.MULTI)
+    generated |= {"multi_lars"} | set(multi_adam.SPECS)
     with_rules = {n for n in list_ops() if get(n).infer_shape_partial is not None}
     assert with_rules <= generated, sorted(with_rules - generated)
 

@@ -19,7 +19,8 @@ from optimizer_cases import CASES, gradient_positions, inputs  # noqa: E402
 
 def run(name):
     case = CASES[name]
-    fn = getattr(mx.nd, case["op"])
+    op = case["op"]
+    fn = getattr(mx.nd._internal if op.startswith("_") else mx.nd, op)
     xs = [mx.nd.array(x, dtype=x.dtype) for x in inputs(name)]
     nout = case.get("num_outputs", 1)
     weights = [i for i, (role, _, _) in enumerate(case["inputs"]) if role == "weight"]

@@ -30,19 +30,26 @@ def _one(op, dtype, shape=(5, 7), *, states=(), mp=False, params, steps=3, inpla
 SHAPES = [(4, 6), (9,), (2, 3, 5)]
 
 
-def _multi(op, dtype, per_weight, params, preloaded=False, steps=3):
+def _multi(op, dtype, per_weight, params, preloaded=False, steps=3, count="num_weights",
+           rescale=None):
     """A multi_* update of len(SHAPES) weights: per weight the roles of
-    ``per_weight`` (weight32 and mom float32 when 'weight32' is among
-    them), then lrs and wds (float32, (num_weights,)) when preloaded."""
+    ``per_weight`` (all but weight and grad float32 when 'weight32' is among
+    them), then lrs and wds (float32, (num_weights,)) when preloaded, or
+    AdamW's rescale_grad (of ``rescale``'s dtype) when ``rescale`` is a
+    (dtype, value)."""
     mp = "weight32" in per_weight
     ins = []
     for shape in SHAPES:
-        ins += [(r, F32 if (mp and r in ("mom", "weight32")) else dtype, shape)
+        ins += [(r, F32 if (mp and r not in ("weight", "grad")) else dtype, shape)
                 for r in per_weight]
     if preloaded:
         ins += [("lrs", F32, (len(SHAPES),)), ("wds", F32, (len(SHAPES),))]
-    return dict(op=op, inputs=ins, params=dict(params, num_weights=len(SHAPES)), steps=steps,
+    case = dict(op=op, inputs=ins, params=dict(params, **{count: len(SHAPES)}), steps=steps,
                 inplace=True, num_outputs=len(SHAPES))
+    if rescale is not None:
+        case["inputs"] = ins + [("rescale_grad", rescale[0], (1,))]
+        case["rescale"] = rescale[1]
+    return case
 
 
 BASIC = dict(lr=0.1)
@@ -126,6 +133,47 @@ for _dt in (F16, F32, F64):         # MXNet's mp_ kernels take float16, float32 
 # mp_lamb_update_phase1 takes float16 weights and gradients only.
 CASES["mp_lamb1_float16"] = _one("mp_lamb_update_phase1", F16, states=("mean", "var"), mp=True,
                                  params=LAMB1_FULL, steps=1, inplace=False)
+# AdamW (contrib): rescale_grad is a float32 input; NaN skips the update.
+for _dt in (F16, F32, F64):
+    _adamw = _one("_adamw_update", _dt, states=("mean", "var"),
+                  params=dict(lr=0.01, eta=0.5, wd=0.01, clip_gradient=0.5, beta1=0.8))
+    CASES[f"adamw_{_dt}"] = dict(_adamw, inputs=_adamw["inputs"] + [("rescale_grad", F32, (1,))],
+                                 rescale=0.5)
+    _mp = _one("_mp_adamw_update", _dt, states=("mean", "var"), mp=True,
+               params=dict(lr=0.05, eta=1.0, wd=0.1, epsilon=1e-6))
+    CASES[f"mp_adamw_{_dt}"] = dict(_mp, inputs=_mp["inputs"] + [("rescale_grad", F32, (1,))],
+                                    rescale=2.0)
+CASES["adamw_skipped"] = dict(CASES["adamw_float32"], rescale=float("nan"))
+CASES["mp_adamw_skipped"] = dict(CASES["mp_adamw_float16"], rescale=0.0)
+
+# The aggregated AdamW and LAMB (MXNet's _multi_*; rescale_grad of the weights'
+# dtype, float32 for the mp_ form).
+_ADAM = ("weight", "grad", "mean", "var")
+_ADAMW_RATES = dict(lrs=(0.01, 0.05, 0.02), wds=(0.0, 0.1, 0.01), etas=(1.0, 0.5, 2.0))
+_LAMB_RATES = dict(learning_rates=(0.01, 0.05, 0.02), wds=(0.0, 0.1, 0.01), step_count=(1, 3, 7))
+# MXNet 1.9.1's _multi_adamw_update computes garbage for float16 and float64
+# weights (it reads their rescale_grad as a float32: 0.5 in float64 reads as
+# 0, yet the moments move), so only float32 is a reference; test_optimizer_
+# fused.py checks the others against NumPy.
+CASES["multi_adamw_float32"] = _multi("_multi_adamw_update", F32, _ADAM,
+                                      dict(_ADAMW_RATES, clip_gradient=0.5, beta1=0.8),
+                                      rescale=(F32, 0.5))
+for _dt in (F16, F32, F64):
+    CASES[f"multi_lamb_{_dt}"] = _multi("_multi_lamb_update", _dt, _ADAM,
+                                        dict(_LAMB_RATES, rescale_grad=0.5), count="num_tensors")
+    CASES[f"multi_lamb_bounds_{_dt}"] = _multi(
+        "_multi_lamb_update", _dt, _ADAM,
+        dict(_LAMB_RATES, bias_correction=False, lower_bound=2.0, upper_bound=3.0,
+             clip_gradient=0.5, epsilon=1e-4), count="num_tensors", steps=1)
+for _dt in (F16, F32):
+    CASES[f"multi_mp_adamw_{_dt}"] = _multi("_multi_mp_adamw_update", _dt, _ADAM + ("weight32",),
+                                            dict(_ADAMW_RATES, epsilon=1e-6),
+                                            rescale=(F32, 2.0))
+    CASES[f"multi_mp_lamb_{_dt}"] = _multi("_multi_mp_lamb_update", _dt, _ADAM + ("weight32",),
+                                           dict(_LAMB_RATES, upper_bound=1.5),
+                                           count="num_tensors")
+CASES["multi_adamw_skipped"] = dict(CASES["multi_adamw_float32"], rescale=0.0)
+
 CASES["multi_lars"] = dict(
     op="multi_lars", params=dict(eta=0.01, eps=1e-8, rescale_grad=0.5), steps=1, inplace=False,
     inputs=[("lrs", F32, (6,)), ("sum_sq", F32, (6,)), ("sum_sq", F32, (6,)),
@@ -145,6 +193,8 @@ def inputs(name, step=0):
             x = rng.standard_normal(shape) * 1.5
         elif role in ("lrs", "wds"):
             x = rng.uniform(0.0, 0.1 if role == "wds" else 0.3, shape)
+        elif role == "rescale_grad":      # adamw's rescale_grad input
+            x = np.full(shape, case["rescale"])
         elif role == "weight32":          # the float32 master copy of the weight before it
             x = last_weight
         else:                             # weights, signed states, lamb's g

@@ -1,7 +1,9 @@
 """The CPU kernels of the fused updates beyond sgd/adam/rmsprop/ftrl
-(fused_cpu.h: nag, signum, ftml, rmspropalex, lamb, the mp_ variants) and of
+(fused_cpu.h: nag, signum, ftml, rmspropalex, lamb, adamw, the mp_
+variants) and of
 the aggregated ones (multi_cpu.h: multi_* and preloaded_multi_* SGD,
-multi_sum_sq, multi_lars), as addresses of MXFCompute functions that run
+multi_sum_sq, multi_lars; multi_adam_cpu.h: _multi_adamw_update,
+_multi_lamb_update and their mp_ forms), as addresses of MXFCompute functions that run
 without the GIL."""
 from mx_ops.core._types cimport MXFCompute, MXOpCall
 
@@ -18,11 +20,17 @@ cdef extern from "fused_cpu.h" namespace "mxop" nogil:
     int mp_lamb_update_phase1(MXOpCall* c)
     int lamb_update_phase2(MXOpCall* c)
     int mp_lamb_update_phase2(MXOpCall* c)
+    int adamw_update_cpu(MXOpCall* c)
+    int mp_adamw_update_cpu(MXOpCall* c)
 
 cdef extern from "multi_cpu.h" namespace "mxop" nogil:
     int multi_sgd_update(MXOpCall* c)
     int multi_sum_sq(MXOpCall* c)
     int multi_lars(MXOpCall* c)
+
+cdef extern from "multi_adam_cpu.h" namespace "mxop" nogil:
+    int multi_adamw_update(MXOpCall* c)
+    int multi_lamb_update(MXOpCall* c)
 
 
 def kernels():
@@ -41,7 +49,11 @@ def kernels():
         "mp_lamb_update_phase1": <size_t><MXFCompute>mp_lamb_update_phase1,
         "lamb_update_phase2": <size_t><MXFCompute>lamb_update_phase2,
         "mp_lamb_update_phase2": <size_t><MXFCompute>mp_lamb_update_phase2,
+        "_adamw_update": <size_t><MXFCompute>adamw_update_cpu,
+        "_mp_adamw_update": <size_t><MXFCompute>mp_adamw_update_cpu,
         "multi_sgd": <size_t><MXFCompute>multi_sgd_update,
         "multi_sum_sq": <size_t><MXFCompute>multi_sum_sq,
         "multi_lars": <size_t><MXFCompute>multi_lars,
+        "multi_adamw": <size_t><MXFCompute>multi_adamw_update,
+        "multi_lamb": <size_t><MXFCompute>multi_lamb_update,
     }

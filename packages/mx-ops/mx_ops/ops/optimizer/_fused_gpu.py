@@ -12,6 +12,7 @@ import numpy
 from mx_ops.core._cuda import CTYPES, launch, raw_module
 from mx_ops.ops.optimizer.fused import SPECS, values
 from mx_ops.ops.optimizer.multi import MULTI
+from mx_ops.ops.optimizer.multi_adam import SPECS as ADAM_SPECS
 
 _SOURCE = r"""
 #include <cupy/carray.cuh>
@@ -112,6 +113,25 @@ __device__ A fused_step(const double *p, int t, int flag, bool in_place, const T
       v = v / keep2;
     }
     return m / (sqrt(v) + A(p[6])) + wd * wv;
+  } else if (KIND == 12 || KIND == 13) { // _adamw_update, _mp_adamw_update
+    const A b1 = A(p[4]), b2 = A(p[5]);
+    A m, v, wv;
+    if (KIND == 12) {   // MXNet leaves the scaled, clipped gradient in grad
+      ((T *)g)[i] = T(gr);
+      gr = A(g[i]);
+      T *mean = (T *)s0, *var = (T *)s1;
+      mean[i] = T(b1 * A(mean[i]) + (A(1) - b1) * gr);
+      var[i] = T(b2 * A(var[i]) + (A(1) - b2) * gr * gr);
+      m = A(mean[i]), v = A(var[i]), wv = A(w[i]);
+    } else {
+      float *mean = (float *)s0, *var = (float *)s1;
+      mean[i] = b1 * mean[i] + (A(1) - b1) * gr;
+      var[i] = b2 * var[i] + (A(1) - b2) * gr * gr;
+      m = mean[i], v = var[i], wv = ((float *)s2)[i];
+    }
+    const A nw = wv - A(p[7]) * (lr * m / (sqrt(v) + A(p[6])) + wd * wv);
+    if (KIND == 13) ((float *)s2)[i] = nw;
+    return nw;
   }
   return A(0);
 }
@@ -127,13 +147,20 @@ __device__ A lamb_ratio_lr(const double *p, const S *r1p, const S *r2p) {
 
 // store: 0 discards the new weight (req 'null'), 1 writes it, 3 adds it.
 // O: the output's type (float for mp_lamb_update_phase1).
+// s3: adamw's rescale_grad when mixed precision (s2 otherwise).
 template <int KIND, typename T, typename O>
-__global__ void mx_fused(const T *w, const T *g, void *s0, void *s1, void *s2, O *out,
-                         long long n, double lr, double wd, double rescale, double clip,
-                         double a, double b, double c, double d, int t, int flag, int store) {
+__global__ void mx_fused(const T *w, const T *g, void *s0, void *s1, void *s2, void *s3,
+                         O *out, long long n, double lr, double wd, double rescale,
+                         double clip, double a, double b, double c, double d, int t, int flag,
+                         int store) {
+  if (KIND == 12 || KIND == 13) {   // AdamW's rescale_grad, an input: NaN, Inf, 0 skip
+    const float r = *(const float *)(KIND == 12 ? s2 : s3);
+    if (!isfinite(r) || r == 0.0f) return;
+    rescale = r;
+  }
   // the output is the weight itself (nag_mom_update's momentum reads it back)
   const bool in_place = (const void *)out == (const void *)w && (store == 1);
-  const bool mp = KIND == 1 || KIND == 2 || KIND == 3 || KIND == 9 || KIND == 11;
+  const bool mp = KIND == 1 || KIND == 2 || KIND == 3 || KIND == 9 || KIND == 11 || KIND == 13;
   typedef typename Acc<T>::type A0;
   typedef typename Acc<O>::type A;
   const double p[8] = {lr, wd, rescale, clip, a, b, c, d};
@@ -216,6 +243,60 @@ __global__ void mx_sum_sq(const T *x, long long n, long long chunk, double *part
   if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
 }
 
+// One weight of _multi_adamw_update (LAMB=0) or LAMB's phase 1 (LAMB=1:
+// the step into st) over n elements; MP: in float on w32 with float moments.
+// p: beta1, beta2, epsilon, clip, rescale, lr, wd, eta (AdamW) / t (LAMB),
+// bias_correction.
+template <typename T, bool MP, bool LAMB>
+__global__ void mx_adam_weight(const T *w, const T *g, void *mean_v, void *var_v, float *w32,
+                               T *out, typename mx_cond<MP, float, T>::type *st, long long n,
+                               double beta1, double beta2, double eps, double clip,
+                               double rescale, double lr, double wd, double eta_or_t, int bias,
+                               int store) {
+  typedef typename Acc<T>::type A0;
+  typedef typename mx_cond<MP, float, A0>::type A;
+  typedef typename mx_cond<MP, float, T>::type M;
+  M *mean = (M *)mean_v, *var = (M *)var_v;
+  const A b1 = A(beta1), b2 = A(beta2);
+  const A keep1 = A(1) - A(pow(A(beta1), A(eta_or_t))), keep2 = A(1) - A(pow(A(beta2), A(eta_or_t)));
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    A gr = A(rescale) * A(g[i]);
+    if (clip >= 0) gr = f_clip(gr, A(clip));
+    mean[i] = M(b1 * A(mean[i]) + (A(1) - b1) * gr);
+    var[i] = M(b2 * A(var[i]) + (A(1) - b2) * gr * gr);
+    const A wv = MP ? A(w32[i]) : A(w[i]);
+    if (LAMB) {
+      A m = A(mean[i]), v = A(var[i]);
+      if (bias) {
+        m = m / keep1;
+        v = v / keep2;
+      }
+      st[i] = M(m / (sqrt(v) + A(eps)) + A(wd) * wv);
+    } else {
+      const A nw = wv - A(eta_or_t) * (A(lr) * A(mean[i]) / (sqrt(A(var[i])) + A(eps)) + A(wd) * wv);
+      if (MP) w32[i] = nw;
+      if (store == 3) out[i] = T(A(out[i]) + nw);
+      else if (store != 0) out[i] = T(nw);
+    }
+  }
+}
+
+// LAMB's phase 2 on one weight: w - lr*st (lr already scaled by the ratio).
+template <typename T, bool MP>
+__global__ void mx_lamb_apply(const T *w, float *w32, const typename mx_cond<MP, float, T>::type *st,
+                              T *out, long long n, double lr, int store) {
+  typedef typename Acc<T>::type A0;
+  typedef typename mx_cond<MP, float, A0>::type A;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    const A nw = (MP ? A(w32[i]) : A(w[i])) - A(lr) * A(st[i]);
+    if (MP) w32[i] = nw;
+    if (store == 3) out[i] = T(A(out[i]) + nw);
+    else if (store != 0) out[i] = T(nw);
+  }
+}
+
 __global__ void mx_lars(const float *lrs, const float *wss, const float *gss, const float *wds,
                         float *out, long long n, float eta, float eps, float rescale,
                         int store) {
@@ -235,7 +316,8 @@ FUSED_KINDS = {"nag_mom_update": 0, "mp_nag_mom_update": 1, "mp_sgd_update": 2,
                "mp_sgd_mom_update": 3, "signsgd_update": 4, "signum_update": 5,
                "ftml_update": 6, "rmspropalex_update": 7, "lamb_update_phase1": 8,
                "mp_lamb_update_phase1": 9, "lamb_update_phase2": 10,
-               "mp_lamb_update_phase2": 11}
+               "mp_lamb_update_phase2": 11, "_adamw_update": 12,
+               "_mp_adamw_update": 13}
 _FLOATS = ("float16", "float32", "float64")
 _STORE = {"null": 0, "write": 1, "inplace": 1, "add": 3}
 _SUM_SQ_CHUNK = 1 << 14
@@ -253,8 +335,20 @@ def _multi_name(op, dtype):
             f"{str(spec.mp).lower()}>")
 
 
+def _b(v):
+    return "true" if v else "false"
+
+
+def _adam_names(t, mp):
+    mp = mp and t != "float32"           # MXNet ignores weight32 for float32 weights
+    c = CTYPES[t]
+    return [f"mx_adam_weight<{c}, {_b(mp)}, {_b(lamb)}>" for lamb in (False, True)] + \
+        [f"mx_lamb_apply<{c}, {_b(mp)}>"]
+
+
 _NAMES = sorted({_fused_name(op, t) for op in FUSED_KINDS for t in SPECS[op].weight_dtypes}
                 | {_multi_name(op, t) for op in MULTI for t in _FLOATS}
+                | {n for t in _FLOATS for mp in (False, True) for n in _adam_names(t, mp)}
                 | {f"mx_sum_sq<{CTYPES[t]}>" for t in _FLOATS} | {"mx_lars"})
 _kernel = raw_module(_SOURCE, _NAMES)
 
@@ -269,7 +363,7 @@ def compute(name):
     outputs, reqs)`` over CuPy arrays, on the current stream."""
     def run(params, inputs, outputs, reqs):
         w, g = inputs[0], inputs[1]
-        states = list(inputs[2:]) + [w] * (5 - len(inputs))     # unused slots: any pointer
+        states = list(inputs[2:]) + [w] * (6 - len(inputs))     # unused slots: any pointer
         v = values(name, params)
         launch(_kernel(_fused_name(name, w.dtype.name)), w.size,
                (w, g, *states, outputs[0], numpy.int64(w.size),
@@ -326,3 +420,52 @@ def lars_compute(params, inputs, outputs, reqs):
            (*inputs, outputs[0], numpy.int64(n),
             *[numpy.float32(params[k]) for k in ("eta", "eps", "rescale_grad")],
             numpy.int32(_STORE[reqs[0]])))
+
+
+def multi_adam_compute(name):
+    """The GPU compute of _multi_adamw_update / _multi_lamb_update (and mp_):
+    a launch per weight; LAMB's norms as CuPy reductions in float64."""
+    spec = ADAM_SPECS[name]
+    per = len(spec.per_weight)
+
+    def run(params, inputs, outputs, reqs):
+        n, dtype = params[spec.count], inputs[0].dtype.name
+        mp = spec.mp and dtype != "float32"
+        c = CTYPES[dtype]
+        f = {k: numpy.float64(numpy.float32(params.get(k, d))) for k, d in (
+            ("beta1", 0.9), ("beta2", 0.999), ("epsilon", 0.0), ("clip_gradient", -1.0),
+            ("rescale_grad", 1.0))}
+        if spec.lamb:
+            rescale = f["rescale_grad"]
+        else:
+            rescale = float(inputs[-1].reshape(-1)[0].get())
+            if not numpy.isfinite(rescale) or rescale == 0:
+                return                                  # MXNet skips the update
+        lrs, wds, third = (params[k] for k in spec.rates)
+        weights = []
+        for k in range(n):
+            w, g, mean, var = inputs[k * per:k * per + 4]
+            w32 = inputs[k * per + 4] if mp else w
+            st = cupy.empty(w.shape, cupy.float32 if mp else w.dtype) if spec.lamb else w
+            launch(_kernel(f"mx_adam_weight<{c}, {_b(mp)}, {_b(spec.lamb)}>"), w.size,
+                   (w, g, mean, var, w32, outputs[k], st, numpy.int64(w.size), f["beta1"],
+                    f["beta2"], f["epsilon"], f["clip_gradient"], numpy.float64(rescale),
+                    numpy.float64(numpy.float32(lrs[k])), numpy.float64(numpy.float32(wds[k])),
+                    numpy.float64(third[k] if spec.lamb else numpy.float32(third[k])),
+                    numpy.int32(params.get("bias_correction", True)),
+                    numpy.int32(_STORE[reqs[k]])))
+            weights.append((w, w32, st))
+        if not spec.lamb:
+            return
+        for k, (w, w32, st) in enumerate(weights):
+            r1 = numpy.float32(numpy.sqrt(float(cupy.sum((w32 if mp else w).astype(cupy.float64) ** 2))))
+            r2 = numpy.float32(numpy.sqrt(float(cupy.sum(st.astype(cupy.float64) ** 2))))
+            if params["lower_bound"] >= 0:
+                r1 = max(r1, numpy.float32(params["lower_bound"]))
+            if params["upper_bound"] >= 0:
+                r1 = min(r1, numpy.float32(params["upper_bound"]))
+            lr = numpy.float32(lrs[k])
+            lr = lr if r1 == 0 or r2 == 0 else lr * r1 / r2
+            launch(_kernel(f"mx_lamb_apply<{c}, {_b(mp)}>"), w.size,
+                   (w, w32, st, outputs[k], numpy.int64(w.size), numpy.float64(lr),
+                    numpy.int32(_STORE[reqs[k]])))

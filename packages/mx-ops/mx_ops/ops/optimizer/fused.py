@@ -1,17 +1,18 @@
 """The single-weight fused updates that MXNet 1.9.1's optimizers call beyond
 sgd/adam/rmsprop/ftrl: nag_mom_update, signsgd_update, signum_update,
-ftml_update, rmspropalex_update, lamb_update_phase1/2, and the
-multi-precision mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update,
-mp_lamb_update_phase1/2, with MXNet's names, parameters (order, defaults),
-inputs and formulas (fused_cpu.h states them).
+ftml_update, rmspropalex_update, lamb_update_phase1/2, _adamw_update
+(mx.nd.contrib.adamw_update's operator), and the multi-precision
+mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update, mp_lamb_update_phase1/2,
+_mp_adamw_update, with MXNet's names, parameters (order, defaults), inputs
+and formulas (fused_cpu.h states them).
 
 The states are written in place (``mutate_inputs``); the output is the new
 weight and may be the weight itself (``out=weight``), except
 lamb_update_phase1's, which is the step LAMB's phase 2 scales.  The mp_
-variants keep a float32 master copy ``weight32`` (their last input, and
-float32 momenta and moments) for float16 weights: they compute in float on
-it, update it (but mp_lamb_update_phase2, which MXNet 1.9.1 has read it
-only) and write the weight's dtype.  None is differentiable."""
+variants keep a float32 master copy ``weight32`` (and float32 momenta and
+moments) for float16 weights: they compute in float on it, update it
+(mp_lamb_update_phase2 only reads it, as MXNet 1.9.1's does) and write the
+weight's dtype.  None is differentiable."""
 import struct
 
 import numpy as np
@@ -67,7 +68,7 @@ def _sgd_like(own=None, trailing=None):
 
 _INPUTS = {
     "weight": "Weight; the output is its update (out=weight updates it in place).",
-    "grad": "Gradient.",
+    "grad": "Gradient (_adamw_update leaves clip(rescale_grad*grad) in it).",
     "mom": "Momentum, updated in place.",
     "weight32": "The float32 master copy of weight, updated in place.",
     "d": "FTML's internal state d_t, updated in place.",
@@ -80,6 +81,8 @@ _INPUTS = {
     "var": "Moving variance, updated in place.",
     "r1": "r1: the norm of the weight, shape (1,).",
     "r2": "r2: the norm of g, shape (1,).",
+    "rescale_grad": "Rescale gradient to rescale_grad * grad (float32; its first element).  "
+                    "If NaN, Inf, or 0, the update is skipped: nothing is written.",
 }
 _LAMB_G = "The output of lamb_update_phase1 (the step before LAMB's trust ratio)."
 
@@ -88,11 +91,15 @@ class Spec:
     """One operator: ``inputs``; ``params`` in MXNet's order; ``slots``:
     the parameters packed into FusedParam's a, b, c, d, then t and flag;
     ``fp32``: the inputs that are float32 whatever the weight (mp_);
-    ``mutate``; ``inplace``; ``doc``."""
+    ``mutate``; ``inplace``; ``own_shapes``; ``doc``."""
 
     def __init__(self, inputs, params, slots=(), t=None, flag=None, fp32=(), mutate=(),
-                 inplace=((0, 0),), weight_dtypes=FLOATS, out_fp32=False, doc=""):
+                 inplace=((0, 0),), weight_dtypes=FLOATS, out_fp32=False, own_shapes=None,
+                 doc=""):
         self.inputs, self.params, self.slots = tuple(inputs), params, tuple(slots)
+        # input index -> its shape when it is not the weight's: a tuple, or
+        # None for any shape with an element (adamw's rescale_grad)
+        self.own_shapes = dict(own_shapes or {})
         self.t, self.flag, self.fp32, self.mutate = t, flag, tuple(fp32), tuple(mutate)
         self.inplace, self.weight_dtypes, self.out_fp32 = inplace, weight_dtypes, out_fp32
         self.doc = doc
@@ -104,13 +111,16 @@ SPECS = {
     "nag_mom_update": Spec(
         ("weight", "grad", "mom"), _sgd_like(_MOMENTUM), ("momentum",), mutate=(2,),
         doc="Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip("
-            "rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + "
-            "momentum*mom - s."),
+            "rescale_grad*grad) + wd*weight); weight' = weight + momentum*(momentum*mom - s) "
+            "- s; mom = momentum*mom - lr*(clip(rescale_grad*grad) + wd*w) where w is "
+            "weight', as MXNet 1.9.1 reads it back, when the output is the weight itself "
+            "(out=weight), else weight."),
     "mp_nag_mom_update": Spec(
         ("weight", "grad", "mom", "weight32"), _sgd_like(_MOMENTUM), ("momentum",),
         fp32=(2, 3), mutate=(2, 3),
         doc="Update function for multi-precision Nesterov Accelerated Gradient (NAG): "
-            "nag_mom_update on weight32 with a float32 mom." + _MP_DOC),
+            "nag_mom_update on weight32 with a float32 mom (whose weight decay always reads "
+            "the new weight32, as MXNet 1.9.1's)." + _MP_DOC),
     "mp_sgd_update": Spec(
         ("weight", "grad", "weight32"), _sgd_like(trailing=_LAZY), fp32=(2,), mutate=(2,),
         doc="Updater function for multi-precision sgd optimizer: weight32 = (1 - lr*wd)*"
@@ -182,7 +192,33 @@ SPECS = {
             "lr*(r1/r2)*g in float with float32 g, r1 and r2, written in weight's dtype.  "
             "As in MXNet 1.9.1, weight32 is read and left as it is."),
 }
+_NORMS = {2: (1,), 3: (1,)}
+SPECS["lamb_update_phase2"].own_shapes = SPECS["mp_lamb_update_phase2"].own_shapes = _NORMS
 _LAMB2_NAMES = ("lamb_update_phase2", "mp_lamb_update_phase2")
+
+_ADAMW = {
+    "lr": _COMMON["lr"],
+    "beta1": _p("float", 0.9, "The decay rate for the 1st moment estimates."),
+    "beta2": _p("float", 0.999, "The decay rate for the 2nd moment estimates."),
+    "epsilon": _p("float", 1e-8, "A small constant for numerical stability."),
+    "wd": _COMMON["wd"],
+    "eta": Param("float", doc="Learning rate schedule multiplier"),
+    "clip_gradient": _COMMON["clip_gradient"]}
+_ADAMW_DOC = ("Update function for AdamW optimizer (mx.nd.contrib.adamw_update): g = clip(rescale_grad*"
+              "grad); mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2; "
+              "weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight).  If rescale_grad "
+              "(an input) is NaN, Inf, or 0, the update is skipped: nothing is written.  As in "
+              "MXNet, grad is left holding clip(rescale_grad*grad).")
+SPECS["_adamw_update"] = Spec(
+    ("weight", "grad", "mean", "var", "rescale_grad"), _ADAMW,
+    ("beta1", "beta2", "epsilon", "eta"), fp32=(4,), mutate=(1, 2, 3), own_shapes={4: None},
+    doc=_ADAMW_DOC)
+SPECS["_mp_adamw_update"] = Spec(
+    ("weight", "grad", "mean", "var", "weight32", "rescale_grad"), _ADAMW,
+    ("beta1", "beta2", "epsilon", "eta"), fp32=(2, 3, 4, 5), mutate=(2, 3, 4),
+    own_shapes={5: None},
+    doc="Update function for multi-precision AdamW optimizer: _adamw_update in "
+        "float on weight32 with float32 mean and var." + _MP_DOC)
 
 
 def values(name, params):
@@ -207,17 +243,24 @@ def _pack(name):
 
 
 def _shapes(name):
-    """Every input of the weight's shape; lamb phase 2's r1, r2 (1,)."""
+    """Every input of the weight's shape but those of ``own_shapes``."""
     spec = SPECS[name]
 
     def infer(params, shapes):
         want = tuple(shapes[0])
         for i, (arg, s) in enumerate(zip(spec.inputs[1:], shapes[1:]), 1):
-            expect = (1,) if (name in _LAMB2_NAMES and i in (2, 3)) else want
-            if tuple(s) != expect:
-                what = "the norm's (1,)" if expect == (1,) else f"'weight' {want}"
-                raise ShapeError(f"{name}: argument '{arg}' has shape {tuple(s)}, which "
-                                 f"differs from {what}")
+            s = tuple(s)
+            if i in spec.own_shapes:
+                expect = spec.own_shapes[i]
+                if expect is None and 0 in s:
+                    raise ShapeError(f"{name}: argument '{arg}' has shape {s}; it needs an "
+                                     f"element")
+                if expect is not None and s != expect:
+                    raise ShapeError(f"{name}: argument '{arg}' has shape {s}; expected "
+                                     f"{expect}")
+            elif s != want:
+                raise ShapeError(f"{name}: argument '{arg}' has shape {s}, which differs "
+                                 f"from 'weight' {want}")
         return [want]
     return infer
 
@@ -261,14 +304,15 @@ def _partial_types(name):
 
 
 def _partial_shapes(name):
-    if name not in _LAMB2_NAMES:
-        return same_shape()
-    n = len(SPECS[name].inputs)
-    shared = same_shape([i for i in range(n) if i not in (2, 3)], [0])
+    """The weight-shaped inputs and the output share one shape; fixed own
+    shapes are filled in."""
+    spec = SPECS[name]
+    shared = same_shape([i for i in range(len(spec.inputs)) if i not in spec.own_shapes], [0])
 
     def rule(params, ins, outs):
-        ins.assign(2, (1,), why="a norm")
-        ins.assign(3, (1,), why="a norm")
+        for i, s in spec.own_shapes.items():
+            if s is not None:
+                ins.assign(i, s, why="its fixed shape")
         return shared(params, ins, outs)
     return rule
 

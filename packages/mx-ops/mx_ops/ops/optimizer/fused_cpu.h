@@ -1,7 +1,7 @@
 // The single-weight fused updates beyond optimizer_cpu.h's, with MXNet
-// 1.9.1's formulas (src/operator/optimizer_op-inl.h).  g' is the scaled
-// gradient rescale_grad*g, clipped to [-clip_gradient, clip_gradient] when
-// clip_gradient >= 0.
+// 1.9.1's formulas (src/operator/optimizer_op-inl.h, contrib/adamw-inl.h).
+// g' is the scaled gradient rescale_grad*g, clipped to [-clip_gradient,
+// clip_gradient] when clip_gradient >= 0.
 //   nag_mom_update:     s = lr*(g' + wd*w);  w' = w + momentum*(momentum*mom - s) - s
 //                       mom = momentum*mom - lr*(g' + wd*w'')  where w'' is w' when the
 //                       output is the weight (always for mp_), else w (see NagMom)
@@ -18,16 +18,18 @@
 //                       out = mean^/(sqrt(var^) + eps) + wd*w   (^: divided by 1 - b^t when
 //                       bias_correction)
 //   lamb_update_phase2: r1' = r1 clipped to [lower_bound, upper_bound] (each when >= 0);
-//                       w = w - lr*(r1'/r2)*g (lr alone when r1' or r2 is 0); the mp_
-//                       variant reads weight32 and leaves it as it is, as MXNet's does
+//                       w = w - lr*(r1'/r2)*g (lr alone when r1' or r2 is 0)
+//   _adamw_update:      g' with rescale_grad from its float32 input; mean, var as Adam's;
+//                       w = w - eta*(lr*mean/(sqrt(var) + eps) + wd*w); nothing is written
+//                       when rescale_grad is NaN, Inf or 0
 // The mp_ variants (mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update,
-// mp_lamb_update_phase1/2) compute in float on the float32 master copy
-// weight32 (their last input, updated in place but by mp_lamb_update_phase2,
-// as are float32 momenta and moments); their output is the new weight in the weight's dtype
-// (mp_lamb_update_phase1's is float32).  The others compute in the weight's
-// dtype (float for float16) and store the states in it.  The output may be
-// the weight itself: each element reads its inputs before its output is
-// stored.
+// mp_lamb_update_phase1/2, _mp_adamw_update) compute in float on the
+// float32 master copy weight32 with float32 momenta and moments, all updated
+// in place (mp_lamb_update_phase2 only reads weight32, as MXNet's does);
+// their output is the new weight in the weight's dtype (float32 for
+// mp_lamb_update_phase1).  The others compute in the weight's dtype (float
+// for float16) and store the states in it.  The output may be the weight
+// itself: each element reads its inputs before its output is stored.
 #ifndef MX_OPS_FUSED_CPU_H_
 #define MX_OPS_FUSED_CPU_H_
 
@@ -249,26 +251,23 @@ struct LambPhase1 {   // a = beta1, b = beta2, c = epsilon, t, flag = bias_corre
   typedef typename std::conditional<MP, float, T>::type S;
   typedef S Out;
   Hyper<A> h;
+  // keep: 1 - beta^t with bias_correction, else 1 (an exact division, so
+  // that the loop has no branch and vectorizes)
   A beta1, beta2, eps, keep1, keep2;
-  bool bias;
   const T *w, *g;
   S *mean, *var;
   const float *w32;
   LambPhase1(const FusedParam &p, MXOpCall *c)
       : h(p), beta1(A(p.a)), beta2(A(p.b)), eps(A(p.c)),
-        keep1(A(1) - A(std::pow(A(p.a), A(p.t)))), keep2(A(1) - A(std::pow(A(p.b), A(p.t)))),
-        bias(p.flag != 0),
+        keep1(p.flag ? A(1) - A(std::pow(A(p.a), A(p.t))) : A(1)),
+        keep2(p.flag ? A(1) - A(std::pow(A(p.b), A(p.t))) : A(1)),
         w(fused_arg<T>(c, 0)), g(fused_arg<T>(c, 1)), mean(fused_arg<S>(c, 2)),
         var(fused_arg<S>(c, 3)), w32(MP ? fused_arg<float>(c, 4) : nullptr) {}
   A operator()(int64_t i) const {
     const A gr = h.grad(A(g[i]));
     mean[i] = S(beta1 * A(mean[i]) + (A(1) - beta1) * gr);
     var[i] = S(beta2 * A(var[i]) + (A(1) - beta2) * gr * gr);
-    A m = A(mean[i]), v = A(var[i]);
-    if (bias) {
-      m = m / keep1;
-      v = v / keep2;
-    }
+    const A m = A(mean[i]) / keep1, v = A(var[i]) / keep2;
     const A wv = MP ? A(w32[i]) : A(w[i]);
     return m / (std::sqrt(v) + eps) + h.wd * wv;
   }
@@ -304,32 +303,60 @@ struct LambPhase2 {   // a = lower_bound, b = upper_bound
 template <typename T> using LambPhase2Plain = LambPhase2<T, false>;
 template <typename T> using LambPhase2Mp = LambPhase2<T, true>;
 
-// STORE: 0 discards the new weight (req 'null'; the states still update,
-// as MXNet's kernels do), 1 writes it, 2 adds it to the output.
-template <template <typename> class OP, int STORE, typename T>
-static void fused_loop(const FusedParam &p, MXOpCall *c) {
-  const OP<T> op(p, c);
-  typedef typename OP<T>::Out O;
-  typedef typename OP<T>::A A;
-  O *out = static_cast<O *>(c->outputs[0].dptr);
-  parallel_for(mx_tblob_size(&c->inputs[0]), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const A v = op(i);
-      if constexpr (STORE == 1) out[i] = O(v);
-      if constexpr (STORE == 2) out[i] = O(A(out[i]) + v);
-      (void)v;
+// _adamw_update (MP: _mp_adamw_update, on weight32):
+// a = beta1, b = beta2, c = epsilon, d = eta; rescale_grad is the float32
+// input RESCALE (its first element; adamw_skipping checks it).  The plain
+// one writes the scaled, clipped gradient back into grad, as MXNet's does.
+template <typename T, bool MP>
+struct AdamW {
+  typedef typename std::conditional<MP, float, typename NnAcc<T>::type>::type A;
+  typedef typename std::conditional<MP, float, T>::type S;
+  typedef T Out;
+  static constexpr int RESCALE = MP ? 5 : 4;
+  Hyper<A> h;
+  A beta1, beta2, eps, eta;
+  const T *w;
+  T *g;
+  S *mean, *var;
+  float *w32;
+  AdamW(const FusedParam &p, MXOpCall *c)
+      : h(p), beta1(A(p.a)), beta2(A(p.b)), eps(A(p.c)), eta(A(p.d)), w(fused_arg<T>(c, 0)),
+        g(fused_arg<T>(c, 1)), mean(fused_arg<S>(c, 2)), var(fused_arg<S>(c, 3)),
+        w32(MP ? fused_arg<float>(c, 4) : nullptr) {
+    h.rescale = A(*fused_arg<float>(c, RESCALE));
+  }
+  A operator()(int64_t i) const {
+    A gr = h.grad(A(g[i]));
+    if (!MP) {   // MXNet's adamw_update leaves the scaled, clipped gradient in grad
+      g[i] = T(gr);
+      gr = A(g[i]);
     }
-  });
-}
+    mean[i] = S(beta1 * A(mean[i]) + (A(1) - beta1) * gr);
+    var[i] = S(beta2 * A(var[i]) + (A(1) - beta2) * gr * gr);
+    const A wv = MP ? A(w32[i]) : A(w[i]);
+    const A nw = wv - eta * (h.lr * A(mean[i]) / (std::sqrt(A(var[i])) + eps) + h.wd * wv);
+    if (MP) w32[i] = float(nw);
+    return nw;
+  }
+};
+template <typename T> using AdamWPlain = AdamW<T, false>;
+template <typename T> using AdamWMp = AdamW<T, true>;
+
+}  // namespace mxop
+
+#include "fused_loops.h"
+
+namespace mxop {
 
 template <template <typename> class OP>
 static int fused_update(MXOpCall *c) {
   const FusedParam &p = *static_cast<const FusedParam *>(c->params);
   const int32_t req = c->req[0];
+  const bool avx2 = fused_avx2_ok();
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, {
-    if (req == MX_REQ_NULL) fused_loop<OP, 0, T>(p, c);
-    else if (req == MX_REQ_ADD) fused_loop<OP, 2, T>(p, c);
-    else fused_loop<OP, 1, T>(p, c);
+    if (req == MX_REQ_NULL) MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 0, T>(p, c)));
+    else if (req == MX_REQ_ADD) MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 2, T>(p, c)));
+    else MX_FUSED_ISA_CALL(avx2, (fused_loop<OP, 1, T>(p, c)));
   });
   return 0;
 }
@@ -346,6 +373,17 @@ static int lamb_update_phase1(MXOpCall *c) { return fused_update<LambPhase1Plain
 static int mp_lamb_update_phase1(MXOpCall *c) { return fused_update<LambPhase1Mp>(c); }
 static int lamb_update_phase2(MXOpCall *c) { return fused_update<LambPhase2Plain>(c); }
 static int mp_lamb_update_phase2(MXOpCall *c) { return fused_update<LambPhase2Mp>(c); }
+
+// AdamW skips the whole update (writes nothing) when rescale_grad is NaN,
+// Inf or 0, as MXNet does.
+template <template <typename> class OP>
+static int adamw_skipping(MXOpCall *c) {
+  const float r = *fused_arg<float>(c, OP<float>::RESCALE);
+  if (!std::isfinite(r) || r == 0.0f) return 0;
+  return fused_update<OP>(c);
+}
+static int adamw_update_cpu(MXOpCall *c) { return adamw_skipping<AdamWPlain>(c); }
+static int mp_adamw_update_cpu(MXOpCall *c) { return adamw_skipping<AdamWMp>(c); }
 
 }  // namespace mxop
 #endif  // MX_OPS_FUSED_CPU_H_

@@ -10,20 +10,21 @@ the other, (weight, grad[, mom][, weight32]) each, then lrs and wds when
 preloaded, and returns the ``num_weights`` new weights (``out=weights``
 updates them in place).  One kernel call updates all of them.  As in
 MXNet, multi_sgd_update's step is w - lr*(wd*w + g), a rounding apart from
-sgd_update's (1 - lr*wd)*w - lr*g.  None is differentiable."""
+sgd_update's (1 - lr*wd)*w - lr*g, and the multi_mp_ forms ignore weight32
+when the weights are float32.  None is differentiable."""
 import struct
 
 import numpy as np
 
 from mx_ops.core._limits import MAX_COUNT
-from mx_ops.core._nn_common import FLOATS
+from mx_ops.core._nn_common import FLOATS, same_float_types
 from mx_ops.core._params import Param, ParamError
 from mx_ops.core.partial_infer import (fixed_type, same_shape, set_infer_shape_partial,
                                        set_infer_type_partial)
 from mx_ops.core.registry import (OpDef, ShapeError, TypeInferenceError, computes, gpu_compute,
                                   register)
 from mx_ops.ops.optimizer._fused_cpu import kernels
-from mx_ops.ops.optimizer.optimizer import _COMMON
+from mx_ops.ops.optimizer.optimizer import _COMMON, _same_shapes
 
 _GPU = "mx_ops.ops.optimizer._fused_gpu"
 _KERNELS = kernels()
@@ -141,49 +142,44 @@ def _multi_shapes(name):
     return infer
 
 
-def _multi_types(name):
-    def infer(params, dtypes):
-        spec, n, per = _check_count(name, params, dtypes)
-        names = spec.input_names(params)
-        w = dtypes[0]
-        if w not in FLOATS:
-            raise TypeInferenceError(f"{name}: argument 'weight_0' has dtype {w}; supported: "
-                                     f"{', '.join(FLOATS)}")
-        for i, d in enumerate(dtypes):
-            j = i % per if i < n * per else None
-            want = F32 if (j is None or spec.fp32(j)) else w
-            if d != want:
-                why = ("a float32 input" if want == F32 and w != F32 else
-                       f"'weight_0' is {w}")
-                raise TypeInferenceError(f"{name}: argument '{names[i]}' has dtype {d}; "
-                                         f"expected {want} ({why})")
-        return [w] * n
-    return infer
+def check_group_types(name, names, dtypes, nout, fp32):
+    """The forward type rule of a call over groups of inputs: the weights'
+    dtype (a float) for every input but those where ``fp32(i)``, which are
+    float32; returns ``nout`` outputs of the weights' dtype."""
+    w = dtypes[0]
+    if w not in FLOATS:
+        raise TypeInferenceError(f"{name}: argument '{names[0]}' has dtype {w}; supported: "
+                                 f"{', '.join(FLOATS)}")
+    for i, d in enumerate(dtypes):
+        want = F32 if fp32(i) else w
+        if d != want:
+            why = "a float32 input" if want == F32 and w != F32 else f"'{names[0]}' is {w}"
+            raise TypeInferenceError(f"{name}: argument '{names[i]}' has dtype {d}; expected "
+                                     f"{want} ({why})")
+    return [w] * nout
 
 
-def _multi_partial_shapes(name):
-    """Each weight's inputs and output share a shape; lrs, wds (num_weights,)."""
-    spec = MULTI[name]
-    per = len(spec.per_weight)
-
+def group_shape_rule(per, count, tail_shape=lambda n: []):
+    """Partial shape rule: each group of ``per`` inputs shares a shape with
+    its output; ``tail_shape(n)`` gives the trailing inputs' shapes (None:
+    not fixed), with n = params[count]."""
     def rule(params, ins, outs):
-        n = params["num_weights"]
+        n = params[count]
         for k in range(n):
             same_shape(list(range(k * per, (k + 1) * per)), [k])(params, ins, outs)
-        if spec.preloaded:
-            for j in (0, 1):
-                ins.assign(n * per + j, (n,), why=f"num_weights is {n}")
+        for j, s in enumerate(tail_shape(n)):
+            if s is not None:
+                ins.assign(n * per + j, s, why=f"{count} is {n}")
         return ins, outs
     return rule
 
 
-def _multi_partial_types(name):
-    spec = MULTI[name]
-    per = len(spec.per_weight)
-
+def group_type_rule(per, count, fp32):
+    """Partial type rule: the inputs where ``fp32(i, n)`` are float32, the
+    others and the outputs share one dtype."""
     def rule(params, ins, outs):
-        n = params["num_weights"]
-        plain = [i for i in range(n * per) if not spec.fp32(i % per)]
+        n = params[count]
+        plain = [i for i in range(len(ins)) if not fp32(i, n)]
         for i in range(len(ins)):
             if i not in plain:
                 ins.assign(i, F32, why="a float32 input")
@@ -195,6 +191,22 @@ def _multi_partial_types(name):
                 outs.assign(k, known)
         return ins, outs
     return rule
+
+
+def _fp32(spec):
+    """Whether input i of n weights is float32: lrs, wds, mp_ states."""
+    per = len(spec.per_weight)
+    return lambda i, n: i >= n * per or spec.fp32(i % per)
+
+
+def _multi_types(name):
+    spec = MULTI[name]
+
+    def infer(params, dtypes):
+        _, n, _ = _check_count(name, params, dtypes)
+        return check_group_types(name, spec.input_names(params), dtypes, n,
+                                 lambda i: _fp32(spec)(i, n))
+    return infer
 
 
 def _outputs(params):
@@ -214,19 +226,21 @@ for _name, _spec in MULTI.items():
         compute=computes(_KERNELS["multi_sgd"], gpu_compute(_GPU, "multi_compute", _name)),
         pack_params=lambda p, s, _n=_name: pack_multi(_n, p), mutate_inputs=_spec.mutated,
         differentiable=False, doc=_spec.doc))
-    set_infer_shape_partial(_name, _multi_partial_shapes(_name))
-    set_infer_type_partial(_name, _multi_partial_types(_name))
+    set_infer_shape_partial(_name, group_shape_rule(
+        len(_spec.per_weight), "num_weights",
+        (lambda n: [(n,), (n,)]) if _spec.preloaded else (lambda n: [])))
+    set_infer_type_partial(_name, group_type_rule(len(_spec.per_weight), "num_weights",
+                                                  _fp32(_spec)))
 
 
 # --- multi_sum_sq, multi_lars ---------------------------------------------------------------
+_sum_sq_inputs = same_float_types(
+    "multi_sum_sq", lambda p: [f"array_{i}" for i in range(p["num_arrays"])])
+
+
 def _sum_sq_types(params, dtypes):
-    for i, d in enumerate(dtypes):
-        if d != dtypes[0]:
-            raise TypeInferenceError(f"multi_sum_sq: argument 'array_{i}' has dtype {d}, "
-                                     f"which differs from 'array_0' {dtypes[0]}")
-    if dtypes[0] not in FLOATS:
-        raise TypeInferenceError(f"multi_sum_sq: argument 'array_0' has dtype {dtypes[0]}; "
-                                 f"supported: {', '.join(FLOATS)}")
+    """Inputs of one float dtype; the output float32."""
+    _sum_sq_inputs(params, dtypes)
     return [F32]
 
 
@@ -245,14 +259,6 @@ set_infer_type_partial("multi_sum_sq", fixed_type(F32))
 _LARS_INPUTS = ("lrs", "weights_sum_sq", "grads_sum_sq", "wds")
 
 
-def _lars_shapes(params, shapes):
-    for name, s in zip(_LARS_INPUTS[1:], shapes[1:]):
-        if tuple(s) != tuple(shapes[0]):
-            raise ShapeError(f"multi_lars: argument '{name}' has shape {tuple(s)}, which "
-                             f"differs from 'lrs' {tuple(shapes[0])}")
-    return [tuple(shapes[0])]
-
-
 def _lars_types(params, dtypes):
     for name, d in zip(_LARS_INPUTS, dtypes):
         if d != F32:
@@ -268,7 +274,7 @@ register(OpDef(
     input_docs={"lrs": "Learning rates to scale by LARS coefficient",
                 "weights_sum_sq": "sum of square of weights arrays",
                 "grads_sum_sq": "sum of square of gradients arrays", "wds": "weight decays"},
-    infer_shape=_lars_shapes, infer_type=_lars_types,
+    infer_shape=_same_shapes("multi_lars", _LARS_INPUTS), infer_type=_lars_types,
     compute=computes(_KERNELS["multi_lars"], gpu_compute(_GPU, "lars_compute")),
     pack_params=lambda p, s: struct.pack(
         "=3d", *[float(np.float32(p[k])) for k in ("eta", "eps", "rescale_grad")]),

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fused_loops.h"
 #include "nn_common.h"
 #include "optimizer_cpu.h"
 #include "parallel.h"
@@ -47,32 +48,6 @@ static void multi_for(const std::vector<int64_t> &sizes, F body) {
   });
 }
 
-// One weight's elements [b, e).  A: the compute type; M: the momentum's.
-template <typename T, bool MOM, bool MP, int STORE>
-static void multi_sgd_range(const MultiParam &p, double lr_d, double wd_d, const T *w,
-                            const T *g, void *mom_v, float *w32, T *out, int64_t b, int64_t e) {
-  typedef typename std::conditional<MP, float, typename NnAcc<T>::type>::type A;
-  typedef typename std::conditional<MP, float, T>::type M;
-  M *mom = static_cast<M *>(mom_v);
-  const A lr = A(lr_d), wd = A(wd_d), momentum = A(p.momentum), rescale = A(p.rescale_grad),
-          clip = A(p.clip_gradient);
-  const bool clipping = p.clip_gradient >= 0;
-  for (int64_t i = b; i < e; ++i) {
-    A wv = MP ? A(w32[i]) : A(w[i]);
-    A gr = rescale * A(g[i]);
-    if (clipping) gr = opt_clip(gr, clip);
-    if constexpr (MOM) {
-      mom[i] = M(momentum * A(mom[i]) - lr * wd * wv - lr * gr);
-      wv = wv + A(mom[i]);
-    } else {
-      wv = wv - lr * (wd * wv + gr);
-    }
-    if constexpr (MP) w32[i] = wv;
-    if constexpr (STORE == 1) out[i] = T(wv);
-    if constexpr (STORE == 2) out[i] = T(A(out[i]) + wv);
-  }
-}
-
 template <typename T, bool MOM, bool MP>
 static void multi_sgd_typed(const MultiParam &p, MXOpCall *c) {
   const int n = p.num_weights, per = p.per_weight;
@@ -88,10 +63,19 @@ static void multi_sgd_typed(const MultiParam &p, MXOpCall *c) {
     float *w32 = MP ? static_cast<float *>(in[per - 1].dptr) : nullptr;
     T *out = static_cast<T *>(c->outputs[k].dptr);
     const double lr = lrs ? double(lrs[k]) : rates[k], wd = wds ? double(wds[k]) : rates[n + k];
+    const bool avx2 = fused_avx2_ok();
     switch (c->req[k]) {
-      case MX_REQ_NULL: multi_sgd_range<T, MOM, MP, 0>(p, lr, wd, w, g, mom, w32, out, b, e); break;
-      case MX_REQ_ADD: multi_sgd_range<T, MOM, MP, 2>(p, lr, wd, w, g, mom, w32, out, b, e); break;
-      default: multi_sgd_range<T, MOM, MP, 1>(p, lr, wd, w, g, mom, w32, out, b, e);
+      case MX_REQ_NULL:
+        MX_FUSED_ISA_CALL(avx2, (multi_sgd_range<T, MOM, MP, 0>(p, lr, wd, w, g, mom, w32, out,
+                                                                  b, e)));
+        break;
+      case MX_REQ_ADD:
+        MX_FUSED_ISA_CALL(avx2, (multi_sgd_range<T, MOM, MP, 2>(p, lr, wd, w, g, mom, w32, out,
+                                                                  b, e)));
+        break;
+      default:
+        MX_FUSED_ISA_CALL(avx2, (multi_sgd_range<T, MOM, MP, 1>(p, lr, wd, w, g, mom, w32, out,
+                                                                  b, e)));
     }
   });
 }
@@ -116,21 +100,6 @@ static int multi_sgd_update(MXOpCall *c) {
 // not depend on the number of workers.
 constexpr int64_t kSumSqChunk = int64_t(1) << 14;
 
-template <typename T>
-static double sum_sq_range(const T *x, int64_t b, int64_t e) {
-  typedef typename NnAcc<T>::type A;
-  // Eight independent accumulators: the loop vectorizes without
-  // reassociating one running sum.
-  A acc[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
-  int64_t i = b;
-  for (; i + 8 <= e; i += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += A(x[i + j]) * A(x[i + j]);
-  double s = 0;
-  for (int j = 0; j < 8; ++j) s += double(acc[j]);
-  for (; i < e; ++i) s += double(A(x[i])) * double(A(x[i]));
-  return s;
-}
-
 // Inputs: num_arrays arrays of one float dtype; output float32 (num_arrays,).
 static int multi_sum_sq(MXOpCall *c) {
   const int n = c->nin;
@@ -138,6 +107,7 @@ static int multi_sum_sq(MXOpCall *c) {
   for (int k = 0; k < n; ++k)
     first[k + 1] = first[k] + (mx_tblob_size(&c->inputs[k]) + kSumSqChunk - 1) / kSumSqChunk;
   std::vector<double> partial(first[n], 0.0);
+  const bool avx2 = fused_avx2_ok();
   MX_FLOAT_SWITCH(c->inputs[0].dtype, T, {
     parallel_for_cost(first[n], kSumSqChunk, [&](int64_t b, int64_t e) {
       int k = 0;
@@ -146,7 +116,8 @@ static int multi_sum_sq(MXOpCall *c) {
         const int64_t lo = (j - first[k]) * kSumSqChunk;
         const int64_t size = mx_tblob_size(&c->inputs[k]);
         const int64_t hi = lo + kSumSqChunk < size ? lo + kSumSqChunk : size;
-        partial[j] = sum_sq_range(static_cast<const T *>(c->inputs[k].dptr), lo, hi);
+        const T *x = static_cast<const T *>(c->inputs[k].dptr);
+        MX_FUSED_ISA_CALL(avx2, partial[j] = sum_sq_range(x, lo, hi));
       }
     });
   });

@@ -101,7 +101,7 @@ def _same_shapes(op, names):
         for name, s in zip(names[1:], shapes[1:]):
             if tuple(s) != tuple(shapes[0]):
                 raise ShapeError(f"{op}: argument '{name}' has shape {tuple(s)}, which "
-                                 f"differs from 'weight' {tuple(shapes[0])}")
+                                 f"differs from '{names[0]}' {tuple(shapes[0])}")
         return [tuple(shapes[0])]
     return infer
 
