@@ -35,4 +35,8 @@ _alias(__name__ + ".sym", symbol)
 from mx_io import io          # noqa: E402  (MXNet's mxnet.io)
 _alias(__name__ + ".io", io)
 
+from mx import kvstore        # noqa: E402  (MXNet's mxnet.kvstore)
+kv = kvstore
+_alias(__name__ + ".kv", kvstore)
+
 __version__ = "0.1.0"
