@@ -249,7 +249,7 @@ class BucketingModule(BaseModule):
         self.save_params(f"{prefix}-{epoch:04d}.params")
         for key in self._buckets:
             symbol = self._call_sym_gen(key)[0]
-            symbol.save(f"{prefix}-{key}-symbol.json", remove_amp_cast=remove_amp_cast)
+            symbol.save(f"{prefix}-{key}-symbol.json")
         nd.save(f"{prefix}.buckets", nd.array(list(self._buckets), dtype=np.int32))
 
     @staticmethod

@@ -48,12 +48,13 @@ def _as_descs(shapes, what):
     return out
 
 
-def merge_multi_context(outputs, major_axis):
+def _merge_multi_context(outputs, major_axis):
     """Joins each output's per-device parts along its batch axis (a part
     alone is returned as is)."""
     merged = []
     for parts, axis in zip(outputs, major_axis):
         if axis >= 0 and len(parts) > 1:
+            parts = [p.as_in_context(parts[0].context) for p in parts]
             if axis == 0:
                 merged.append(concatenate(parts, axis=0, always_copy=False))
             else:
@@ -317,12 +318,12 @@ class DataParallelExecutorGroup:
         end = self.num_outputs if end is None else end
         outputs = [[e.outputs[i] for e in self.execs] for i in range(begin, end)]
         if merge_multi_context:
-            return merge_multi_context(outputs, self.output_layouts[begin:end])
+            return _merge_multi_context(outputs, self.output_layouts[begin:end])
         return outputs
 
     def get_states(self, merge_multi_context=True):
         if merge_multi_context:
-            return merge_multi_context(self.state_arrays, [0] * len(self.state_arrays))
+            return _merge_multi_context(self.state_arrays, [0] * len(self.state_arrays))
         return self.state_arrays
 
     def set_states(self, states=None, value=None):
@@ -343,7 +344,7 @@ class DataParallelExecutorGroup:
             raise RuntimeError("get_input_grads: the module was bound with "
                                "inputs_need_grad=False")
         if merge_multi_context:
-            return merge_multi_context(self.input_grad_arrays, self.data_layouts)
+            return _merge_multi_context(self.input_grad_arrays, self.data_layouts)
         return self.input_grad_arrays
 
     def backward(self, out_grads=None):

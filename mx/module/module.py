@@ -104,7 +104,7 @@ class Module(BaseModule):
                         remove_amp_cast=True):
         """Writes ``prefix-symbol.json``, ``prefix-%04d.params`` and, with
         ``save_optimizer_states``, ``prefix-%04d.states``."""
-        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+        self._symbol.save(f"{prefix}-symbol.json")
         param_name = f"{prefix}-{epoch:04d}.params"
         self.save_params(param_name)
         logging.info('Saved checkpoint to "%s"', param_name)
