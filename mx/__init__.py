@@ -16,6 +16,8 @@ from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
 from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 from mx import image          # noqa: E402  (MXNet's mxnet.image)
+from mx import lr_scheduler   # noqa: E402  (MXNet's mxnet.lr_scheduler)
+from mx import optimizer      # noqa: E402  (MXNet's mxnet.optimizer)
 
 
 def _alias(alias, module):
