@@ -18,6 +18,9 @@ from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 from mx import image          # noqa: E402  (MXNet's mxnet.image)
 from mx import lr_scheduler   # noqa: E402  (MXNet's mxnet.lr_scheduler)
 from mx import optimizer      # noqa: E402  (MXNet's mxnet.optimizer)
+from mx import initializer, model  # noqa: E402  (the training layer)
+from mx import metric  # noqa: E402
+init = initializer
 
 
 def _alias(alias, module):
