@@ -19,8 +19,9 @@ from mx import image          # noqa: E402  (MXNet's mxnet.image)
 from mx import lr_scheduler   # noqa: E402  (MXNet's mxnet.lr_scheduler)
 from mx import optimizer      # noqa: E402  (MXNet's mxnet.optimizer)
 from mx import initializer, model  # noqa: E402  (the training layer)
-from mx import metric  # noqa: E402
+from mx import metric, monitor, callback  # noqa: E402
 init = initializer
+mon = monitor
 
 
 def _alias(alias, module):

@@ -16,6 +16,20 @@ def _truncated(x):
     return x.astype("int32")
 
 
+def _flat(x):
+    return x if x.ndim == 1 else x.reshape((-1,))
+
+
+def _class_ids(label, pred, pred_is_integral):
+    """``label`` and ``pred`` as comparable whole numbers, truncated toward
+    zero as MXNet's ``astype('int32')``; float ones of one dtype stay float
+    (``trunc``: one operation instead of two casts)."""
+    if label.dtype == pred.dtype and not numpy.issubdtype(numpy.dtype(pred.dtype),
+                                                           numpy.integer):
+        return ndarray.trunc(label), pred if pred_is_integral else ndarray.trunc(pred)
+    return _truncated(label), _truncated(pred)
+
+
 def _pairs(labels, preds):
     labels, preds = check_label_shapes(labels, preds, True)
     for label, pred in zip(labels, preds):
@@ -38,12 +52,14 @@ class Accuracy(EvalMetric):
 
     def update(self, labels, preds):
         for label, pred in _pairs(labels, preds):
-            if pred.shape != label.shape:
+            scores = pred.shape != label.shape
+            if scores:
                 pred = ndarray.argmax(pred, axis=self.axis)
             if pred.size != label.size:
                 raise ValueError(f"Accuracy: {label.size} labels (shape {label.shape}) but "
                                  f"{pred.size} predicted classes (shape {pred.shape})")
-            hits = _truncated(pred).reshape((-1,)) == _truncated(label).reshape((-1,))
+            label, pred = _class_ids(label, pred, pred_is_integral=scores)
+            hits = _flat(pred) == _flat(label)
             self._add(ndarray.sum(hits), pred.size)
 
 

@@ -200,3 +200,9 @@ def test_reference_worker_without_its_framework(monkeypatch, capsys):
     from benchmarks.mxnet_worker import MXNetWorker
     assert MXNetWorker.start(1, sys.executable) is None
     assert "mxnet:" in capsys.readouterr().out
+
+
+def test_compare_metric_quick(tmp_path):
+    out = _run_script("benchmarks/compare_metric.py", "--quick", "--mxnet-python", "",
+                      cwd=tmp_path)
+    assert "Accuracy" in out and "TopKAccuracy(5)" in out

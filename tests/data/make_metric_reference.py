@@ -3,7 +3,7 @@
     OPENBLAS_CORETYPE=Haswell /tmp/mxnet-venv/bin/python tests/data/make_metric_reference.py
 
 For each case of CASES (a metric expression evaluated by MXNet here and by
-``mx`` in tests/test_metric.py, and the inputs it takes) four batches are
+``mx`` in tests/test_metric.py, which imports this table, and the inputs it takes) four batches are
 fed with ``update``; ``reset_local`` runs after the second.  Keys:
 ``in/<inputs>/<batch>/{label,pred}`` the fixed inputs and
 ``out/<case>`` one row per batch: get() value, get_global() value,
@@ -14,8 +14,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-
-import mxnet as mx
 
 HERE = Path(__file__).resolve().parent
 N = 24
@@ -86,7 +84,7 @@ def stat(metric, attr):
 
 
 def run(expr, inputs, data, env):
-    metric = eval(expr, env)                                   # noqa: S307
+    metric = eval(expr, env)                                   # noqa: S307  (CASES only)
     rows = []
     for b in range(4):
         label, pred = data[f"{inputs}/{b}"]
@@ -103,6 +101,7 @@ def run(expr, inputs, data, env):
 
 
 def main():
+    import mxnet as mx
     data = make_inputs()
     out = {}
     for key, (label, pred) in data.items():

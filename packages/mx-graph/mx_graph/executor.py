@@ -597,17 +597,19 @@ class Executor:
         for is_bwd, node, row, end, call in self._call_nodes:
             if is_bwd != backward:
                 continue
+            if self._monitor_all:
+                # Before the push: an in-place node overwrites its input, and
+                # the callback's reads queue behind whatever is pushed first.
+                idx = self._bound.graph.indexed
+                in_names = node.op.input_names(node.params)
+                for arg, eid in zip(in_names, idx.inputs[idx.node_id(node)]):
+                    self._monitor(f"{node.name}_{arg}", self._arrays[eid])
             prev = _set_symbolic(True)
             try:
                 call.push(is_train)
             finally:
                 _set_symbolic(prev)
             names = node.op.output_names(node.params)
-            if self._monitor_all:
-                idx = self._bound.graph.indexed
-                in_names = node.op.input_names(node.params)
-                for arg, eid in zip(in_names, idx.inputs[idx.node_id(node)]):
-                    self._monitor(f"{node.name}_{arg}", self._arrays[eid])
             for i, eid in enumerate(range(row, end)):
                 self._monitor(f"{node.name}_{names[i]}", self._arrays[eid])
 
