@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import sys
+import tempfile
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -56,7 +57,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--out", default="lenet-digits", help="checkpoint and PNG folder")
+    parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "mx-lenet-digits"),
+                        help="checkpoint and PNG folder (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     os.makedirs(args.out, exist_ok=True)
@@ -75,9 +77,12 @@ def main(argv=None):
             initializer=mx.init.Xavier(magnitude=2.0), optimizer="sgd",
             optimizer_params={"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-4,
                               "lr_scheduler": schedule},
-            batch_end_callback=[mx.callback.ProgressBar(steps), curves],
-            eval_end_callback=curves,
-            epoch_end_callback=mx.callback.do_checkpoint(prefix, period=args.epochs))
+            batch_end_callback=[mx.callback.EpochProgressBar(args.batch_size, total=steps,
+                                                             frequent=steps),
+                                curves.batch_end],
+            eval_end_callback=curves.eval_end,
+            epoch_end_callback=[curves.epoch_end,
+                                mx.callback.do_checkpoint(prefix, period=args.epochs)])
     accuracy = dict(mod.score(val, "acc"))["accuracy"]
     print(f"held-out accuracy: {accuracy:.4f} ({len(x_val)} digits); checkpoint "
           f"{prefix}-{args.epochs:04d}.params, curves {prefix}-curves.png")
