@@ -3,7 +3,7 @@ the batch (MXNet 1.9.1's ``mxnet.module.executor_group``)."""
 import logging
 from collections import OrderedDict
 
-from mx_engine import cpu
+from mx_engine import MXNetError, cpu
 from mx_io.io import DataDesc
 from mx_graph.executor import Executor
 from mx_ndarray import NDArray, concatenate
@@ -198,9 +198,12 @@ class DataParallelExecutorGroup:
             if label_shapes:
                 shapes += self._sliced_shape(label_shapes, k, self.label_layouts)
             if reshape:
-                self.execs.append(old_execs[k].reshape(
-                    partial_shaping=True, allow_up_sizing=True,
-                    **{d.name: d.shape for d in shapes}))
+                inputs = self._reshape_inputs(shapes)
+                try:
+                    self.execs.append(old_execs[k].reshape(allow_up_sizing=True, **inputs))
+                except MXNetError as err:
+                    raise MXNetError(f"Module: cannot re-bind for the input shapes {inputs} "
+                                     f"(a batch of another shape): {err}") from err
             else:
                 shared = shared_group.execs[k] if shared_group is not None else None
                 self.execs.append(self._bind_ith(k, shapes, shared))
@@ -208,6 +211,17 @@ class DataParallelExecutorGroup:
         self.data_names = [d.name for d in data_shapes]
         self.label_names = [d.name for d in label_shapes]
         self._collect_arrays()
+
+    def _reshape_inputs(self, shapes):
+        """The new input shapes, with the labels' inferred when a batch
+        came without them (MXNet refuses that); a parameter whose shape
+        would change stays an error."""
+        given = {d.name: d.shape for d in shapes if d.name in self.arg_names}
+        arg_shapes = self.symbol.infer_shape_partial(**given)[0]
+        for name, shape in zip(self.arg_names, arg_shapes or ()):
+            if name not in given and name not in self.param_names and shape and all(shape):
+                given[name] = tuple(shape)
+        return given
 
     def reshape(self, data_shapes, label_shapes):
         """Re-binds for new input shapes, keeping the parameters' memory."""
