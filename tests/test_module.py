@@ -2,6 +2,7 @@
 ways, data parallelism over two contexts, BucketingModule,
 SequentialModule and PythonLossModule from the same fixed start give
 MXNet's numbers (tests/data/module/make_module_reference.py wrote them)."""
+import importlib.util
 import os
 import shutil
 
@@ -11,31 +12,19 @@ import pytest
 import mx
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "module")
+_spec = importlib.util.spec_from_file_location("module_cases",
+                                               os.path.join(DATA, "module_cases.py"))
+module_cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(module_cases)
+data, start_params = module_cases.data, module_cases.start_params
+softmax_ce_grad = module_cases.softmax_ce_grad
 REF = np.load(os.path.join(DATA, "reference.npz"))
 # float32 sums in another order drift by a few ulps per step over 12 momentum steps.
 TOL = dict(rtol=1e-4, atol=2e-5)
 
 
 def mlp():
-    x = mx.sym.Variable("data")
-    x = mx.sym.FullyConnected(x, num_hidden=16, name="fc1")
-    x = mx.sym.Activation(x, act_type="relu", name="relu1")
-    x = mx.sym.FullyConnected(x, num_hidden=4, name="fc2")
-    return mx.sym.SoftmaxOutput(x, name="softmax")
-
-
-def start_params():
-    rng = np.random.default_rng(7)
-    return {"fc1_weight": rng.normal(0, 0.3, (16, 20)).astype(np.float32),
-            "fc1_bias": rng.normal(0, 0.1, (16,)).astype(np.float32),
-            "fc2_weight": rng.normal(0, 0.3, (4, 16)).astype(np.float32),
-            "fc2_bias": rng.normal(0, 0.1, (4,)).astype(np.float32)}
-
-
-def data():
-    rng = np.random.default_rng(3)
-    x = rng.normal(0, 1, (64, 20)).astype(np.float32)
-    return x, x[:, :4].argmax(axis=1).astype(np.float32)
+    return module_cases.mlp(mx)
 
 
 def nd_params(p):
@@ -192,9 +181,7 @@ def test_bucketing_module_matches_mxnet(tmp_path):
 
 
 def fc_relu():
-    d = mx.sym.Variable("data")
-    return mx.sym.Activation(mx.sym.FullyConnected(d, num_hidden=16, name="fc1"),
-                             act_type="relu", name="relu1")
+    return module_cases.fc_relu(mx)
 
 
 def train_chain(seq, tag, steps=4):
@@ -226,13 +213,6 @@ def test_sequential_module_matches_mxnet():
     with pytest.raises(ValueError, match="unknown meta"):
         seq.add(mx.mod.Module(head), take_label=True)
 
-
-def softmax_ce_grad(scores, labels):
-    s = scores.asnumpy()
-    p = np.exp(s - s.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    p[np.arange(len(p)), labels.asnumpy().astype(int)] -= 1
-    return p
 
 
 def test_python_loss_module_matches_mxnet():

@@ -9,34 +9,26 @@ an MXNet-written checkpoint (mlp-symbol.json, mlp-0003.params, mlp-0003.states).
 """
 import os
 
+import sys
+
 import numpy as np
 import mxnet as mx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-out = {}
+sys.path.insert(0, HERE)
+from module_cases import data, softmax_ce_grad, start_params  # noqa: E402
+import module_cases  # noqa: E402
 
 
 def mlp():
-    x = mx.sym.Variable("data")
-    x = mx.sym.FullyConnected(x, num_hidden=16, name="fc1")
-    x = mx.sym.Activation(x, act_type="relu", name="relu1")
-    x = mx.sym.FullyConnected(x, num_hidden=4, name="fc2")
-    return mx.sym.SoftmaxOutput(x, name="softmax")
+    return module_cases.mlp(mx)
 
 
-def start_params():
-    rng = np.random.default_rng(7)
-    return {"fc1_weight": rng.normal(0, 0.3, (16, 20)).astype(np.float32),
-            "fc1_bias": rng.normal(0, 0.1, (16,)).astype(np.float32),
-            "fc2_weight": rng.normal(0, 0.3, (4, 16)).astype(np.float32),
-            "fc2_bias": rng.normal(0, 0.1, (4,)).astype(np.float32)}
+def fc_relu():
+    return module_cases.fc_relu(mx)
 
 
-def data():
-    rng = np.random.default_rng(3)
-    x = rng.normal(0, 1, (64, 20)).astype(np.float32)
-    y = (x[:, :4].argmax(axis=1)).astype(np.float32)
-    return x, y
+out = {}
 
 
 def nd_params(p):
@@ -102,11 +94,6 @@ for k, v in bmod.get_params()[0].items():
     out[f"bucket_{k}"] = v.asnumpy()
 
 
-def fc_relu():
-    d = mx.sym.Variable("data")
-    return mx.sym.Activation(mx.sym.FullyConnected(d, num_hidden=16, name="fc1"),
-                             act_type="relu", name="relu1")
-
 
 def fc_softmax():
     d = mx.sym.Variable("data")
@@ -136,13 +123,6 @@ seq.add(mx.mod.Module(fc_relu(), label_names=None))
 seq.add(mx.mod.Module(fc_softmax()), take_labels=True, auto_wiring=True)
 train_chain(seq, "seq")
 
-
-def softmax_ce_grad(scores, labels):
-    s = scores.asnumpy()
-    p = np.exp(s - s.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    p[np.arange(len(p)), labels.asnumpy().astype(int)] -= 1
-    return p
 
 
 def fc_scores():
