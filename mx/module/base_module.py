@@ -75,7 +75,7 @@ class BaseModule:
         self.params_initialized = False
         self.optimizer_initialized = False
         self._symbol = None
-        self._total_exec_bytes = 0
+        self._prepare_warned = False
 
     # -- high-level loops ------------------------------------------------
     def forward_backward(self, data_batch):
@@ -335,8 +335,6 @@ class BaseModule:
         if sparse_row_id_fn is not None and not self._prepare_warned:
             self.logger.warning("sparse_row_id_fn is not invoked for BaseModule.")
             self._prepare_warned = True
-
-    _prepare_warned = False
 
     # -- computation -----------------------------------------------------
     def forward(self, data_batch, is_train=None):
