@@ -179,3 +179,16 @@ def test_fit_logs_epochs_and_calls_callbacks(caplog):
     assert epochs == [(0, ["fc_bias", "fc_weight"]), (1, ["fc_bias", "fc_weight"])]
     text = caplog.text
     assert "Epoch[1] Train-accuracy=" in text and "Epoch[1] Validation-accuracy=" in text
+
+
+def test_compare_module_fit_quick_runs_without_references():
+    """benchmarks/compare_module_fit.py never rots (no speed asserted)."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "benchmarks/compare_module_fit.py", "--quick",
+                          "--models", "mlp", "--mxnet-python", "", "--torch-python", ""],
+                         cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "MLP 784-128-64-10, batch 128" in out.stdout and "agree" in out.stdout
