@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's two commands, each doing all of the set-up first:
-#   bash dev.sh demo    the main job (the design notes' symbolic MLP, trained)
+#   bash dev.sh demo    the main job (LeNet on scikit-learn's digits with Module.fit)
 #   bash dev.sh test    the whole test suite
 # Set-up: a virtual environment in .venv (MX_VENV overrides), the packages in
 # requirements-dev.txt, and one editable install of the meta-package with
@@ -37,7 +37,7 @@ case "${1:-}" in
   demo)
     setup
     shift
-    exec "$VENV/bin/python" examples/symbolic_mlp.py "$@"
+    exec "$VENV/bin/python" examples/lenet_digits.py "$@"
     ;;
   test)
     setup

@@ -45,4 +45,9 @@ from mx import kvstore        # noqa: E402  (MXNet's mxnet.kvstore)
 kv = kvstore
 _alias(__name__ + ".kv", kvstore)
 
+# Module imports optimizer, initializer, metric and model: it comes after them.
+from mx import module         # noqa: E402  (MXNet's mxnet.module)
+mod = module
+_alias(__name__ + ".mod", module)
+
 __version__ = "0.1.0"
