@@ -36,3 +36,4 @@ from mx_io import io          # noqa: E402  (MXNet's mxnet.io)
 _alias(__name__ + ".io", io)
 
 __version__ = "0.1.0"
+from mx import _kvstore_server  # noqa: E402,F401  (a distributed job's server ranks serve here; last)

@@ -1,0 +1,172 @@
+"""Starts a distributed job on this machine through mpiexec:
+
+    python -m mx_kvstore.launch -n NUM_WORKERS [-s NUM_SERVERS] [--timeout S]
+        [--hostfile FILE] COMMAND...
+
+runs COMMAND on NUM_WORKERS + NUM_SERVERS MPI ranks (workers first) with
+MXNet's environment (DMLC_NUM_WORKER, DMLC_NUM_SERVER) and, with
+--timeout, MXNET_KVSTORE_TIMEOUT.  Every rank runs the same command; the
+servers serve at ``import mx``.  Exits with 0 when every rank did, else
+non-zero after naming each rank that failed or died.
+"""
+import argparse
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from mx_kvstore._dist_mpi import find_mpiexec
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m mx_kvstore.launch",
+                                description="Run a distributed kvstore job through mpiexec.")
+    p.add_argument("-n", "--num-workers", type=int, required=True, help="worker ranks")
+    p.add_argument("-s", "--num-servers", type=int, default=None,
+                   help="server ranks (default: as many as workers)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="MXNET_KVSTORE_TIMEOUT: seconds before a silent peer is an error")
+    p.add_argument("--hostfile", "-H", default=None,
+                   help="mpiexec host file (passed through as -f)")
+    p.add_argument("--mpiexec", default=None, help="the mpiexec to use")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs")
+    return p
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class _Watch:
+    """Follows the ranks while mpiexec runs: the order in which they vanish
+    without an exit record (with MPICH, a peer's death aborts the ranks that
+    talk to it next, so the first to vanish is the one that died), and the
+    ranks still running long after another failed (hung: stopped here)."""
+
+    def __init__(self, folder, size, grace_s):
+        self.folder, self.size, self.grace_s = folder, size, grace_s
+        self.started, self.exits, self.vanished, self.hung = {}, {}, [], []
+        self.first_failure = None
+
+    def poll(self):
+        for r in range(self.size):
+            if r not in self.started:
+                record = _read(self.folder / f"rank{r}.json")
+                if record is not None:
+                    self.started[r] = record
+            if r not in self.exits:
+                record = _read(self.folder / f"rank{r}.exit")
+                if record is not None:
+                    self.exits[r] = record
+                    if record["code"] != 0 and self.first_failure is None:
+                        self.first_failure = time.monotonic()
+            if r in self.started and r not in self.exits and r not in self.vanished \
+                    and not _alive(self.started[r]["pid"]):
+                self.vanished.append(r)
+                if self.first_failure is None:
+                    self.first_failure = time.monotonic()
+        if self.first_failure is not None and \
+                time.monotonic() - self.first_failure > self.grace_s:
+            for r, record in self.started.items():
+                if r not in self.exits and r not in self.vanished and r not in self.hung:
+                    self.hung.append(r)
+                    try:
+                        os.kill(record["pid"], signal.SIGKILL)
+                    except OSError:
+                        pass
+
+    def verdicts(self):
+        """Lines naming every rank that did not exit cleanly, the first
+        death first."""
+        lines = []
+        for i, r in enumerate(self.vanished):
+            who = self.started[r]["describe"]
+            if i == 0:
+                lines.append(f"rank {r} ({who}) died first, without an exit record "
+                             f"(pid {self.started[r]['pid']}: killed or crashed)")
+            else:
+                lines.append(f"rank {r} ({who}) ended after it, without an exit record")
+        for r in self.hung:
+            lines.append(f"rank {r} ({self.started[r]['describe']}) still ran "
+                         f"{self.grace_s:g} s after the first failure: killed as hung")
+        for r in range(self.size):
+            if r not in self.started:
+                lines.append(f"rank {r} never joined the job")
+            elif r in self.exits and self.exits[r]["code"] != 0:
+                error = (self.exits[r].get("error") or "").rstrip()
+                lines.append(f"rank {r} ({self.started[r]['describe']}) exited with status "
+                             f"{self.exits[r]['code']}:\n{error}")
+        return lines
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        _parser().error("COMMAND is missing")
+    if args.num_workers < 1:
+        _parser().error(f"-n {args.num_workers}: need at least one worker")
+    servers = args.num_workers if args.num_servers is None else args.num_servers
+    if servers < 1:
+        _parser().error(f"-s {servers}: need at least one server")
+    if args.timeout is not None and not args.timeout > 0:
+        _parser().error(f"--timeout {args.timeout}: must be > 0 seconds")
+    mpiexec = args.mpiexec or find_mpiexec()
+    if mpiexec is None:
+        sys.exit("mx_kvstore.launch: no mpiexec beside this Python or on PATH "
+                 "(pip install mpich mpi4py)")
+    size = args.num_workers + servers
+    env = dict(os.environ, DMLC_NUM_WORKER=str(args.num_workers), DMLC_NUM_SERVER=str(servers))
+    env.pop("DMLC_ROLE", None)
+    if args.timeout is not None:
+        env["MXNET_KVSTORE_TIMEOUT"] = repr(args.timeout)
+    timeout = float(env.get("MXNET_KVSTORE_TIMEOUT", "300"))
+    with tempfile.TemporaryDirectory(prefix="mx-kvstore-") as folder:
+        env["MX_KVSTORE_STATUS_DIR"] = folder
+        # -disable-auto-cleanup: when a rank dies the others live on long
+        # enough to report which peer they lost.
+        cmd = [mpiexec, "-disable-auto-cleanup"]
+        if args.hostfile:
+            cmd += ["-f", args.hostfile]
+        cmd += ["-n", str(size)] + command
+        watch = _Watch(pathlib.Path(folder), size, grace_s=timeout + 5)
+        proc = subprocess.Popen(cmd, env=env)
+        while proc.poll() is None:
+            watch.poll()
+            time.sleep(0.05)
+        # mpiexec may return while ranks that outlived a dead peer still run.
+        while any(r not in watch.exits and r not in watch.vanished and r not in watch.hung
+                  for r in watch.started):
+            watch.poll()
+            time.sleep(0.05)
+        watch.poll()
+        rc = proc.returncode
+        verdicts = watch.verdicts()
+    if not verdicts and rc == 0:
+        return 0
+    for line in verdicts:
+        print(f"mx_kvstore.launch: {line}", file=sys.stderr)
+    if not verdicts:
+        print(f"mx_kvstore.launch: mpiexec exited with status {rc}", file=sys.stderr)
+    return rc if rc != 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
