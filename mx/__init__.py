@@ -16,6 +16,8 @@ from mx import test_utils     # noqa: E402  (MXNet's mxnet.test_utils)
 from mx import autograd       # noqa: E402  (MXNet's mxnet.autograd)
 from mx import recordio       # noqa: E402  (MXNet's mxnet.recordio)
 from mx import image          # noqa: E402  (MXNet's mxnet.image)
+from mx import lr_scheduler   # noqa: E402  (MXNet's mxnet.lr_scheduler)
+from mx import optimizer      # noqa: E402  (MXNet's mxnet.optimizer)
 
 
 def _alias(alias, module):
@@ -34,6 +36,10 @@ _alias(__name__ + ".sym", symbol)
 
 from mx_io import io          # noqa: E402  (MXNet's mxnet.io)
 _alias(__name__ + ".io", io)
+
+from mx import kvstore        # noqa: E402  (MXNet's mxnet.kvstore)
+kv = kvstore
+_alias(__name__ + ".kv", kvstore)
 
 __version__ = "0.1.0"
 from mx import _kvstore_server  # noqa: E402,F401  (a distributed job's server ranks serve here; last)

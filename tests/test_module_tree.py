@@ -25,7 +25,7 @@ DATA = pathlib.Path(__file__).resolve().parent / "data"
 MXNET = json.loads((DATA / "mxnet_1_9_1_names.json").read_text())["names"]
 KNOWN_MISSING = json.loads((DATA / "mx_missing_names.json").read_text())
 
-CLASSES = ["mx.nd.NDArray"]
+CLASSES = ["mx.nd.NDArray", "mx.kv.KVStore"]
 MODULES = sorted(set(MXNET) - set(CLASSES))
 ALIASES = {"mx.nd": "mx.ndarray", "mx.sym": "mx.symbol"}
 

@@ -17,8 +17,9 @@ import mxnet as mx
 MODULES = ["mx", "mx.nd", "mx.nd.op", "mx.nd.random", "mx.nd.linalg", "mx.nd.contrib",
            "mx.nd.sparse", "mx.sym", "mx.sym.op", "mx.sym.random", "mx.sym.linalg",
            "mx.sym.contrib", "mx.executor", "mx.context", "mx.base", "mx.name",
-           "mx.attribute", "mx.util", "mx.runtime", "mx.engine", "mx.random", "mx.profiler"]
-CLASSES = ["mx.nd.NDArray"]
+           "mx.attribute", "mx.util", "mx.runtime", "mx.engine", "mx.random", "mx.profiler",
+           "mx.kv"]
+CLASSES = ["mx.nd.NDArray", "mx.kv.KVStore"]
 
 
 def _foreign(value):

@@ -23,26 +23,32 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockG
  'cast', 'cast_storage', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat',
  'cos', 'cosh', 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
  'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
- 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
- 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
- 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftml_update',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col',
+ 'lamb_update_phase1', 'lamb_update_phase2', 'linalg_det', 'linalg_extractdiag',
+ 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse',
+ 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet',
+ 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p',
+ 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'moments', 'mp_lamb_update_phase1', 'mp_lamb_update_phase2', 'mp_nag_mom_update',
+ 'mp_sgd_mom_update', 'mp_sgd_update', 'multi_all_finite', 'multi_lars',
+ 'multi_mp_sgd_mom_update', 'multi_mp_sgd_update', 'multi_sgd_mom_update', 'multi_sgd_update',
+ 'multi_sum_sq', 'nag_mom_update', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'pad', 'pick', 'preloaded_multi_mp_sgd_mom_update',
+ 'preloaded_multi_mp_sgd_update', 'preloaded_multi_sgd_mom_update',
+ 'preloaded_multi_sgd_update', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'rmspropalex_update', 'round', 'rsqrt', 'sample_exponential',
  'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
  'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
- 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
- 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
- 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
- 'zeros_like']
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'signsgd_update',
+ 'signum_update', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
+ 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
+ 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
+ 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
+ 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, name=None, attr=None, **kwargs):
@@ -3151,6 +3157,58 @@ def floor(data=None, name=None, attr=None, **kwargs):
     return _compose('floor', (data,), name, attr, kwargs)
 
 
+def ftml_update(weight=None, grad=None, d=None, v=None, z=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, wd=_NULL, rescale_grad=_NULL, clip_grad=_NULL, name=None, attr=None, **kwargs):
+    """
+    The FTML optimizer (Follow the Moving Leader): g = clip(rescale_grad*grad + wd*weight); v = beta2*v + (1-beta2)*g^2; d_t = (1-beta1^t)/lr*(sqrt(v/(1-beta2^t)) + epsilon); z = beta1*z + (1-beta1)*g - (d_t - beta1*d)*weight; d = d_t; weight = -z/d_t.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    d : Symbol, optional
+        FTML's internal state d_t, updated in place.  Left out, it is a new
+        variable named '<name>_d'.
+    v : Symbol, optional
+        FTML's internal state v_t, updated in place.  Left out, it is a new
+        variable named '<name>_v'.
+    z : Symbol, optional
+        FTML's internal state z_t, updated in place.  Left out, it is a new
+        variable named '<name>_z'.
+    lr : float
+        Learning rate.
+    beta1 : float, optional, default=0.6
+        Generally close to 0.5.
+    beta2 : float, optional, default=0.999
+        Generally close to 1.
+    epsilon : float, optional, default=1e-08
+        Epsilon to prevent div 0 (a double, as MXNet's).
+    t : int
+        Number of update.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_grad : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('ftml_update', (weight, grad, d, v, z), name, attr, kwargs, lr=lr, beta1=beta1, beta2=beta2, epsilon=epsilon, t=t, wd=wd, rescale_grad=rescale_grad, clip_grad=clip_grad)
+
+
 def ftrl_update(weight=None, grad=None, z=None, n=None, lr=_NULL, lamda1=_NULL, beta=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
     """
     Update function for the Follow the Regularized Leader (FTRL) optimizer: g = clip(rescale_grad*grad); z += g - (sqrt(n + g^2) - sqrt(n))*weight/lr; n += g^2; weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1) (z and n in place).
@@ -3357,6 +3415,95 @@ def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, name=
         The node's outputs.
     """
     return _compose('im2col', (data,), name, attr, kwargs, kernel=kernel, stride=stride, dilate=dilate, pad=pad)
+
+
+def lamb_update_phase1(weight=None, grad=None, mean=None, var=None, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, bias_correction=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Phase I of lamb update: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); out = mean^/(sqrt(var^) + epsilon) + wd*weight, where ^ divides by 1 - beta^t when bias_correction.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mean : Symbol, optional
+        Moving mean, updated in place.  Left out, it is a new variable named
+        '<name>_mean'.
+    var : Symbol, optional
+        Moving variance, updated in place.  Left out, it is a new variable
+        named '<name>_var'.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        A small constant for numerical stability.
+    t : int
+        Index update count.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    wd : float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('lamb_update_phase1', (weight, grad, mean, var), name, attr, kwargs, beta1=beta1, beta2=beta2, epsilon=epsilon, t=t, bias_correction=bias_correction, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
+
+
+def lamb_update_phase2(weight=None, g=None, r1=None, r2=None, lr=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
+    """
+    Phase II of lamb update: r1 clipped to [lower_bound, upper_bound] (where each is >= 0); weight = weight - lr*(r1/r2)*g, or weight - lr*g when r1 or r2 is 0.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    g : Symbol, optional
+        The output of lamb_update_phase1 (the step before LAMB's trust ratio).
+        Left out, it is a new variable named '<name>_g'.
+    r1 : Symbol, optional
+        r1: the norm of the weight, shape (1,).  Left out, it is a new variable
+        named '<name>_r1'.
+    r2 : Symbol, optional
+        r2: the norm of g, shape (1,).  Left out, it is a new variable named
+        '<name>_r2'.
+    lr : float
+        Learning rate.
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('lamb_update_phase2', (weight, g, r1, r2), name, attr, kwargs, lr=lr, lower_bound=lower_bound, upper_bound=upper_bound)
 
 
 def linalg_det(A=None, name=None, attr=None, **kwargs):
@@ -4152,6 +4299,229 @@ def moments(data=None, axes=_NULL, keepdims=_NULL, name=None, attr=None, **kwarg
     return _compose('moments', (data,), name, attr, kwargs, axes=axes, keepdims=keepdims)
 
 
+def mp_lamb_update_phase1(weight=None, grad=None, mean=None, var=None, weight32=None, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, bias_correction=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Mixed Precision version of Phase I of lamb update: float16 weight and grad, float32 mean, var and weight32 (read for the weight decay); the output is float32.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mean : Symbol, optional
+        Moving mean, updated in place.  Left out, it is a new variable named
+        '<name>_mean'.
+    var : Symbol, optional
+        Moving variance, updated in place.  Left out, it is a new variable
+        named '<name>_var'.
+    weight32 : Symbol, optional
+        The float32 master copy of weight, updated in place.  Left out, it is a
+        new variable named '<name>_weight32'.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        A small constant for numerical stability.
+    t : int
+        Index update count.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    wd : float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('mp_lamb_update_phase1', (weight, grad, mean, var, weight32), name, attr, kwargs, beta1=beta1, beta2=beta2, epsilon=epsilon, t=t, bias_correction=bias_correction, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
+
+
+def mp_lamb_update_phase2(weight=None, g=None, r1=None, r2=None, weight32=None, lr=_NULL, lower_bound=_NULL, upper_bound=_NULL, name=None, attr=None, **kwargs):
+    """
+    Mixed Precision version of Phase II of lamb update: weight = weight32 - lr*(r1/r2)*g in float with float32 g, r1 and r2, written in weight's dtype.  As in MXNet 1.9.1, weight32 is read and left as it is.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    g : Symbol, optional
+        The output of lamb_update_phase1 (the step before LAMB's trust ratio).
+        Left out, it is a new variable named '<name>_g'.
+    r1 : Symbol, optional
+        r1: the norm of the weight, shape (1,).  Left out, it is a new variable
+        named '<name>_r1'.
+    r2 : Symbol, optional
+        r2: the norm of g, shape (1,).  Left out, it is a new variable named
+        '<name>_r2'.
+    weight32 : Symbol, optional
+        The float32 master copy of weight, updated in place.  Left out, it is a
+        new variable named '<name>_weight32'.
+    lr : float
+        Learning rate.
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('mp_lamb_update_phase2', (weight, g, r1, r2, weight32), name, attr, kwargs, lr=lr, lower_bound=lower_bound, upper_bound=upper_bound)
+
+
+def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mom : Symbol, optional
+        Momentum, updated in place.  Left out, it is a new variable named
+        '<name>_mom'.
+    weight32 : Symbol, optional
+        The float32 master copy of weight, updated in place.  Left out, it is a
+        new variable named '<name>_weight32'.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('mp_nag_mom_update', (weight, grad, mom, weight32), name, attr, kwargs, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
+
+
+def mp_sgd_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, name=None, attr=None, **kwargs):
+    """
+    Updater function for multi-precision sgd optimizer with momentum: mom = momentum*mom - lr*wd*weight32 - lr*clip(rescale_grad*grad); weight32 += mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mom : Symbol, optional
+        Momentum, updated in place.  Left out, it is a new variable named
+        '<name>_mom'.
+    weight32 : Symbol, optional
+        The float32 master copy of weight, updated in place.  Left out, it is a
+        new variable named '<name>_weight32'.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        If true, lazy updates are applied if gradient's stype is row_sparse.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('mp_sgd_mom_update', (weight, grad, mom, weight32), name, attr, kwargs, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, lazy_update=lazy_update)
+
+
+def mp_sgd_update(weight=None, grad=None, weight32=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, name=None, attr=None, **kwargs):
+    """
+    Updater function for multi-precision sgd optimizer: weight32 = (1 - lr*wd)*weight32 - lr*clip(rescale_grad*grad). Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    weight32 : Symbol, optional
+        The float32 master copy of weight, updated in place.  Left out, it is a
+        new variable named '<name>_weight32'.
+    lr : float
+        Learning rate.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        If true, lazy updates are applied if gradient's stype is row_sparse.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('mp_sgd_update', (weight, grad, weight32), name, attr, kwargs, lr=lr, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, lazy_update=lazy_update)
+
+
 def multi_all_finite(*data, init_output=_NULL, name=None, attr=None, **kwargs):
     """
     1 (float32, shape (1,)) when every element of every input is finite, else 0.
@@ -4179,6 +4549,256 @@ def multi_all_finite(*data, init_output=_NULL, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('multi_all_finite', data, name, attr, kwargs, init_output=init_output)
+
+
+def multi_lars(lrs=None, weights_sum_sq=None, grads_sum_sq=None, wds=None, eta=_NULL, eps=_NULL, rescale_grad=_NULL, name=None, attr=None, **kwargs):
+    """
+    Compute the LARS coefficients of multiple weights: lrs*eta*|w|/(|g|*rescale_grad + wds*|w| + eps), with |w| = sqrt(weights_sum_sq), |g| = sqrt(grads_sum_sq), where both are positive; lrs elsewhere.
+
+    Parameters
+    ----------
+    lrs : Symbol, optional
+        Learning rates to scale by LARS coefficient  Left out, it is a new
+        variable named '<name>_lrs'.
+    weights_sum_sq : Symbol, optional
+        sum of square of weights arrays  Left out, it is a new variable named
+        '<name>_weights_sum_sq'.
+    grads_sum_sq : Symbol, optional
+        sum of square of gradients arrays  Left out, it is a new variable named
+        '<name>_grads_sum_sq'.
+    wds : Symbol, optional
+        weight decays  Left out, it is a new variable named '<name>_wds'.
+    eta : float
+        LARS eta
+    eps : float
+        LARS eps
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('multi_lars', (lrs, weights_sum_sq, grads_sum_sq, wds), name, attr, kwargs, eta=eta, eps=eps, rescale_grad=rescale_grad)
+
+
+def multi_mp_sgd_mom_update(*data, lrs=_NULL, wds=_NULL, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom, weight32): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom, in float on the float32 weight32 (updated in place with mom).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, momentums, float32 master weights  Given
+        positionally (multi_mp_sgd_mom_update(a, b, c), or as one list).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('multi_mp_sgd_mom_update', data, name, attr, kwargs, lrs=lrs, wds=wds, momentum=momentum, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def multi_mp_sgd_update(*data, lrs=_NULL, wds=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad, weight32): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)), in float on the float32 weight32 (updated in place with mom).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, float32 master weights  Given positionally
+        (multi_mp_sgd_update(a, b, c), or as one list).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('multi_mp_sgd_update', data, name, attr, kwargs, lrs=lrs, wds=wds, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def multi_sgd_mom_update(*data, lrs=_NULL, wds=_NULL, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom.  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, momentums  Given positionally
+        (multi_sgd_mom_update(a, b, c), or as one list).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('multi_sgd_mom_update', data, name, attr, kwargs, lrs=lrs, wds=wds, momentum=momentum, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def multi_sgd_update(*data, lrs=_NULL, wds=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients  Given positionally (multi_sgd_update(a, b, c), or
+        as one list).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('multi_sgd_update', data, name, attr, kwargs, lrs=lrs, wds=wds, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def multi_sum_sq(*data, name=None, attr=None, **kwargs):
+    """
+    Compute the sums of squares of multiple arrays: output i (float32, shape (num_arrays,)) is the sum of the squares of array i's elements.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Arrays.  Given positionally (multi_sum_sq(a, b, c), or as one list);
+        'num_arrays' is filled from their number.
+    num_arrays : int, in [1, 1048576]
+        number of input arrays.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('multi_sum_sq', data, name, attr, kwargs)
+
+
+def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + momentum*mom - s.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mom : Symbol, optional
+        Momentum, updated in place.  Left out, it is a new variable named
+        '<name>_mom'.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('nag_mom_update', (weight, grad, mom), name, attr, kwargs, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
 
 
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
@@ -4388,6 +5008,136 @@ def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, name=Non
     Aliases: choose_element_0index.
     """
     return _compose('pick', (data, index), name, attr, kwargs, axis=axis, keepdims=keepdims, mode=mode)
+
+
+def preloaded_multi_mp_sgd_mom_update(*data, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom, weight32): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom, in float on the float32 weight32 (updated in place with mom).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, momentums, float32 master weights, learning rates
+        and weight decays  Given positionally
+        (preloaded_multi_mp_sgd_mom_update(a, b, c), or as one list).
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('preloaded_multi_mp_sgd_mom_update', data, name, attr, kwargs, momentum=momentum, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def preloaded_multi_mp_sgd_update(*data, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad, weight32): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)), in float on the float32 weight32 (updated in place with mom).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, float32 master weights, learning rates and weight
+        decays  Given positionally (preloaded_multi_mp_sgd_update(a, b, c), or
+        as one list).
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('preloaded_multi_mp_sgd_update', data, name, attr, kwargs, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def preloaded_multi_sgd_mom_update(*data, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom.  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, momentums, learning rates and weight decays  Given
+        positionally (preloaded_multi_sgd_mom_update(a, b, c), or as one list).
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('preloaded_multi_sgd_mom_update', data, name, attr, kwargs, momentum=momentum, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
+
+
+def preloaded_multi_sgd_update(*data, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : Symbol[]
+        Weights, gradients, learning rates and weight decays  Given
+        positionally (preloaded_multi_sgd_update(a, b, c), or as one list).
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs (index it for one).
+    """
+    return _compose('preloaded_multi_sgd_update', data, name, attr, kwargs, rescale_grad=rescale_grad, clip_gradient=clip_gradient, num_weights=num_weights)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, name=None, attr=None, **kwargs):
@@ -4972,6 +5722,58 @@ def rmsprop_update(weight=None, grad=None, n=None, lr=_NULL, gamma1=_NULL, epsil
     return _compose('rmsprop_update', (weight, grad, n), name, attr, kwargs, lr=lr, gamma1=gamma1, epsilon=epsilon, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, clip_weights=clip_weights)
 
 
+def rmspropalex_update(weight=None, grad=None, n=None, g=None, delta=None, lr=_NULL, gamma1=_NULL, gamma2=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, clip_weights=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for RMSPropAlex optimizer (Graves): g' = clip(rescale_grad*grad + wd*weight); n = (1-gamma1)*g'^2 + gamma1*n; g = (1-gamma1)*g' + gamma1*g; delta = gamma2*delta - lr*g'/sqrt(n - g^2 + epsilon); weight = weight + delta, clipped to clip_weights.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    n : Symbol, optional
+        The moving average of squared gradients, updated in place.  Left out,
+        it is a new variable named '<name>_n'.
+    g : Symbol, optional
+        The moving average of gradients, updated in place.  Left out, it is a
+        new variable named '<name>_g'.
+    delta : Symbol, optional
+        The update step, updated in place.  Left out, it is a new variable
+        named '<name>_delta'.
+    lr : float
+        Learning rate.
+    gamma1 : float, optional, default=0.95
+        Decay rate.
+    gamma2 : float, optional, default=0.9
+        Decay rate.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    clip_weights : float, optional, default=-1.0
+        Clip weights to the range of [-clip_weights, clip_weights]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('rmspropalex_update', (weight, grad, n, g, delta), name, attr, kwargs, lr=lr, gamma1=gamma1, gamma2=gamma2, epsilon=epsilon, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, clip_weights=clip_weights)
+
+
 def round(data=None, name=None, attr=None, **kwargs):
     """
     Round half away from zero.
@@ -5493,6 +6295,83 @@ def sign(data=None, name=None, attr=None, **kwargs):
         The node's outputs.
     """
     return _compose('sign', (data,), name, attr, kwargs)
+
+
+def signsgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, name=None, attr=None, **kwargs):
+    """
+    Update function for SignSGD optimizer: weight = (1 - lr*wd)*weight - lr*sign(grad).  As in MXNet, rescale_grad and clip_gradient do not enter.
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    lr : float
+        Learning rate.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('signsgd_update', (weight, grad), name, attr, kwargs, lr=lr, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient)
+
+
+def signum_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, wd_lh=_NULL, name=None, attr=None, **kwargs):
+    """
+    SIGN momentUM (Signum) optimizer: mom = momentum*mom - (1-momentum)*(wd*weight + clip(rescale_grad*grad)); weight = (1 - lr*wd_lh)*weight + lr*sign(mom).
+
+    Parameters
+    ----------
+    weight : Symbol, optional
+        Weight; the output is its update (out=weight updates it in place).
+        Left out, it is a new variable named '<name>_weight'.
+    grad : Symbol, optional
+        Gradient.  Left out, it is a new variable named '<name>_grad'.
+    mom : Symbol, optional
+        Momentum, updated in place.  Left out, it is a new variable named
+        '<name>_mom'.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    wd_lh : float, optional, default=0.0
+        The amount of weight decay that does not go into gradient/momentum calculations.
+    name : str, optional
+        The node's name.  Left out, the current mx.name.NameManager makes
+        one from the name this function is called by, in lower case, and
+        a count (fullyconnected0); mx.name.Prefix prefixes either.
+    attr : dict of str to str, optional
+        Attributes of the node ({'lr_mult': '2'}), added to those of the
+        current mx.AttrScope.
+
+    Returns
+    -------
+    Symbol
+        The node's outputs.
+    """
+    return _compose('signum_update', (weight, grad, mom), name, attr, kwargs, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient, wd_lh=wd_lh)
 
 
 def sin(data=None, name=None, attr=None, **kwargs):

@@ -25,26 +25,32 @@ __all__ = ['Activation', 'BatchNorm', 'BatchNorm_v1', 'BilinearSampler', 'BlockG
  'cast', 'cast_storage', 'cbrt', 'ceil', 'choose_element_0index', 'clip', 'col2im', 'concat',
  'cos', 'cosh', 'crop', 'ctc_loss', 'degrees', 'depth_to_space', 'diag', 'dot', 'elemwise_add',
  'elemwise_div', 'elemwise_mul', 'elemwise_sub', 'erf', 'erfinv', 'exp', 'expand_dims',
- 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftrl_update', 'gamma',
- 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col', 'linalg_det',
- 'linalg_extractdiag', 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2',
- 'linalg_inverse', 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri',
- 'linalg_slogdet', 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log',
- 'log10', 'log1p', 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis',
- 'mean', 'min', 'min_axis', 'moments', 'multi_all_finite', 'nanprod', 'nansum', 'negative',
- 'norm', 'normal', 'one_hot', 'ones_like', 'pad', 'pick', 'prod', 'radians',
- 'random_exponential', 'random_gamma', 'random_generalized_negative_binomial',
- 'random_negative_binomial', 'random_normal', 'random_poisson', 'random_randint',
- 'random_uniform', 'ravel_multi_index', 'rcbrt', 'reciprocal', 'relu', 'repeat', 'reshape',
- 'reshape_like', 'reverse', 'rint', 'rmsprop_update', 'round', 'rsqrt', 'sample_exponential',
+ 'expm1', 'fill_element_0index', 'fix', 'flatten', 'flip', 'floor', 'ftml_update',
+ 'ftrl_update', 'gamma', 'gammaln', 'gather_nd', 'hard_sigmoid', 'identity', 'im2col',
+ 'lamb_update_phase1', 'lamb_update_phase2', 'linalg_det', 'linalg_extractdiag',
+ 'linalg_extracttrian', 'linalg_gelqf', 'linalg_gemm', 'linalg_gemm2', 'linalg_inverse',
+ 'linalg_makediag', 'linalg_maketrian', 'linalg_potrf', 'linalg_potri', 'linalg_slogdet',
+ 'linalg_sumlogdiag', 'linalg_syrk', 'linalg_trmm', 'linalg_trsm', 'log', 'log10', 'log1p',
+ 'log2', 'log_softmax', 'logical_not', 'make_loss', 'max', 'max_axis', 'mean', 'min',
+ 'min_axis', 'moments', 'mp_lamb_update_phase1', 'mp_lamb_update_phase2', 'mp_nag_mom_update',
+ 'mp_sgd_mom_update', 'mp_sgd_update', 'multi_all_finite', 'multi_lars',
+ 'multi_mp_sgd_mom_update', 'multi_mp_sgd_update', 'multi_sgd_mom_update', 'multi_sgd_update',
+ 'multi_sum_sq', 'nag_mom_update', 'nanprod', 'nansum', 'negative', 'norm', 'normal',
+ 'one_hot', 'ones_like', 'pad', 'pick', 'preloaded_multi_mp_sgd_mom_update',
+ 'preloaded_multi_mp_sgd_update', 'preloaded_multi_sgd_mom_update',
+ 'preloaded_multi_sgd_update', 'prod', 'radians', 'random_exponential', 'random_gamma',
+ 'random_generalized_negative_binomial', 'random_negative_binomial', 'random_normal',
+ 'random_poisson', 'random_randint', 'random_uniform', 'ravel_multi_index', 'rcbrt',
+ 'reciprocal', 'relu', 'repeat', 'reshape', 'reshape_like', 'reverse', 'rint',
+ 'rmsprop_update', 'rmspropalex_update', 'round', 'rsqrt', 'sample_exponential',
  'sample_gamma', 'sample_generalized_negative_binomial', 'sample_multinomial',
  'sample_negative_binomial', 'sample_normal', 'sample_poisson', 'sample_uniform', 'scatter_nd',
- 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'sin', 'sinh',
- 'size_array', 'slice', 'slice_axis', 'slice_like', 'smooth_l1', 'softmax',
- 'softmax_cross_entropy', 'softmin', 'softsign', 'sort', 'space_to_depth', 'split', 'sqrt',
- 'square', 'squeeze', 'stack', 'stop_gradient', 'sum', 'sum_axis', 'swapaxes', 'take', 'tan',
- 'tanh', 'tile', 'topk', 'transpose', 'trunc', 'uniform', 'unravel_index', 'where',
- 'zeros_like']
+ 'sgd_mom_update', 'sgd_update', 'shape_array', 'shuffle', 'sigmoid', 'sign', 'signsgd_update',
+ 'signum_update', 'sin', 'sinh', 'size_array', 'slice', 'slice_axis', 'slice_like',
+ 'smooth_l1', 'softmax', 'softmax_cross_entropy', 'softmin', 'softsign', 'sort',
+ 'space_to_depth', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'stop_gradient', 'sum',
+ 'sum_axis', 'swapaxes', 'take', 'tan', 'tanh', 'tile', 'topk', 'transpose', 'trunc',
+ 'uniform', 'unravel_index', 'where', 'zeros_like']
 
 
 def Activation(data=None, act_type=_NULL, out=None, name=None, **kwargs):
@@ -3061,6 +3067,66 @@ def floor(data=None, out=None, name=None, **kwargs):
     return _call_op('floor', [data], out, kwargs)
 
 
+def ftml_update(weight=None, grad=None, d=None, v=None, z=None, lr=_NULL, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, wd=_NULL, rescale_grad=_NULL, clip_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    The FTML optimizer (Follow the Moving Leader): g = clip(rescale_grad*grad + wd*weight); v = beta2*v + (1-beta2)*g^2; d_t = (1-beta1^t)/lr*(sqrt(v/(1-beta2^t)) + epsilon); z = beta1*z + (1-beta1)*g - (d_t - beta1*d)*weight; d = d_t; weight = -z/d_t.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    d : NDArray
+        FTML's internal state d_t, updated in place.
+    v : NDArray
+        FTML's internal state v_t, updated in place.
+    z : NDArray
+        FTML's internal state z_t, updated in place.
+    lr : float
+        Learning rate.
+    beta1 : float, optional, default=0.6
+        Generally close to 0.5.
+    beta2 : float, optional, default=0.999
+        Generally close to 1.
+    epsilon : float, optional, default=1e-08
+        Epsilon to prevent div 0 (a double, as MXNet's).
+    t : int
+        Number of update.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_grad : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if t is not _NULL:
+        kwargs['t'] = t
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_grad is not _NULL:
+        kwargs['clip_grad'] = clip_grad
+    return _call_op('ftml_update', [weight, grad, d, v, z], out, kwargs)
+
+
 def ftrl_update(weight=None, grad=None, z=None, n=None, lr=_NULL, lamda1=_NULL, beta=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
     """
     Update function for the Follow the Regularized Leader (FTRL) optimizer: g = clip(rescale_grad*grad); z += g - (sqrt(n + g^2) - sqrt(n))*weight/lr; n += g^2; weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1) (z and n in place).
@@ -3259,6 +3325,102 @@ def im2col(data=None, kernel=_NULL, stride=_NULL, dilate=_NULL, pad=_NULL, out=N
     if pad is not _NULL:
         kwargs['pad'] = pad
     return _call_op('im2col', [data], out, kwargs)
+
+
+def lamb_update_phase1(weight=None, grad=None, mean=None, var=None, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, bias_correction=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Phase I of lamb update: mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2 with g = clip(rescale_grad*grad); out = mean^/(sqrt(var^) + epsilon) + wd*weight, where ^ divides by 1 - beta^t when bias_correction.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mean : NDArray
+        Moving mean, updated in place.
+    var : NDArray
+        Moving variance, updated in place.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        A small constant for numerical stability.
+    t : int
+        Index update count.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    wd : float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if t is not _NULL:
+        kwargs['t'] = t
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('lamb_update_phase1', [weight, grad, mean, var], out, kwargs)
+
+
+def lamb_update_phase2(weight=None, g=None, r1=None, r2=None, lr=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
+    """
+    Phase II of lamb update: r1 clipped to [lower_bound, upper_bound] (where each is >= 0); weight = weight - lr*(r1/r2)*g, or weight - lr*g when r1 or r2 is 0.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    g : NDArray
+        The output of lamb_update_phase1 (the step before LAMB's trust ratio).
+    r1 : NDArray
+        r1: the norm of the weight, shape (1,).
+    r2 : NDArray
+        r2: the norm of g, shape (1,).
+    lr : float
+        Learning rate.
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    return _call_op('lamb_update_phase2', [weight, g, r1, r2], out, kwargs)
 
 
 def linalg_det(A=None, out=None, name=None, **kwargs):
@@ -4007,6 +4169,246 @@ def moments(data=None, axes=_NULL, keepdims=_NULL, out=None, name=None, **kwargs
     return _call_op('moments', [data], out, kwargs)
 
 
+def mp_lamb_update_phase1(weight=None, grad=None, mean=None, var=None, weight32=None, beta1=_NULL, beta2=_NULL, epsilon=_NULL, t=_NULL, bias_correction=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Mixed Precision version of Phase I of lamb update: float16 weight and grad, float32 mean, var and weight32 (read for the weight decay); the output is float32.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mean : NDArray
+        Moving mean, updated in place.
+    var : NDArray
+        Moving variance, updated in place.
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    beta1 : float, optional, default=0.9
+        The decay rate for the 1st moment estimates.
+    beta2 : float, optional, default=0.999
+        The decay rate for the 2nd moment estimates.
+    epsilon : float, optional, default=1e-06
+        A small constant for numerical stability.
+    t : int
+        Index update count.
+    bias_correction : bool, optional, default=True
+        Whether to use bias correction.
+    wd : float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if beta1 is not _NULL:
+        kwargs['beta1'] = beta1
+    if beta2 is not _NULL:
+        kwargs['beta2'] = beta2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if t is not _NULL:
+        kwargs['t'] = t
+    if bias_correction is not _NULL:
+        kwargs['bias_correction'] = bias_correction
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('mp_lamb_update_phase1', [weight, grad, mean, var, weight32], out, kwargs)
+
+
+def mp_lamb_update_phase2(weight=None, g=None, r1=None, r2=None, weight32=None, lr=_NULL, lower_bound=_NULL, upper_bound=_NULL, out=None, name=None, **kwargs):
+    """
+    Mixed Precision version of Phase II of lamb update: weight = weight32 - lr*(r1/r2)*g in float with float32 g, r1 and r2, written in weight's dtype.  As in MXNet 1.9.1, weight32 is read and left as it is.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    g : NDArray
+        The output of lamb_update_phase1 (the step before LAMB's trust ratio).
+    r1 : NDArray
+        r1: the norm of the weight, shape (1,).
+    r2 : NDArray
+        r2: the norm of g, shape (1,).
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    lr : float
+        Learning rate.
+    lower_bound : float, optional, default=-1.0
+        Lower limit of norm of weight; a negative value sets none.
+    upper_bound : float, optional, default=-1.0
+        Upper limit of norm of weight; a negative value sets none.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if lower_bound is not _NULL:
+        kwargs['lower_bound'] = lower_bound
+    if upper_bound is not _NULL:
+        kwargs['upper_bound'] = upper_bound
+    return _call_op('mp_lamb_update_phase2', [weight, g, r1, r2, weight32], out, kwargs)
+
+
+def mp_nag_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision Nesterov Accelerated Gradient (NAG): nag_mom_update on weight32 with a float32 mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mom : NDArray
+        Momentum, updated in place.
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('mp_nag_mom_update', [weight, grad, mom, weight32], out, kwargs)
+
+
+def mp_sgd_mom_update(weight=None, grad=None, mom=None, weight32=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
+    """
+    Updater function for multi-precision sgd optimizer with momentum: mom = momentum*mom - lr*wd*weight32 - lr*clip(rescale_grad*grad); weight32 += mom. Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mom : NDArray
+        Momentum, updated in place.
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        If true, lazy updates are applied if gradient's stype is row_sparse.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if lazy_update is not _NULL:
+        kwargs['lazy_update'] = lazy_update
+    return _call_op('mp_sgd_mom_update', [weight, grad, mom, weight32], out, kwargs)
+
+
+def mp_sgd_update(weight=None, grad=None, weight32=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, lazy_update=_NULL, out=None, name=None, **kwargs):
+    """
+    Updater function for multi-precision sgd optimizer: weight32 = (1 - lr*wd)*weight32 - lr*clip(rescale_grad*grad). Mixed precision: computes in float on the float32 master copy weight32 (updated in place) and writes the new weight in weight's dtype.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    weight32 : NDArray
+        The float32 master copy of weight, updated in place.
+    lr : float
+        Learning rate.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    lazy_update : bool, optional, default=True
+        If true, lazy updates are applied if gradient's stype is row_sparse.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if lazy_update is not _NULL:
+        kwargs['lazy_update'] = lazy_update
+    return _call_op('mp_sgd_update', [weight, grad, weight32], out, kwargs)
+
+
 def multi_all_finite(*data, init_output=_NULL, out=None, name=None, **kwargs):
     """
     1 (float32, shape (1,)) when every element of every input is finite, else 0.
@@ -4032,6 +4434,282 @@ def multi_all_finite(*data, init_output=_NULL, out=None, name=None, **kwargs):
     if init_output is not _NULL:
         kwargs['init_output'] = init_output
     return _call_op('multi_all_finite', data, out, kwargs)
+
+
+def multi_lars(lrs=None, weights_sum_sq=None, grads_sum_sq=None, wds=None, eta=_NULL, eps=_NULL, rescale_grad=_NULL, out=None, name=None, **kwargs):
+    """
+    Compute the LARS coefficients of multiple weights: lrs*eta*|w|/(|g|*rescale_grad + wds*|w| + eps), with |w| = sqrt(weights_sum_sq), |g| = sqrt(grads_sum_sq), where both are positive; lrs elsewhere.
+
+    Parameters
+    ----------
+    lrs : NDArray
+        Learning rates to scale by LARS coefficient
+    weights_sum_sq : NDArray
+        sum of square of weights arrays
+    grads_sum_sq : NDArray
+        sum of square of gradients arrays
+    wds : NDArray
+        weight decays
+    eta : float
+        LARS eta
+    eps : float
+        LARS eps
+    rescale_grad : float, optional, default=1.0
+        Gradient rescaling factor
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if eta is not _NULL:
+        kwargs['eta'] = eta
+    if eps is not _NULL:
+        kwargs['eps'] = eps
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    return _call_op('multi_lars', [lrs, weights_sum_sq, grads_sum_sq, wds], out, kwargs)
+
+
+def multi_mp_sgd_mom_update(*data, lrs=_NULL, wds=_NULL, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom, weight32): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom, in float on the float32 weight32 (updated in place with mom).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, momentums, float32 master weights  Given
+        positionally (multi_mp_sgd_mom_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('multi_mp_sgd_mom_update', data, out, kwargs)
+
+
+def multi_mp_sgd_update(*data, lrs=_NULL, wds=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad, weight32): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)), in float on the float32 weight32 (updated in place with mom).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, float32 master weights  Given positionally
+        (multi_mp_sgd_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('multi_mp_sgd_update', data, out, kwargs)
+
+
+def multi_sgd_mom_update(*data, lrs=_NULL, wds=_NULL, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom.  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, momentums  Given positionally
+        (multi_sgd_mom_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('multi_sgd_mom_update', data, out, kwargs)
+
+
+def multi_sgd_update(*data, lrs=_NULL, wds=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)).  lrs and wds give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients  Given positionally (multi_sgd_update(a, b, c)).
+    lrs : tuple of float
+        Learning rates.
+    wds : tuple of float
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if lrs is not _NULL:
+        kwargs['lrs'] = lrs
+    if wds is not _NULL:
+        kwargs['wds'] = wds
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('multi_sgd_update', data, out, kwargs)
+
+
+def multi_sum_sq(*data, out=None, name=None, **kwargs):
+    """
+    Compute the sums of squares of multiple arrays: output i (float32, shape (num_arrays,)) is the sum of the squares of array i's elements.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Arrays.  Given positionally (multi_sum_sq(a, b, c)); 'num_arrays' is
+        filled from their number.
+    num_arrays : int, in [1, 1048576]
+        number of input arrays.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    return _call_op('multi_sum_sq', data, out, kwargs)
+
+
+def nag_mom_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Nesterov Accelerated Gradient (NAG): s = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom - s; weight = weight + momentum*mom - s.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mom : NDArray
+        Momentum, updated in place.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('nag_mom_update', [weight, grad, mom], out, kwargs)
 
 
 def nanprod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -4245,6 +4923,147 @@ def pick(data=None, index=None, axis=_NULL, keepdims=_NULL, mode=_NULL, out=None
     if mode is not _NULL:
         kwargs['mode'] = mode
     return _call_op('pick', [data, index], out, kwargs)
+
+
+def preloaded_multi_mp_sgd_mom_update(*data, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom, weight32): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom, in float on the float32 weight32 (updated in place with mom).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, momentums, float32 master weights, learning rates
+        and weight decays  Given positionally
+        (preloaded_multi_mp_sgd_mom_update(a, b, c)).
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('preloaded_multi_mp_sgd_mom_update', data, out, kwargs)
+
+
+def preloaded_multi_mp_sgd_update(*data, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for multi-precision Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad, weight32): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)), in float on the float32 weight32 (updated in place with mom).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, float32 master weights, learning rates and weight
+        decays  Given positionally (preloaded_multi_mp_sgd_update(a, b, c)).
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('preloaded_multi_mp_sgd_update', data, out, kwargs)
+
+
+def preloaded_multi_sgd_mom_update(*data, momentum=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) with momentum on num_weights weights in one call, each taking (weight, grad, mom): mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight = weight + mom.  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, momentums, learning rates and weight decays  Given
+        positionally (preloaded_multi_sgd_mom_update(a, b, c)).
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('preloaded_multi_sgd_mom_update', data, out, kwargs)
+
+
+def preloaded_multi_sgd_update(*data, rescale_grad=_NULL, clip_gradient=_NULL, num_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for Stochastic Gradient Descent (SGD) on num_weights weights in one call, each taking (weight, grad): weight = weight - lr*(wd*weight + clip(rescale_grad*grad)).  The last two inputs, lrs and wds (float32, (num_weights,)), give each weight's rates.
+
+    Parameters
+    ----------
+    data : NDArray[]
+        Weights, gradients, learning rates and weight decays  Given
+        positionally (preloaded_multi_sgd_update(a, b, c)).
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    num_weights : int, optional, default=1, in [1, 1048576]
+        Number of updated weights.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray or list of NDArray
+    """
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if num_weights is not _NULL:
+        kwargs['num_weights'] = num_weights
+    return _call_op('preloaded_multi_sgd_update', data, out, kwargs)
 
 
 def prod(data=None, axis=_NULL, keepdims=_NULL, exclude=_NULL, out=None, name=None, **kwargs):
@@ -4863,6 +5682,66 @@ def rmsprop_update(weight=None, grad=None, n=None, lr=_NULL, gamma1=_NULL, epsil
     return _call_op('rmsprop_update', [weight, grad, n], out, kwargs)
 
 
+def rmspropalex_update(weight=None, grad=None, n=None, g=None, delta=None, lr=_NULL, gamma1=_NULL, gamma2=_NULL, epsilon=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, clip_weights=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for RMSPropAlex optimizer (Graves): g' = clip(rescale_grad*grad + wd*weight); n = (1-gamma1)*g'^2 + gamma1*n; g = (1-gamma1)*g' + gamma1*g; delta = gamma2*delta - lr*g'/sqrt(n - g^2 + epsilon); weight = weight + delta, clipped to clip_weights.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    n : NDArray
+        The moving average of squared gradients, updated in place.
+    g : NDArray
+        The moving average of gradients, updated in place.
+    delta : NDArray
+        The update step, updated in place.
+    lr : float
+        Learning rate.
+    gamma1 : float, optional, default=0.95
+        Decay rate.
+    gamma2 : float, optional, default=0.9
+        Decay rate.
+    epsilon : float, optional, default=1e-08
+        A small constant for numerical stability.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    clip_weights : float, optional, default=-1.0
+        Clip weights to the range of [-clip_weights, clip_weights]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if gamma1 is not _NULL:
+        kwargs['gamma1'] = gamma1
+    if gamma2 is not _NULL:
+        kwargs['gamma2'] = gamma2
+    if epsilon is not _NULL:
+        kwargs['epsilon'] = epsilon
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if clip_weights is not _NULL:
+        kwargs['clip_weights'] = clip_weights
+    return _call_op('rmspropalex_update', [weight, grad, n, g, delta], out, kwargs)
+
+
 def round(data=None, out=None, name=None, **kwargs):
     """
     Round half away from zero.
@@ -5355,6 +6234,92 @@ def sign(data=None, out=None, name=None, **kwargs):
     out : NDArray
     """
     return _call_op('sign', [data], out, kwargs)
+
+
+def signsgd_update(weight=None, grad=None, lr=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, out=None, name=None, **kwargs):
+    """
+    Update function for SignSGD optimizer: weight = (1 - lr*wd)*weight - lr*sign(grad).  As in MXNet, rescale_grad and clip_gradient do not enter.
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    lr : float
+        Learning rate.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    return _call_op('signsgd_update', [weight, grad], out, kwargs)
+
+
+def signum_update(weight=None, grad=None, mom=None, lr=_NULL, momentum=_NULL, wd=_NULL, rescale_grad=_NULL, clip_gradient=_NULL, wd_lh=_NULL, out=None, name=None, **kwargs):
+    """
+    SIGN momentUM (Signum) optimizer: mom = momentum*mom - (1-momentum)*(wd*weight + clip(rescale_grad*grad)); weight = (1 - lr*wd_lh)*weight + lr*sign(mom).
+
+    Parameters
+    ----------
+    weight : NDArray
+        Weight; the output is its update (out=weight updates it in place).
+    grad : NDArray
+        Gradient.
+    mom : NDArray
+        Momentum, updated in place.
+    lr : float
+        Learning rate.
+    momentum : float, optional, default=0.0
+        The decay rate of momentum estimates at each epoch.
+    wd : float, optional, default=0.0
+        Weight decay augments the objective function with a regularization term that penalizes large weights.
+    rescale_grad : float, optional, default=1.0
+        Rescale gradient to grad = rescale_grad*grad.
+    clip_gradient : float, optional, default=-1.0
+        Clip gradient to the range of [-clip_gradient, clip_gradient]; a negative value turns clipping off.
+    wd_lh : float, optional, default=0.0
+        The amount of weight decay that does not go into gradient/momentum calculations.
+    out : NDArray, optional
+        The output array.
+    name : str, optional
+        Accepted and ignored, as in MXNet: an NDArray has no name.
+
+    Returns
+    -------
+    out : NDArray
+    """
+    if lr is not _NULL:
+        kwargs['lr'] = lr
+    if momentum is not _NULL:
+        kwargs['momentum'] = momentum
+    if wd is not _NULL:
+        kwargs['wd'] = wd
+    if rescale_grad is not _NULL:
+        kwargs['rescale_grad'] = rescale_grad
+    if clip_gradient is not _NULL:
+        kwargs['clip_gradient'] = clip_gradient
+    if wd_lh is not _NULL:
+        kwargs['wd_lh'] = wd_lh
+    return _call_op('signum_update', [weight, grad, mom], out, kwargs)
 
 
 def sin(data=None, out=None, name=None, **kwargs):
