@@ -18,11 +18,9 @@ import numpy as np
 
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
+from mx_kvstore import _native, optimizer_hooks
 from mx_kvstore._dist_transport import Loop
-
-# The meta-package fills this: JSON text -> an updater(key, grad, weight)
-# built from the optimizer MXNet registered under that name (no pickle).
-updater_from_json = None
+from mx_kvstore.compression import GradientCompression
 
 
 class _Entry:
@@ -54,6 +52,7 @@ class Server:
         self.sync = True
         self.max_delay = None
         self.updater = None
+        self.threshold = None       # 2bit compression's, once a worker set it
         self.rounds = {}            # key -> [started, {worker: (header, buffer)}]
         self.steps = {}             # key -> pushes per worker (bounded delay)
         self.held = {}              # key -> [(started, worker, step, answer)]
@@ -98,14 +97,25 @@ class Server:
             entry = self._entry(worker_rank, head)
             if entry is None:
                 return
-            if nbytes != entry.view.nbytes:
+            compressed = bool(head[wire.ARG])
+            expected = (4 * GradientCompression.packed_size(entry.view.size) if compressed
+                        else entry.view.nbytes)
+            if compressed and self.threshold is None:
+                self._answer(worker_rank, head, error=(
+                    "kvstore: a 2bit-compressed push reached a server that was not told the "
+                    "threshold (set_gradient_compression on every worker)"))
+                return
+            if nbytes != expected:
                 self._answer(worker_rank, head, error=(
                     f"kvstore: push of key {self._user_key(key)} carries {nbytes} bytes, the "
-                    f"stored value has {entry.view.nbytes}"))
+                    f"stored value needs {expected}"
+                    f"{' (2bit words)' if compressed else ''}"))
                 return
-            buf = entry.recv.get(worker_rank)
+            buf = entry.recv.get((worker_rank, compressed))
             if buf is None:
-                buf = entry.recv[worker_rank] = np.empty_like(entry.view)
+                buf = entry.recv[(worker_rank, compressed)] = (
+                    np.empty(expected // 4, np.float32) if compressed
+                    else np.empty_like(entry.view))
             self._receive(worker_rank, head, buf, lambda: self._pushed(worker_rank, head, buf))
         elif op == wire.PULL:
             if self._entry(worker_rank, head) is not None:
@@ -176,6 +186,10 @@ class Server:
                     "kvstore: dist_async needs an optimizer on the servers "
                     "(kv.set_optimizer) before the first push"))
                 return
+            if head[wire.ARG]:
+                merged = self._merged(entry)
+                _native.dequantize_2bit_host(buf, merged, self.threshold)
+                buf = merged
             self._apply(key, entry, buf)
             self._hold_or_answer(key, rank, head)
             return
@@ -185,21 +199,31 @@ class Server:
         if len(arrived) < self.layout.num_workers:
             return
         del self.rounds[key]
-        bufs = [b for _, b in arrived.values()]
+        merged = self._merged(entry)
+        self._sum(merged, [(h, b) for h, b in arrived.values()])
+        self._apply(key, entry, merged)
+        for worker, (h, _) in arrived.items():
+            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL)
+
+    @staticmethod
+    def _merged(entry):
+        """The key's merge buffer (an NDArray, so the updater can take it)."""
         if entry.merged_nd is None:
             from mx_ndarray import ndarray as nd
             entry.merged_nd = nd.zeros(entry.view.shape, dtype=entry.view.dtype)
             entry.merged_nd.wait_to_read()
-        merged = entry.merged_nd._host_view()
-        if len(bufs) == 1:
-            np.copyto(merged, bufs[0])
-        else:
-            np.add(bufs[0], bufs[1], out=merged)
-            for b in bufs[2:]:
-                np.add(merged, b, out=merged)
-        self._apply(key, entry, merged)
-        for worker, (h, _) in arrived.items():
-            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL)
+        return entry.merged_nd._host_view()
+
+    def _sum(self, merged, pushes):
+        """merged = the sum of the pushes (2bit words dequantised), in place:
+        NumPy's add and the dequantisation both run without the GIL."""
+        for i, (head, buf) in enumerate(pushes):
+            if head[wire.ARG]:
+                _native.dequantize_2bit_host(buf, merged, self.threshold, accumulate=i > 0)
+            elif i == 0:
+                np.copyto(merged, buf)
+            else:
+                np.add(merged, buf, out=merged)
 
     def _apply(self, key, entry, grad):
         self._wait_sends(entry)
@@ -243,12 +267,12 @@ class Server:
             if "max_delay" in command:
                 delay = command["max_delay"]
                 self.max_delay = None if delay is None else int(delay)
+            if "compression" in command:
+                self.threshold = float(command["compression"]["threshold"])
             if "optimizer" in command:
-                if updater_from_json is None:
-                    raise RuntimeError("no optimizer decoder is installed (import mx on the "
-                                       "server: the meta-package fills "
-                                       "mx_kvstore._server.updater_from_json)")
-                self.updater = updater_from_json(command["optimizer"])
+                # The optimizer's registered name and parameters (never pickle).
+                self.updater = optimizer_hooks.get_updater(
+                    optimizer_hooks.from_json(command["optimizer"]))
         except Exception as exc:   # the worker gets the reason; the server goes on
             self._answer(rank, head, error=f"kvstore server: command failed: "
                                            f"{type(exc).__name__}: {exc}")
@@ -293,7 +317,7 @@ class Server:
         answers carrying it get a moment to leave)."""
         while len(self.stopped) < self.layout.num_workers:
             self.loop.run_once()
-            if self.failure is not None and time.monotonic() - self.failed_at > 2.0:
+            if self.failure is not None and time.monotonic() - self.failed_at > 0.5:
                 return 1
         self.loop.stop()
         return 0

@@ -112,13 +112,16 @@ def _worker_exit():
             engine.wait_for_all()       # pushes still in flight leave first
         except Exception as exc:
             _job.last_error = _job.last_error or f"{type(exc).__name__}: {exc}"
+    error = _job.last_error
     if client is not None and client.failure is not None:
-        _leave(1, _job.last_error or client.failure)
-    if _job.last_error is not None:
-        _leave(1, _job.last_error)
+        error = error or client.failure
+    # The servers stop serving once every worker said so, failed or not (a
+    # small eager send: it returns even when a server is gone).
     head = wire.header(wire.STOP, arg2=_job.layout.rank)
     for rank in _job.layout.servers:
         _job.comm.Send([head, _job.MPI.BYTE], dest=rank, tag=wire.TAG_REQUEST)
+    if error is not None:
+        _leave(1, error)
     if client is not None:
         client.close()
     _leave(0)

@@ -21,6 +21,9 @@ import time
 
 from mx_kvstore._dist_mpi import find_mpiexec
 
+# Runs each rank's command (by path: no package import on the way).
+_GUARD = pathlib.Path(__file__).with_name("_rank_guard.py")
+
 
 def _parser():
     p = argparse.ArgumentParser(prog="python -m mx_kvstore.launch",
@@ -55,15 +58,22 @@ def _read(path):
 
 
 class _Watch:
-    """Follows the ranks while mpiexec runs: the order in which they vanish
-    without an exit record (with MPICH, a peer's death aborts the ranks that
-    talk to it next, so the first to vanish is the one that died), and the
-    ranks still running long after another failed (hung: stopped here)."""
+    """Follows the ranks while mpiexec runs: the ranks killed by a signal
+    (their guard, _rank_guard.py, writes rank<N>.died), those that vanished
+    without any record (the guard itself killed), and the ranks still
+    running long after another failed (hung: stopped here)."""
 
     def __init__(self, folder, size, grace_s):
         self.folder, self.size, self.grace_s = folder, size, grace_s
-        self.started, self.exits, self.vanished, self.hung = {}, {}, [], []
+        self.started, self.exits, self.died, self.vanished, self.hung = {}, {}, {}, [], []
         self.first_failure = None
+
+    def _failed(self):
+        if self.first_failure is None:
+            self.first_failure = time.monotonic()
+
+    def finished(self, r):
+        return r in self.exits or r in self.died or r in self.vanished or r in self.hung
 
     def poll(self):
         for r in range(self.size):
@@ -75,17 +85,20 @@ class _Watch:
                 record = _read(self.folder / f"rank{r}.exit")
                 if record is not None:
                     self.exits[r] = record
-                    if record["code"] != 0 and self.first_failure is None:
-                        self.first_failure = time.monotonic()
-            if r in self.started and r not in self.exits and r not in self.vanished \
-                    and not _alive(self.started[r]["pid"]):
+                    if record["code"] != 0:
+                        self._failed()
+            if r not in self.died:
+                record = _read(self.folder / f"rank{r}.died")
+                if record is not None:
+                    self.died[r] = record
+                    self._failed()
+            if r in self.started and not self.finished(r) and not _alive(self.started[r]["pid"]):
                 self.vanished.append(r)
-                if self.first_failure is None:
-                    self.first_failure = time.monotonic()
+                self._failed()
         if self.first_failure is not None and \
                 time.monotonic() - self.first_failure > self.grace_s:
             for r, record in self.started.items():
-                if r not in self.exits and r not in self.vanished and r not in self.hung:
+                if not self.finished(r):
                     self.hung.append(r)
                     try:
                         os.kill(record["pid"], signal.SIGKILL)
@@ -96,9 +109,13 @@ class _Watch:
         """Lines naming every rank that did not exit cleanly, the first
         death first."""
         lines = []
+        for i, (r, record) in enumerate(sorted(self.died.items(), key=lambda kv: kv[1]["time"])):
+            who = self.started[r]["describe"] if r in self.started else "before it joined"
+            lines.append(f"rank {r} ({who}) died{' first' if i == 0 else ''}: killed by "
+                         f"signal {record['signal']} ({record['name']}), pid {record['pid']}")
         for i, r in enumerate(self.vanished):
             who = self.started[r]["describe"]
-            if i == 0:
+            if i == 0 and not self.died:
                 lines.append(f"rank {r} ({who}) died first, without an exit record "
                              f"(pid {self.started[r]['pid']}: killed or crashed)")
             else:
@@ -107,7 +124,7 @@ class _Watch:
             lines.append(f"rank {r} ({self.started[r]['describe']}) still ran "
                          f"{self.grace_s:g} s after the first failure: killed as hung")
         for r in range(self.size):
-            if r not in self.started:
+            if r not in self.started and r not in self.died:
                 lines.append(f"rank {r} never joined the job")
             elif r in self.exits and self.exits[r]["code"] != 0:
                 error = (self.exits[r].get("error") or "").rstrip()
@@ -140,20 +157,20 @@ def main(argv=None):
     timeout = float(env.get("MXNET_KVSTORE_TIMEOUT", "300"))
     with tempfile.TemporaryDirectory(prefix="mx-kvstore-") as folder:
         env["MX_KVSTORE_STATUS_DIR"] = folder
-        # -disable-auto-cleanup: when a rank dies the others live on long
-        # enough to report which peer they lost.
+        # -disable-auto-cleanup: a rank that exits with an error does not
+        # take the others down at once (a rank killed by a signal does
+        # regardless; its guard stands in for it, see _rank_guard.py).
         cmd = [mpiexec, "-disable-auto-cleanup"]
         if args.hostfile:
             cmd += ["-f", args.hostfile]
-        cmd += ["-n", str(size)] + command
-        watch = _Watch(pathlib.Path(folder), size, grace_s=timeout + 5)
+        cmd += ["-n", str(size), sys.executable, str(_GUARD)] + command
+        watch = _Watch(pathlib.Path(folder), size, grace_s=timeout + 1)
         proc = subprocess.Popen(cmd, env=env)
         while proc.poll() is None:
             watch.poll()
             time.sleep(0.05)
         # mpiexec may return while ranks that outlived a dead peer still run.
-        while any(r not in watch.exits and r not in watch.vanished and r not in watch.hung
-                  for r in watch.started):
+        while any(not watch.finished(r) for r in watch.started):
             watch.poll()
             time.sleep(0.05)
         watch.poll()

@@ -30,7 +30,7 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     return proc, reports
 
 
-def test_sync_sums_over_two_workers():
+def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater():
     proc, reports = launch("sync_sums.py")
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
@@ -44,6 +44,27 @@ def test_sync_sums_over_two_workers():
             np.testing.assert_array_equal(b0, np.full((3, 5), 0 + 1 + 2 * step, np.float32))
             np.testing.assert_array_equal(b1, b0)
         np.testing.assert_array_equal(r["results"][3], np.full((3, 5), 3.0))
+        # then SGD on the servers, sent as JSON, against a local updater
+        assert r["match"] == [[True, True]] * 3
+        assert min(r["moved"]) > 0.1
+
+
+def two_bit_sums(grads, threshold):
+    """MXNet's 2bit formula, per worker: residual += grad; send +t where
+    residual >= t, -t where <= -t, else 0; residual -= sent.  The server
+    sums what the workers sent."""
+    residuals = [np.zeros_like(g[0]) for g in grads]
+    sums = []
+    for step in range(len(grads[0])):
+        total = np.zeros_like(grads[0][0])
+        for worker, residual in enumerate(residuals):
+            residual += grads[worker][step]
+            sent = np.where(residual >= threshold, threshold,
+                            np.where(residual <= -threshold, -threshold, 0)).astype(np.float32)
+            residual -= sent
+            total += sent
+        sums.append(total)
+    return sums
 
 
 def test_big_array_is_split_over_two_servers():
@@ -56,14 +77,44 @@ def test_big_array_is_split_over_two_servers():
         np.testing.assert_array_equal(r["small"], np.full(10, 3.0))
         # MXNet's split: round(n/S*i) .. round(n/S*(i+1)) on server i
         assert r["parts"] == [[0, 0, 501], [1, 501, 1001]]
+    # 2bit on the wire, the split key quantised slice by slice
+    grads = [[(np.sin(base * np.float32(0.37 * (rank + 1)) + np.float32(step)).astype(np.float32)
+               * np.float32(0.8)) for step in range(2)] for rank in range(2)]
+    expected = two_bit_sums(grads, 0.5)
+    assert any(np.any(e == 0) for e in expected) and any(np.any(np.abs(e) == 1) for e in expected)
+    for r in reports.values():
+        for step in range(2):
+            np.testing.assert_array_equal(r["compressed"][step], expected[step])
 
 
-def test_hung_worker_fails_the_others_within_the_timeout():
-    proc, reports = launch("hung_worker.py", timeout=3, limit=40)
+def test_async_converges_and_bounded_delay_holds_the_fast_worker():
+    proc, reports = launch("async_delay.py", env={"MXNET_KVSTORE_MAX_DELAY": "1"})
+    assert proc.returncode == 0, proc.stderr
+    # worker 0 pushes 1, worker 1 (slow) pushes 100, lr 1: after worker 0's
+    # k-th pushpull the weight is -(k + 100 * n1) with n1 >= k - 1.
+    for k, seen in enumerate(reports[0]["seen"], start=1):
+        n1 = (-seen - k) / 100
+        assert n1 == int(n1) and n1 >= k - 1, (k, seen)
+    for r in reports.values():
+        np.testing.assert_allclose(r["final"], r["target"], atol=1e-4)
+
+
+def test_killed_worker_is_named_by_the_survivors_and_the_launcher():
+    proc, reports = launch("killed_worker.py", timeout=2, limit=40)
     assert proc.returncode != 0
     error = reports[0]["error"]
     assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
-    assert reports[0]["after"] < 3.0
+    assert reports[0]["after"] < 2.0
+    assert "rank 1 (worker 1 (MPI rank 1)) died first: killed by signal 9 (SIGKILL)" \
+        in proc.stderr, proc.stderr
+
+
+def test_hung_worker_fails_the_others_within_the_timeout():
+    proc, reports = launch("hung_worker.py", timeout=2, limit=40)
+    assert proc.returncode != 0
+    error = reports[0]["error"]
+    assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
+    assert reports[0]["after"] < 2.0
     assert "rank 1 (worker 1 (MPI rank 1)) still ran" in proc.stderr, proc.stderr
     assert "killed as hung" in proc.stderr
 

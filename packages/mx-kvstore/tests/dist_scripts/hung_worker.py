@@ -5,9 +5,9 @@ import signal
 import time
 
 import mx
-from common import create, report
+from common import report
 
-kv = create("dist_sync")
+kv = mx.kv.create("dist_sync")
 kv.init(0, mx.nd.zeros((4,)))
 kv.push(0, mx.nd.ones((4,)))
 out = mx.nd.zeros((4,))

@@ -1,26 +1,29 @@
 """dist_sync without an optimizer: a pull gives the sum of every worker's
 push (each worker pushes rank+1 times a ramp, plus a list of two device
-values for key 'b'), several rounds; int and str keys."""
+values for key 4), several rounds; then SGD on the servers
+(server_sgd.py)."""
 import numpy as np
 
 import mx
-from common import create, report
+import server_sgd
+from common import report
 
-kv = create("dist_sync")
+kv = mx.kv.create("dist_sync")
 shape = (3, 5)
 ramp = np.arange(15, dtype=np.float32).reshape(shape)
 kv.init(3, mx.nd.array(ramp))
-kv.init("b", mx.nd.zeros(shape))
+kv.init(4, mx.nd.zeros(shape))
 results = []
 for step in range(3):
     kv.push(3, mx.nd.array(ramp * (kv.rank + 1) + step))
-    kv.push("b", [mx.nd.ones(shape) * kv.rank, mx.nd.ones(shape) * step])
+    kv.push(4, [mx.nd.ones(shape) * kv.rank, mx.nd.ones(shape) * step])
     out, outs = mx.nd.zeros(shape), [mx.nd.zeros(shape), mx.nd.zeros(shape)]
     kv.pull(3, out=out)
-    kv.pull("b", out=outs)
+    kv.pull(4, out=outs)
     results.append([out.asnumpy().tolist(), outs[0].asnumpy().tolist(),
                     outs[1].asnumpy().tolist()])
 pp = mx.nd.ones(shape) * (kv.rank + 1)
 kv.pushpull(3, pp)
 results.append(pp.asnumpy().tolist())
-report(kv, results=results, type=kv.type)
+match, moved = server_sgd.check(kv)
+report(kv, results=results, type=kv.type, match=match, moved=moved)
