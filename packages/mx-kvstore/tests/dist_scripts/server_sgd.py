@@ -21,7 +21,8 @@ def grad(key, rank, step):
 
 
 def check(kv):
-    """[[pulled == local, per key] per step], and how far the weights moved."""
+    """[[pulled == local, per key] per step], how far the weights moved,
+    and the last pulled weights."""
     kv.init(list(shapes), [mx.nd.array(init[k]) for k in shapes])
     kv.set_optimizer(sgd())
     local = mx.optimizer.get_updater(sgd())
@@ -41,4 +42,4 @@ def check(kv):
         match.append([bool((o.asnumpy() == expected[k].asnumpy()).all())
                       for k, o in zip(shapes, outs)])
         moved = [float(np.abs(o.asnumpy() - init[k]).max()) for k, o in zip(shapes, outs)]
-    return match, moved
+    return match, moved, [o.asnumpy().tolist() for o in outs]

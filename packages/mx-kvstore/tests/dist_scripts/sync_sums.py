@@ -25,5 +25,5 @@ for step in range(3):
 pp = mx.nd.ones(shape) * (kv.rank + 1)
 kv.pushpull(3, pp)
 results.append(pp.asnumpy().tolist())
-match, moved = server_sgd.check(kv)
-report(kv, results=results, type=kv.type, match=match, moved=moved)
+match, moved, weights = server_sgd.check(kv)
+report(kv, results=results, type=kv.type, match=match, moved=moved, weights=weights)
