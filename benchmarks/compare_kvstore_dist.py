@@ -42,6 +42,48 @@ _RAW = textwrap.dedent("""
         print("RESULT " + json.dumps({{"seconds": dt}}))
 """).format(n=NBYTES)
 
+# The server design with nothing of mx in it: 2 workers each send 16 MB to
+# rank 2 and receive the sum, in 1 MiB chunks the server sums and answers
+# while the next arrive (what mx's server does, minus Python and the engine).
+_RAW_SERVER = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from mpi4py import MPI
+    comm, iters = MPI.COMM_WORLD, int(sys.argv[1])
+    rank, n, m = comm.Get_rank(), {n} // 4, (1 << 20) // 4
+    if rank < 2:
+        g = np.ones(n, np.float32); out = np.empty_like(g)
+    else:
+        bufs = [np.empty(n, np.float32) for _ in range(2)]
+    def step():
+        parts = [slice(k, min(k + m, n)) for k in range(0, n, m)]
+        if rank < 2:
+            reqs = []
+            for k, s in enumerate(parts):
+                reqs.append(comm.Irecv(out[s], source=2, tag=1000 + k))
+                reqs.append(comm.Isend(g[s], dest=2, tag=k))
+            MPI.Request.Waitall(reqs)
+            return
+        recvs = [[comm.Irecv(bufs[w][s], source=w, tag=k) for k, s in enumerate(parts)]
+                 for w in range(2)]
+        sends = []
+        for k, s in enumerate(parts):
+            recvs[0][k].Wait(); recvs[1][k].Wait()
+            np.add(bufs[0][s], bufs[1][s], out=bufs[0][s])
+            sends += [comm.Isend(bufs[0][s], dest=w, tag=1000 + k) for w in range(2)]
+        MPI.Request.Waitall(sends)
+    for _ in range(3):
+        step()
+    comm.Barrier()
+    t = time.perf_counter()
+    for _ in range(iters):
+        step()
+    dt = (time.perf_counter() - t) / iters
+    if rank == 0:
+        assert out[0] == 2
+        print("RESULT " + json.dumps({{"seconds": dt}}))
+""").format(n=NBYTES)
+
 _OURS = textwrap.dedent("""
     import json, sys, time
     import numpy as np
@@ -113,14 +155,19 @@ def main():
     mpiexec = find_mpiexec()
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "raw.py")
+        raw_server = os.path.join(tmp, "raw_server.py")
         ours = os.path.join(tmp, "ours.py")
         with open(raw, "w") as f:
             f.write(_RAW)
+        with open(raw_server, "w") as f:
+            f.write(_RAW_SERVER)
         with open(ours, "w") as f:
             f.write(_OURS.format(n=NBYTES, kind="dist_sync"))
         rows = []
         t_raw = _run([mpiexec, "-n", "2", sys.executable, raw, str(args.iters)])
         rows.append(("raw mpi4py Allreduce, 2 ranks", t_raw))
+        t = _run([mpiexec, "-n", "3", sys.executable, raw_server, str(args.iters)])
+        rows.append(("raw mpi4py server, 2 workers + 1 server", t))
         for mode in ("push+pull", "pushpull"):
             t = _run([sys.executable, "-m", "mx_kvstore.launch", "-n", "2", "-s", "1",
                       sys.executable, ours, str(args.iters), mode])
@@ -134,7 +181,7 @@ def main():
           f"(16 MiB / time per iteration)")
     for name, t in rows:
         gbs = NBYTES / t / 1e9
-        print(f"{name:48s} {t * 1e3:8.2f} ms  {gbs:6.2f} GB/s  {t_raw / t:5.2f}x raw MPI")
+        print(f"{name:52s} {t * 1e3:8.2f} ms  {gbs:6.2f} GB/s  {t_raw / t:5.2f}x raw MPI")
     if not any(name.startswith("MXNet") for name, _ in rows):
         print("MXNet 1.9.1 ps-lite: skipped (set MX_MXNET_PYTHON)")
 

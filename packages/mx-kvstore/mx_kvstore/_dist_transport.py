@@ -169,10 +169,12 @@ class Client:
         call.on_done, call.finished = on_done, False
         reqs = [comm.Irecv([call.reply, MPI.BYTE], source=rank, tag=rep_tag)]
         if recv is not None:
-            reqs.append(comm.Irecv([recv, MPI.BYTE], source=rank, tag=rep_data_tag))
+            reqs += wire.post_chunks(lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank,
+                                                                   tag=tag), recv, rep_data_tag)
         reqs.append(comm.Isend([head, MPI.BYTE], dest=rank, tag=wire.TAG_REQUEST))
         if send is not None:
-            reqs.append(comm.Isend([send, MPI.BYTE], dest=rank, tag=req_data_tag))
+            reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
+                                                                   tag=tag), send, req_data_tag)
         call.left = len(reqs)
         self._calls[seq] = call
         for i, req in enumerate(reqs):

@@ -2,7 +2,10 @@
 array buffers, all moved with mpi4py's buffer calls (nothing pickled).
 
 A worker's request is a header on TAG_REQUEST to a server, then, for a
-request that carries data, the bytes on the request's own data tag.  The
+request that carries data, the bytes on the request's own data tag, in
+chunks of CHUNK_BYTES (MPI keeps messages of one tag in order, so both
+sides post the chunks of a buffer in order: the server sums and answers
+chunk i while chunk i+1 arrives).  The
 server answers on the request's reply tag with a reply header (whose tail
 holds an error text when it failed), then, for PULL/PUSHPULL, the bytes on
 the reply-data tag, which the worker had posted a receive for before
@@ -26,6 +29,22 @@ OK, FAILED = 1, 2
 TAG_REQUEST = 1
 TAG_WAKE = 2
 _TAG_BASE = 16
+
+CHUNK_BYTES = 1 << 20
+
+
+def chunks(nbytes):
+    """The (start, stop) byte ranges a buffer of ``nbytes`` moves in."""
+    return [(lo, min(lo + CHUNK_BYTES, nbytes)) for lo in range(0, nbytes, CHUNK_BYTES)] \
+        or [(0, 0)]
+
+
+def post_chunks(post, buf, tag):
+    """``post(piece, tag)`` (an Isend or Irecv) for each chunk of the flat
+    contiguous array ``buf``; the requests, in order."""
+    raw = buf.view(np.uint8)
+    return [post(raw[lo:hi], tag) for lo, hi in chunks(raw.nbytes)]
+
 
 DTYPES = ("float32", "float64", "float16", "uint8", "int32", "int8", "int64")
 

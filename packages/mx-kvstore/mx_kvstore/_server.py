@@ -23,18 +23,48 @@ from mx_kvstore._dist_transport import Loop
 from mx_kvstore.compression import GradientCompression
 
 
+def _buffer(size, dtype):
+    """An NDArray (for the updater) and its flat host view (for MPI)."""
+    from mx_ndarray import ndarray as nd
+    array = nd.zeros((size,), dtype=dtype)
+    array.wait_to_read()
+    return array, array._host_view()
+
+
 class _Entry:
-    """One stored slice: the weight as an NDArray (for the updater) and its
-    flat host view (for MPI), plus the sends still reading it."""
+    """One stored slice (``nd``/``view``, and the sends still reading it)
+    and its merge buffer, the spare (``spare_nd``/``spare``/``spare_sends``).
+
+    A sync round receives its first push straight into the spare and adds
+    the others into it in place; without an updater the spare then becomes
+    the stored value and the stored value the next spare (a swap, no
+    copy), so a buffer is written again only once the pulls it answered
+    have left."""
 
     def __init__(self, size, dtype):
-        from mx_ndarray import ndarray as nd
-        self.nd = nd.zeros((size,), dtype=dtype)
-        self.nd.wait_to_read()
-        self.view = self.nd._host_view()
+        self.nd, self.view = _buffer(size, dtype)
         self.sends = []
-        self.merged_nd = None
-        self.recv = {}              # worker -> receive buffer
+        self.spare_nd = self.spare = None
+        self.spare_sends = []
+        self.filling = False        # the round's first push goes into the spare
+        self.recv = {}              # (worker, compressed) -> receive buffer
+
+    def swap(self):
+        self.nd, self.spare_nd = self.spare_nd, self.nd
+        self.view, self.spare = self.spare, self.view
+        self.sends, self.spare_sends = self.spare_sends, self.sends
+
+
+class _Round:
+    """A sync round of one key: the pushes so far (worker -> (header,
+    buffer)), how many workers' data landed per unit (chunk), and the
+    units not yet summed."""
+
+    def __init__(self, units):
+        self.started = time.monotonic()
+        self.arrived = {}
+        self.counts = [0] * units
+        self.left = units
 
 
 class Server:
@@ -53,7 +83,7 @@ class Server:
         self.max_delay = None
         self.updater = None
         self.threshold = None       # 2bit compression's, once a worker set it
-        self.rounds = {}            # key -> [started, {worker: (header, buffer)}]
+        self.rounds = {}            # key -> _Round
         self.steps = {}             # key -> pushes per worker (bounded delay)
         self.held = {}              # key -> [(started, worker, step, answer)]
         self.barrier = {}           # worker -> header
@@ -90,7 +120,9 @@ class Server:
         if op == wire.INIT:
             dtype = wire.DTYPES[int(head[wire.DTYPE])]
             entry = _Entry(nbytes // np.dtype(dtype).itemsize, dtype)
-            self._wait_sends(self.store.get(key))
+            old = self.store.get(key)
+            if old is not None:
+                self._wait_sends(old.sends + old.spare_sends)
             self.store[key] = entry
             self._receive(worker_rank, head, entry.view, lambda: self._answer(worker_rank, head))
         elif op in (wire.PUSH, wire.PUSHPULL):
@@ -111,12 +143,20 @@ class Server:
                     f"stored value needs {expected}"
                     f"{' (2bit words)' if compressed else ''}"))
                 return
-            buf = entry.recv.get((worker_rank, compressed))
+            if self.sync and not compressed and not entry.filling:
+                entry.filling = True
+                buf = self._spare(entry)
+            else:
+                buf = entry.recv.get((worker_rank, compressed))
             if buf is None:
                 buf = entry.recv[(worker_rank, compressed)] = (
                     np.empty(expected // 4, np.float32) if compressed
                     else np.empty_like(entry.view))
-            self._receive(worker_rank, head, buf, lambda: self._pushed(worker_rank, head, buf))
+            if self.sync:
+                self._join_round(key, entry, worker_rank, head, buf, compressed)
+            else:
+                self._receive(worker_rank, head, buf,
+                              lambda: self._pushed_async(worker_rank, head, buf))
         elif op == wire.PULL:
             if self._entry(worker_rank, head) is not None:
                 self._answer(worker_rank, head, data=True)
@@ -135,9 +175,33 @@ class Server:
         else:
             self._answer(worker_rank, head, error=f"kvstore server: unknown request {op}")
 
-    def _receive(self, rank, head, buf, then):
+    def _receive(self, rank, head, buf, then=None, each=None):
+        """Receives the request's data into ``buf`` chunk by chunk;
+        ``each(i)`` as chunk i lands, ``then()`` once all have."""
         tag = self.tags.of(int(head[wire.SEQ]))[2]
-        self.loop.add(self.comm.Irecv([buf, self.MPI.BYTE], source=rank, tag=tag), then)
+        reqs = wire.post_chunks(lambda piece, t: self.comm.Irecv([piece, self.MPI.BYTE],
+                                                                 source=rank, tag=t), buf, tag)
+        left = [len(reqs)]
+
+        def landed(i):
+            if each is not None:
+                each(i)
+            left[0] -= 1
+            if left[0] == 0 and then is not None:
+                then()
+        for i, req in enumerate(reqs):
+            self.loop.add(req, lambda i=i: landed(i))
+
+    def _send_data(self, rank, head, view, sends, chunk=None):
+        """Sends ``view`` (all its chunks, or chunk ``chunk``) as the
+        request's answer data; the requests join ``sends``."""
+        tag = self.tags.of(int(head[wire.SEQ]))[1]
+        raw = view.view(np.uint8)
+        for i, (lo, hi) in enumerate(wire.chunks(raw.nbytes)):
+            if chunk is None or i == chunk:
+                req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
+                sends.append(req)
+                self.loop.add(req, lambda: None)
 
     def _entry(self, rank, head):
         entry = self.store.get(int(head[wire.KEY]))
@@ -160,81 +224,110 @@ class Server:
                       lambda: None)
         if data and not error:
             entry = self.store[int(head[wire.KEY])]
-            req = self.comm.Isend([entry.view, self.MPI.BYTE], dest=rank, tag=rep_data_tag)
-            entry.sends.append(req)
-            self.loop.add(req, lambda: None)
+            self._send_data(rank, head, entry.view, entry.sends)
 
-    def _wait_sends(self, entry):
-        """Before the stored value changes: the sends still reading it finish
+    def _wait_sends(self, sends):
+        """Before a buffer is written: the sends still reading it finish
         (their receivers posted them first, so this is a copy's time)."""
-        if entry is None or not entry.sends:
-            return
         deadline = time.monotonic() + self.wait_limit
-        while not self.MPI.Request.Testall(entry.sends):
+        while sends and not self.MPI.Request.Testall(sends):
             if time.monotonic() > deadline:
                 raise TimeoutError("kvstore server: a worker stopped receiving a pulled value")
             time.sleep(0)
-        entry.sends = []
+        sends.clear()
 
     # -- updating --------------------------------------------------------------
-    def _pushed(self, rank, head, buf):
+    def _pushed_async(self, rank, head, buf):
         key = int(head[wire.KEY])
         entry = self.store[key]
-        if not self.sync:
-            if self.updater is None:
-                self._answer(rank, head, error=(
-                    "kvstore: dist_async needs an optimizer on the servers "
-                    "(kv.set_optimizer) before the first push"))
-                return
-            if head[wire.ARG]:
-                merged = self._merged(entry)
-                _native.dequantize_2bit_host(buf, merged, self.threshold)
-                buf = merged
-            self._apply(key, entry, buf)
-            self._hold_or_answer(key, rank, head)
+        if self.updater is None:
+            self._answer(rank, head, error=(
+                "kvstore: dist_async needs an optimizer on the servers "
+                "(kv.set_optimizer) before the first push"))
             return
-        round_ = self.rounds.setdefault(key, [time.monotonic(), {}])
-        arrived = round_[1]
-        arrived[rank] = (head, buf)
-        if len(arrived) < self.layout.num_workers:
+        if head[wire.ARG]:
+            spare = self._spare(entry)
+            _native.dequantize_2bit_host(buf, spare, self.threshold)
+            buf = spare
+        self._apply(key, entry, buf)
+        self._hold_or_answer(key, rank, head)
+
+    def _join_round(self, key, entry, rank, head, buf, compressed):
+        """A sync push: its data lands chunk by chunk; a chunk every worker
+        has sent is summed into the spare at once (2bit pushes: the whole
+        value, once), and without an updater answered to the pushpulls
+        then, while later chunks still arrive."""
+        round_ = self.rounds.get(key)
+        if round_ is None:
+            units = 1 if compressed else len(wire.chunks(entry.view.nbytes))
+            round_ = self.rounds[key] = _Round(units)
+        round_.arrived[rank] = (head, buf)
+        if compressed:
+            self._receive(rank, head, buf, then=lambda: self._unit_landed(key, entry, None))
+        else:
+            self._receive(rank, head, buf, each=lambda i: self._unit_landed(key, entry, i))
+
+    def _unit_landed(self, key, entry, chunk):
+        round_ = self.rounds.get(key)
+        if round_ is None:          # the round failed meanwhile
+            return
+        unit = 0 if chunk is None else chunk
+        round_.counts[unit] += 1
+        if round_.counts[unit] < self.layout.num_workers:
+            return
+        merged = entry.spare if chunk is not None else self._spare(entry)
+        if chunk is None:
+            part = slice(None)
+        else:
+            lo, hi = wire.chunks(merged.nbytes)[chunk]
+            part = slice(lo // merged.itemsize, hi // merged.itemsize)
+        # The push received into the spare first: the others add to it.
+        pushes = sorted(round_.arrived.values(), key=lambda hb: hb[1] is not merged)
+        self._sum(merged, part, pushes)
+        early = self.updater is None and chunk is not None
+        if early:
+            for worker, (h, _) in round_.arrived.items():
+                if int(h[wire.OP]) == wire.PUSHPULL:
+                    self._send_data(worker, h, merged, entry.spare_sends, chunk)
+        round_.left -= 1
+        if round_.left:
             return
         del self.rounds[key]
-        merged = self._merged(entry)
-        self._sum(merged, [(h, b) for h, b in arrived.values()])
-        self._apply(key, entry, merged)
-        for worker, (h, _) in arrived.items():
-            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL)
+        entry.filling = False
+        if self.updater is None:
+            entry.swap()
+        else:
+            self._apply(key, entry, merged)
+        for worker, (h, _) in round_.arrived.items():
+            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL and not early)
 
-    @staticmethod
-    def _merged(entry):
-        """The key's merge buffer (an NDArray, so the updater can take it)."""
-        if entry.merged_nd is None:
-            from mx_ndarray import ndarray as nd
-            entry.merged_nd = nd.zeros(entry.view.shape, dtype=entry.view.dtype)
-            entry.merged_nd.wait_to_read()
-        return entry.merged_nd._host_view()
+    def _spare(self, entry):
+        """The key's merge buffer, once the pulls still reading it left."""
+        if entry.spare is None:
+            entry.spare_nd, entry.spare = _buffer(entry.view.size, entry.view.dtype)
+        self._wait_sends(entry.spare_sends)
+        return entry.spare
 
-    def _sum(self, merged, pushes):
-        """merged = the sum of the pushes (2bit words dequantised), in place:
-        NumPy's add and the dequantisation both run without the GIL."""
+    def _sum(self, merged, part, pushes):
+        """merged[part] = the sum of the pushes' part (2bit words, whole
+        values only, dequantised), in place: NumPy's add and the
+        dequantisation both run without the GIL."""
         for i, (head, buf) in enumerate(pushes):
+            if buf is merged:
+                continue
             if head[wire.ARG]:
                 _native.dequantize_2bit_host(buf, merged, self.threshold, accumulate=i > 0)
             elif i == 0:
-                np.copyto(merged, buf)
+                np.copyto(merged[part], buf[part])
             else:
-                np.add(merged, buf, out=merged)
+                np.add(merged[part], buf[part], out=merged[part])
 
     def _apply(self, key, entry, grad):
-        self._wait_sends(entry)
-        if self.updater is None:
-            np.copyto(entry.view, grad)
-            return
+        """The updater on the stored value (an async push, or a sync round's
+        sum in the spare)."""
+        self._wait_sends(entry.sends)
         from mx_ndarray import ndarray as nd
-        grad_nd = entry.merged_nd if (entry.merged_nd is not None and
-                                      grad is not None and
-                                      np.shares_memory(grad, entry.merged_nd._host_view())) \
-            else nd.from_numpy(grad, zero_copy=True)
+        grad_nd = entry.spare_nd if grad is entry.spare else nd.from_numpy(grad, zero_copy=True)
         self.updater(self._user_key(key), grad_nd, entry.nd)
         entry.nd.wait_to_read()
 
@@ -287,10 +380,10 @@ class Server:
         now = time.monotonic()
         limit = self.wait_limit
         failures = []
-        for key, (started, arrived) in list(self.rounds.items()):
-            if now - started > limit:
-                failures.append((f"push of key {self._user_key(key)}", arrived.keys(),
-                                 [(r, h) for r, (h, _) in arrived.items()]))
+        for key, round_ in list(self.rounds.items()):
+            if now - round_.started > limit:
+                failures.append((f"push of key {self._user_key(key)}", round_.arrived.keys(),
+                                 [(r, h) for r, (h, _) in round_.arrived.items()]))
                 del self.rounds[key]
         if self.barrier and now - self.barrier_started > limit:
             failures.append(("barrier", self.barrier.keys(), list(self.barrier.items())))

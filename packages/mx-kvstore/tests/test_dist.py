@@ -45,6 +45,7 @@ def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater():
             np.testing.assert_array_equal(b0, np.full((3, 5), 0 + 1 + 2 * step, np.float32))
             np.testing.assert_array_equal(b1, b0)
         np.testing.assert_array_equal(r["results"][3], np.full((3, 5), 3.0))
+        assert r["chunked"] == [True, True]
         # then SGD on the servers, sent as JSON, against a local updater
         assert r["match"] == [[True, True]] * 3
         assert min(r["moved"]) > 0.1

@@ -25,5 +25,18 @@ for step in range(3):
 pp = mx.nd.ones(shape) * (kv.rank + 1)
 kv.pushpull(3, pp)
 results.append(pp.asnumpy().tolist())
+# A value of several transfer chunks (wire.CHUNK_BYTES), summed and
+# answered chunk by chunk: push + pull, then pushpull.
+big = (np.arange(700_003) % 1000).astype(np.float32)
+kv.init(5, mx.nd.zeros(big.shape))
+kv.push(5, mx.nd.array(big * (kv.rank + 1)))
+got = mx.nd.zeros(big.shape)
+kv.pull(5, out=got)
+chunked = [bool((got.asnumpy() == big * 3).all())]
+pushed = mx.nd.array(big + kv.rank)
+kv.pushpull(5, pushed)
+chunked.append(bool((pushed.asnumpy() == big * 2 + 1).all()))
+
 match, moved, weights = server_sgd.check(kv)
-report(kv, results=results, type=kv.type, match=match, moved=moved, weights=weights)
+report(kv, results=results, type=kv.type, match=match, moved=moved, weights=weights,
+       chunked=chunked)
