@@ -52,6 +52,18 @@ class Loop:
         if wake:
             self._wake()
 
+    def cancel_pending(self, wait_s=0.5):
+        """At the end: cancels the receives still posted (the server's next
+        header, the wake-up), so MPI does not warn of leaked requests; gives
+        the sends still in flight ``wait_s`` seconds to leave."""
+        reqs = self._reqs + ([self._wake_req] if self._wake_req is not None else [])
+        for req in reqs:
+            req.Cancel()
+        deadline = time.monotonic() + wait_s
+        while reqs and not self.MPI.Request.Testall(reqs) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._reqs, self._callbacks, self._wake_req = [], [], None
+
     def _wake(self):
         self.comm.Send([self._empty, self.MPI.BYTE], dest=self.comm.Get_rank(),
                        tag=wire.TAG_WAKE)
@@ -138,6 +150,7 @@ class Client:
     def _run(self):
         while self.loop.run_once():
             pass
+        self.loop.cancel_pending()
 
     def close(self):
         self.loop.stop()

@@ -408,9 +408,12 @@ class Server:
     def serve(self):
         """Serves until every worker stopped; 0, or 1 after a failure (the
         answers carrying it get a moment to leave)."""
+        code = 0
         while len(self.stopped) < self.layout.num_workers:
             self.loop.run_once()
             if self.failure is not None and time.monotonic() - self.failed_at > 0.5:
-                return 1
+                code = 1
+                break
         self.loop.stop()
-        return 0
+        self.loop.cancel_pending()
+        return code

@@ -15,6 +15,7 @@ launcher can name a rank that died without leaving.
 import atexit
 import json
 import os
+import socket
 import sys
 import threading
 import traceback
@@ -81,7 +82,7 @@ def join():
     layout = _dist_mpi.Layout(MPI, comm)
     _job = _Job(MPI, comm, layout)
     role = "server" if layout.is_server else "worker"
-    _status("json", {"pid": os.getpid(), "role": role,
+    _status("json", {"pid": os.getpid(), "host": socket.gethostname(), "role": role,
                      "describe": layout.describe(layout.rank)})
     if layout.is_server:
         from mx_kvstore._server import Server

@@ -1,7 +1,7 @@
 """Starts a distributed job on this machine through mpiexec:
 
     python -m mx_kvstore.launch -n NUM_WORKERS [-s NUM_SERVERS] [--timeout S]
-        [--hostfile FILE] COMMAND...
+        [--hostfile FILE] [--status-dir DIR] COMMAND...
 
 runs COMMAND on NUM_WORKERS + NUM_SERVERS MPI ranks (workers first) with
 MXNet's environment (DMLC_NUM_WORKER, DMLC_NUM_SERVER) and, with
@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from mx_kvstore._dist_mpi import find_mpiexec
 
 # Runs each rank's command (by path: no package import on the way).
 _GUARD = pathlib.Path(__file__).with_name("_rank_guard.py")
+_HOST = socket.gethostname()
 
 
 def _parser():
@@ -36,6 +38,9 @@ def _parser():
     p.add_argument("--hostfile", "-H", default=None,
                    help="mpiexec host file (passed through as -f)")
     p.add_argument("--mpiexec", default=None, help="the mpiexec to use")
+    p.add_argument("--status-dir", default=None,
+                   help="where ranks record their start and end (default: a temporary "
+                        "folder here; with several hosts, one they share)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command every rank runs")
     return p
 
@@ -92,13 +97,17 @@ class _Watch:
                 if record is not None:
                     self.died[r] = record
                     self._failed()
-            if r in self.started and not self.finished(r) and not _alive(self.started[r]["pid"]):
+            # Only a rank on this host can be polled; others report through
+            # their records (a status folder the hosts share).
+            if r in self.started and not self.finished(r) \
+                    and self.started[r].get("host") == _HOST \
+                    and not _alive(self.started[r]["pid"]):
                 self.vanished.append(r)
                 self._failed()
         if self.first_failure is not None and \
                 time.monotonic() - self.first_failure > self.grace_s:
             for r, record in self.started.items():
-                if not self.finished(r):
+                if not self.finished(r) and record.get("host") == _HOST:
                     self.hung.append(r)
                     try:
                         os.kill(record["pid"], signal.SIGKILL)
@@ -155,7 +164,7 @@ def main(argv=None):
     if args.timeout is not None:
         env["MXNET_KVSTORE_TIMEOUT"] = repr(args.timeout)
     timeout = float(env.get("MXNET_KVSTORE_TIMEOUT", "300"))
-    with tempfile.TemporaryDirectory(prefix="mx-kvstore-") as folder:
+    with tempfile.TemporaryDirectory(prefix="mx-kvstore-", dir=args.status_dir) as folder:
         env["MX_KVSTORE_STATUS_DIR"] = folder
         # -disable-auto-cleanup: a rank that exits with an error does not
         # take the others down at once (a rank killed by a signal does
@@ -170,7 +179,8 @@ def main(argv=None):
             watch.poll()
             time.sleep(0.05)
         # mpiexec may return while ranks that outlived a dead peer still run.
-        while any(not watch.finished(r) for r in watch.started):
+        while any(not watch.finished(r) for r, record in watch.started.items()
+                  if record.get("host") == _HOST):
             watch.poll()
             time.sleep(0.05)
         watch.poll()
