@@ -11,7 +11,6 @@ arrays' engine variables, and an error (a peer that died or hangs, within
 MXNET_KVSTORE_TIMEOUT) surfaces at the next wait on the arrays they write.
 """
 import json
-import os
 import threading
 
 import numpy as np
@@ -23,6 +22,7 @@ from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, optimizer_hooks
 from mx_kvstore._dist_engine import push_transfer
+from mx_kvstore._dist_mpi import env_int
 from mx_kvstore.compression import GradientCompression
 from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
@@ -67,20 +67,6 @@ def _gather(count, done):
     return one
 
 
-def _max_delay():
-    text = os.environ.get("MXNET_KVSTORE_MAX_DELAY")
-    if text is None or text == "":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise MXNetError(f"MXNET_KVSTORE_MAX_DELAY={text!r}: expected a number of steps "
-                         "(an integer >= 0)") from None
-    if value < 0:
-        raise MXNetError(f"MXNET_KVSTORE_MAX_DELAY={value}: must be >= 0")
-    return value
-
-
 class KVStoreDist(KVStore):
     """MXNet 1.9.1's distributed KVStore on MPI (worker side)."""
 
@@ -95,7 +81,8 @@ class KVStoreDist(KVStore):
         self._keys = {}
         self._str_keys = {}
         if self.rank == 0:
-            self._command({"sync_mode": "async" not in name, "max_delay": _max_delay()})
+            delay = env_int("MXNET_KVSTORE_MAX_DELAY", unit=" steps")
+            self._command({"sync_mode": "async" not in name, "max_delay": delay})
         self._barrier()
 
     # -- MXNet's properties ----------------------------------------------------

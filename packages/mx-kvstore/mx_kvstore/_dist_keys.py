@@ -9,7 +9,8 @@ server's range, so a server decodes every key by subtracting its own range
 start.
 """
 import math
-import os
+
+from mx_kvstore._dist_mpi import env_int
 
 KEY_SPACE = 2 ** 64 - 1
 DEFAULT_BIGARRAY_BOUND = 1000 * 1000
@@ -17,15 +18,7 @@ DEFAULT_BIGARRAY_BOUND = 1000 * 1000
 
 def bigarray_bound():
     """MXNET_KVSTORE_BIGARRAY_BOUND (elements), MXNet's default 10^6."""
-    text = os.environ.get("MXNET_KVSTORE_BIGARRAY_BOUND", str(DEFAULT_BIGARRAY_BOUND))
-    try:
-        bound = int(text)
-    except ValueError:
-        raise ValueError(f"MXNET_KVSTORE_BIGARRAY_BOUND={text!r}: expected a positive "
-                         "integer (elements)") from None
-    if bound < 1:
-        raise ValueError(f"MXNET_KVSTORE_BIGARRAY_BOUND={bound}: must be at least 1")
-    return bound
+    return env_int("MXNET_KVSTORE_BIGARRAY_BOUND", DEFAULT_BIGARRAY_BOUND, 1, " elements")
 
 
 def range_begin(server, num_servers):

@@ -30,16 +30,18 @@ def under_mpiexec():
     return any(name in os.environ for name in _MPI_ENV)
 
 
-def _count(name):
+def env_int(name, default=None, minimum=0, unit=""):
+    """The integer environment variable ``name`` (``default`` when unset or
+    empty), at least ``minimum``; a clear error otherwise."""
     text = os.environ.get(name)
-    if text is None:
-        return None
+    if text is None or text == "":
+        return default
     try:
         value = int(text)
     except ValueError:
-        raise MXNetError(f"{name}={text!r}: expected a non-negative integer") from None
-    if value < 0:
-        raise MXNetError(f"{name}={value}: expected a non-negative integer")
+        raise MXNetError(f"{name}={text!r}: expected an integer >= {minimum}{unit}") from None
+    if value < minimum:
+        raise MXNetError(f"{name}={value}: must be >= {minimum}{unit}")
     return value
 
 
@@ -74,8 +76,8 @@ class Layout:
     def __init__(self, MPI, comm):
         import numpy as np
         size = comm.Get_size()
-        num_servers = _count("DMLC_NUM_SERVER")
-        num_workers = _count("DMLC_NUM_WORKER")
+        num_servers = env_int("DMLC_NUM_SERVER")
+        num_workers = env_int("DMLC_NUM_WORKER")
         if num_servers is None:
             num_servers = 0
         if num_workers is None:

@@ -11,7 +11,6 @@ longer than the timeout for some worker fails every waiting request with a
 message naming the workers that never came.
 """
 import json
-import os
 import time
 
 import numpy as np
