@@ -159,14 +159,19 @@ class Client:
     def request(self, server, op, key, on_done, send=None, recv=None, dtype=0, arg=0,
                 label=None):
         """Sends ``op`` for ``key`` to server index ``server``; ``send`` (bytes
-        of an array) goes with it, the answer's data lands in ``recv``."""
-        self.loop.call_soon(lambda: self._start(server, op, key, on_done, send, recv,
-                                                dtype, arg, label))
+        of an array) goes with it, the answer's data lands in ``recv``.
 
-    def _start(self, server, op, key, on_done, send, recv, dtype, arg, label):
+        The MPI requests are posted here, on the caller's thread (MPI runs
+        THREAD_MULTIPLE), so the message leaves at once; the transport
+        thread only watches them (a thread wake-up off the critical path)."""
         if self.failure is not None:
-            on_done(self.failure)
+            failure = self.failure
+            self.loop.call_soon(lambda: on_done(failure))
             return
+        seq, call, reqs = self._post(server, op, key, on_done, send, recv, dtype, arg, label)
+        self.loop.call_soon(lambda: self._watch(seq, call, reqs))
+
+    def _post(self, server, op, key, on_done, send, recv, dtype, arg, label):
         MPI, comm = self.MPI, self.comm
         seq = next(self._seq)
         rep_tag, rep_data_tag, req_data_tag = self.tags.of(seq)
@@ -189,6 +194,9 @@ class Client:
             reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
                                                                    tag=tag), send, req_data_tag)
         call.left = len(reqs)
+        return seq, call, reqs
+
+    def _watch(self, seq, call, reqs):
         self._calls[seq] = call
         for i, req in enumerate(reqs):
             self.loop.add(req, lambda c=call, s=seq, first=(i == 0): self._part_done(c, s, first))
