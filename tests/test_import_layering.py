@@ -46,7 +46,7 @@ PUBLIC_MODULES = [
     "mx.ndarray.linalg", "mx.ndarray.contrib", "mx.ndarray.sparse", "mx.symbol", "mx.symbol.op",
     "mx.symbol.random", "mx.symbol.linalg", "mx.symbol.contrib", "mx.executor", "mx.name",
     "mx.attribute", "mx.util", "mx.runtime", "mx.test_utils", "mx.autograd",
-    "mx_ndarray.autograd", "mx_graph.autograd",
+    "mx_ndarray.autograd", "mx_graph.autograd", "mx.kvstore",
 ]
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi"}
 

@@ -70,3 +70,16 @@ def test_optimizer_states_round_trip(tmp_path):
     np.testing.assert_allclose(step(resumed, 1), REF[f"{tag}/pull1"], rtol=1e-5, atol=1e-6)
     fresh = store(mx.nd.array(after0))
     assert not np.allclose(step(fresh, 1), REF[f"{tag}/pull1"], rtol=1e-5, atol=1e-6)
+
+
+def test_compare_kvstore_local_quick(tmp_path):
+    """The side-by-side script runs (without MXNet here: its column is '-')."""
+    import os
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "benchmarks/compare_kvstore_local.py"),
+                           "--quick"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, MX_MXNET_PYTHON=""))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "sum only" in proc.stdout and "updater" in proc.stdout

@@ -54,24 +54,24 @@ class CommCPU:
         return buf
 
     def _gathered(self, key, values, ctx):
-        """``values``, each copied to ``ctx`` unless it can be read there."""
-        host = ctx.device_type != "gpu"
+        """``values``, each copied to ``ctx`` (a kept buffer) unless already there."""
         out = []
         for i, v in enumerate(values):
-            if v.context == ctx or (host and in_host_memory(v) and v.stype == "default"):
-                out.append(v)
-            elif v.stype != "default":
-                out.append(v.copyto(ctx))
-            else:
+            if v.context != ctx:
                 buf = self.buffer(key, "copy", i, v.shape, v.dtype, ctx)
                 v.copyto(buf)
-                out.append(buf)
+                v = buf
+            out.append(v)
         return out
 
     def reduce(self, key, values, out, priority=0):
-        """Pushes ``out = sum(values)`` (dense ``out``)."""
+        """Pushes ``out = sum(values)`` (dense ``out``).  Arrays in CPU memory
+        are read where they are, whatever their CPU context."""
+        if in_host_memory(out) and _natively_summed(values):
+            _native.push_sum(values, out, priority)
+            return
         values = self._gathered(key, values, out.context)
-        if _natively_summed(values) and in_host_memory(out):
+        if in_host_memory(out) and _natively_summed(values):
             _native.push_sum(values, out, priority)
         elif len(values) == 1:
             values[0].copyto(out)

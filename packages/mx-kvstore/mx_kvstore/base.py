@@ -99,22 +99,24 @@ def create(name="local"):
     name = name.lower()
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
-    if name not in _TYPES and name.startswith("dist"):
-        _load_dist()
+    why = _load_dist() if name not in _TYPES and name.startswith("dist") else ""
     factory = _TYPES.get(name)
     if factory is None:
-        raise KVStoreError(f"mx.kv.create: unknown KVStore type {name!r}; known types: "
+        raise KVStoreError(f"mx.kv.create: unknown KVStore type {name!r}{why}; known types: "
                            f"{', '.join(sorted(set(_TYPES) | set(KVStoreBase.kv_registry)))}")
     return factory(name)
 
 
 def _load_dist():
-    """Imports the distributed stores, which register their types."""
+    """Imports the distributed stores, which register their types; returns
+    why they are missing ('' when they loaded)."""
     try:
         import mx_kvstore.dist  # noqa: F401
     except ImportError as exc:
         if exc.name not in ("mx_kvstore.dist", "mpi4py"):
             raise
+        return f" (the distributed stores do not import: {exc})"
+    return ""
 
 
 # --- keys and values --------------------------------------------------------------------

@@ -95,19 +95,22 @@ class KVStore(KVStoreBase):
                         f"{shape} and dtype {dtype.name}")
 
     # --- the API ------------------------------------------------------------------------
-    def init(self, key, value):
-        """Initialises each key with its value (copied into the store)."""
-        keys, groups = self._groups(key, value, "init")
+    def _claim_new_keys(self, keys, groups, api):
+        """Records the keys of an init or broadcast: each new, with one value."""
         for k, group in zip(keys, groups):
             if k in self._meta or len(group) > 1:
-                raise KVStoreError(f"KVStore.init: duplicate init of key {k!r}: a key is "
+                raise KVStoreError(f"KVStore.{api}: duplicate init of key {k!r}: a key is "
                                    f"initialized once, with one value")
         if keys and self._key_type is None:
             self._key_type = str if isinstance(keys[0], str) else int
-        values = [group[0] for group in groups]
-        self._init_impl(keys, values)
-        for k, v in zip(keys, values):
-            self._meta[k] = (v.shape, v.dtype, v.stype)
+        for k, group in zip(keys, groups):
+            self._meta[k] = (group[0].shape, group[0].dtype, group[0].stype)
+
+    def init(self, key, value):
+        """Initialises each key with its value (copied into the store)."""
+        keys, groups = self._groups(key, value, "init")
+        self._claim_new_keys(keys, groups, "init")
+        self._init_impl(keys, [group[0] for group in groups])
 
     def push(self, key, value, priority=0):
         """Pushes values (a list per key sums across devices) into the store;
@@ -146,15 +149,7 @@ class KVStore(KVStoreBase):
         """Initialises each key with ``value`` and pulls it into ``out``."""
         keys, values = self._groups(key, value, "broadcast")
         out_keys, outs = self._groups(key, out, "broadcast", "out")
-        for k, group in zip(keys, values):
-            if k in self._meta or len(group) > 1:
-                raise KVStoreError(f"KVStore.broadcast: key {k!r} is already initialized, "
-                                   f"or has several values: a key is broadcast once, "
-                                   f"from one value")
-        if keys and self._key_type is None:
-            self._key_type = str if isinstance(keys[0], str) else int
-        for k, group in zip(keys, values):
-            self._meta[k] = (group[0].shape, group[0].dtype, group[0].stype)
+        self._claim_new_keys(keys, values, "broadcast")
         self._check_known(out_keys, outs, "broadcast", "out")
         self._broadcast_impl(keys, values, outs, priority)
 

@@ -1,12 +1,11 @@
 """The single-machine stores, MXNet's KVStoreLocal: 'local' (sums and
 updates in CPU memory) and 'device' (sums on the devices, 2bit compression
 between them)."""
-import numpy as np
-
 import mx_ndarray as nd
 
 from mx_kvstore._comm import CommCPU, CommDevice
 from mx_kvstore.base import register_type
+from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
 
 
@@ -46,8 +45,9 @@ class KVStoreLocal(KVStore):
             else:
                 merged = self._comm.buffer(key, "merged", 0, stored.shape, stored.dtype, ctx)
                 self._comm.reduce(key, values, merged, priority)
-            if merged.context.device_type == "gpu" and stored.context.device_type != "gpu":
-                # The update runs where the gradient is: the weight moves there.
+            if merged.context != stored.context:
+                # The update runs where the sum is: the weight moves there (MXNet
+                # moves it from the CPU to the merging GPU the same way).
                 stored = self._store[key] = stored.copyto(merged.context)
             self._updater(key, merged, stored)
 
@@ -67,12 +67,17 @@ class KVStoreLocal(KVStore):
         for key, outs, rids in zip(keys, groups, row_ids):
             stored = self._store[key]
             for out, rid in zip(outs, rids):
-                # The rows kept are the distinct ids, sorted, as MXNet's Unique.
-                ids = np.unique(rid.asnumpy().astype(np.int64))
-                kept = nd.sparse.retain(stored, nd.array(ids, ctx=stored.context,
-                                                         dtype="int64"))
-                kept.copyto(out)
+                # _sparse_retain keeps the distinct ids, sorted (rows the store
+                # lacks as zeros), as MXNet's Unique + retain: all on the engine.
+                ids = rid.as_in_context(stored.context).astype("int64", copy=False)
+                nd.sparse.retain(stored, ids).copyto(out)
+
+
+def _nccl(name):
+    raise KVStoreError("mx.kv.create: KVStore type 'nccl' (NCCL across GPUs) is not "
+                       "implemented yet; 'device' sums on the GPUs")
 
 
 for _name in ("local", "device"):
     register_type(_name, KVStoreLocal)
+register_type("nccl", _nccl)

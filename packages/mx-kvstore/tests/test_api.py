@@ -92,6 +92,10 @@ def test_create_and_registry():
     with pytest.raises(TypeError, match="name must be a string"):
         kvs.create(3)
     assert kvs.create("LOCAL").type == "local"
+    with pytest.raises(KVStoreError, match="unknown KVStore type 'dist_nope'"):
+        kvs.create("dist_nope")
+    with pytest.raises(KVStoreError, match="'nccl'.*not implemented"):
+        kvs.create("nccl")
 
     @kvs.KVStoreBase.register
     class MyTestStore(kvs.KVStoreBase):
@@ -128,11 +132,12 @@ def test_updater_is_called_at_push_and_its_ops_are_pushed(kv):
         stored[:] = stored * 0.5 + merged
 
     kv._set_updater(update)
-    kv.init("k", nd.ones((5,)) * 4)
-    kv.push("k", [nd.ones((5,), ctx=cpu(i)) for i in range(2)])
-    out = nd.zeros((5,))
-    kv.pull("k", out=out)
-    assert seen == [("k", (5,))] and (out.asnumpy() == 4).all()
+    keys = ["k", "l", "m"]                      # 'device' merges them on different devices
+    kv.init(keys, [nd.ones((5,)) * 4] * 3)
+    kv.push(keys, [[nd.ones((5,), ctx=cpu(i)) for i in range(2)]] * 3)
+    outs = [nd.zeros((5,)) for _ in keys]
+    kv.pull(keys, out=outs)
+    assert seen == [(k, (5,)) for k in keys] and all((o.asnumpy() == 4).all() for o in outs)
     with pytest.raises(TypeError, match="must be callable"):
         kv._set_updater(3)
 
@@ -205,24 +210,26 @@ def test_optimizer_hooks_registry():
 _shapes = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(kv_type=st.sampled_from(["local", "device"]), str_keys=st.booleans(),
        entries=st.lists(st.tuples(_shapes, st.integers(1, 3)), min_size=1, max_size=5),
+       dtype=st.sampled_from(["float32", "float64", "float16", "int32", "int64", "uint8"]),
        seed=st.integers(0, 2**31))
-def test_push_then_pull_is_the_sum_over_devices(kv_type, str_keys, entries, seed):
-    """For any key list, shapes and device counts: pull after push gives
-    every device the sum of what the devices pushed."""
+def test_push_then_pull_is_the_sum_over_devices(kv_type, str_keys, entries, dtype, seed):
+    """For any key list, shapes, dtype and device counts: pull after push
+    gives every device the sum of what the devices pushed (small integers,
+    so every dtype sums exactly)."""
     rng = np.random.default_rng(seed)
     kv = kvs.create(kv_type)
     keys = [f"k{i}" if str_keys else i for i in range(len(entries))]
-    kv.init(keys, [nd.zeros(shape) for shape, _ in entries])
-    vals = [rng.standard_normal((ndev,) + shape).astype(np.float32) for shape, ndev in entries]
-    kv.push(keys, [[nd.array(v, ctx=cpu(d)) for d, v in enumerate(vs)] for vs in vals])
-    outs = [[nd.zeros(shape, ctx=cpu(d)) for d in range(ndev)] for shape, ndev in entries]
+    kv.init(keys, [nd.zeros(shape, dtype=dtype) for shape, _ in entries])
+    vals = [rng.integers(0, 4, (ndev,) + shape).astype(dtype) for shape, ndev in entries]
+    kv.push(keys, [[nd.array(v, ctx=cpu(d), dtype=dtype) for d, v in enumerate(vs)]
+                   for vs in vals])
+    outs = [[nd.zeros(shape, ctx=cpu(d), dtype=dtype) for d in range(ndev)]
+            for shape, ndev in entries]
     kv.pull(keys, out=outs)
     for vs, group in zip(vals, outs):
-        want = vs[0].copy()
-        for v in vs[1:]:
-            want = want + v
         for o in group:
-            np.testing.assert_array_equal(o.asnumpy(), want)
+            assert o.dtype == np.dtype(dtype)
+            np.testing.assert_array_equal(o.asnumpy(), vs.sum(axis=0, dtype=dtype))

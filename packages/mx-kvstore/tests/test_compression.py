@@ -96,3 +96,26 @@ def test_gpu_twin_equals_cpu_bit_for_bit():
     for got, want in zip(_pushed_2bit(gpu(0), grads, 0.4), _pushed_2bit(cpu(), grads, 0.4)):
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+def test_gpu_source_compiles_with_nvrtc():
+    """NVRTC needs no device: the CuPy twin's source is type-checked here."""
+    pytest.importorskip("cupy")
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        nvrtc.getVersion()
+        from mx_kvstore import _native_gpu
+    except Exception as exc:       # noqa: BLE001 -- no usable NVRTC or CUDA libraries
+        pytest.skip(f"NVRTC cannot be loaded: {exc!r}")
+    for _, label, source, names in _native_gpu.compile_cases():
+        prog = nvrtc.createProgram(source, "kv.cu", (), ())
+        try:
+            for name in names:
+                nvrtc.addNameExpression(prog, name)
+            try:
+                nvrtc.compileProgram(prog, ("-arch=compute_80",))
+            except nvrtc.NVRTCError:
+                pytest.fail(nvrtc.getProgramLog(prog), pytrace=False)
+            assert nvrtc.getPTX(prog), label
+        finally:
+            nvrtc.destroyProgram(prog)
