@@ -11,8 +11,8 @@ import pytest
 
 pytestmark = pytest.mark.mpi
 
-SCRIPTS = pathlib.Path(__file__).parent / "dist_scripts"
-DATA = pathlib.Path(__file__).parent / "data"
+SCRIPTS = pathlib.Path(__file__).parent / "kvstore_dist"
+DATA = pathlib.Path(__file__).parent / "data" / "kvstore_dist"
 
 
 def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
@@ -49,7 +49,7 @@ def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater():
         # then SGD on the servers, sent as JSON, against a local updater
         assert r["match"] == [[True, True]] * 3
         assert min(r["moved"]) > 0.1
-    # and MXNet 1.9.1's ps-lite running the same script (data/make_dist_reference.py)
+    # and MXNet 1.9.1's ps-lite running the same script (data/kvstore_dist/make_dist_reference.py)
     mxnet = json.loads((DATA / "dist_mxnet191.json").read_text())["workers"]
     for rank, r in reports.items():
         ref = mxnet[str(rank)]

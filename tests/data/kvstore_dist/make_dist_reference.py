@@ -1,11 +1,11 @@
 """Writes dist_mxnet191.json: MXNet 1.9.1's dist_sync (ps-lite, 2 workers
 + 1 server + the scheduler on 127.0.0.1) running the very script the
-mpi-marked test runs on ours, dist_scripts/sync_sums.py: sums over rounds,
+mpi-marked test runs on ours, tests/kvstore_dist/sync_sums.py: sums over rounds,
 a list of two values per key, pushpull, then SGD (momentum, wd,
 rescale_grad) on the server over three rounds.
 
     OPENBLAS_CORETYPE=Haswell /tmp/mxnet-venv/bin/python \\
-        packages/mx-kvstore/tests/data/make_dist_reference.py
+        tests/data/kvstore_dist/make_dist_reference.py
 
 The script imports ``mx``; a shim directory maps that name to mxnet.
 MXNet's tools/launch.py is not in the wheel: the roles are started here by
@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).parent
-SCRIPTS = HERE.parent / "dist_scripts"
+SCRIPTS = HERE.parent.parent / "kvstore_dist"
 
 
 def run_mxnet(script, workers=2, servers=1, port=9391, timeout=120):
@@ -50,7 +50,7 @@ def run_mxnet(script, workers=2, servers=1, port=9391, timeout=120):
 def main():
     import mxnet
     reports = run_mxnet(SCRIPTS / "sync_sums.py")
-    record = {"mxnet": mxnet.__version__, "script": "dist_scripts/sync_sums.py",
+    record = {"mxnet": mxnet.__version__, "script": "tests/kvstore_dist/sync_sums.py",
               "workers": {str(k): v for k, v in sorted(reports.items())}}
     (HERE / "dist_mxnet191.json").write_text(json.dumps(record) + "\n")
     print("wrote", HERE / "dist_mxnet191.json", "for", sorted(reports))
