@@ -118,13 +118,15 @@ class _Watch:
         """Lines naming every rank that did not exit cleanly, the first
         death first."""
         lines = []
-        for i, (r, record) in enumerate(sorted(self.died.items(), key=lambda kv: kv[1]["time"])):
+        # A rank this launcher killed as hung is reported as hung only.
+        died = [(r, rec) for r, rec in self.died.items() if r not in self.hung]
+        for i, (r, record) in enumerate(sorted(died, key=lambda kv: kv[1]["time"])):
             who = self.started[r]["describe"] if r in self.started else "before it joined"
             lines.append(f"rank {r} ({who}) died{' first' if i == 0 else ''}: killed by "
                          f"signal {record['signal']} ({record['name']}), pid {record['pid']}")
         for i, r in enumerate(self.vanished):
             who = self.started[r]["describe"]
-            if i == 0 and not self.died:
+            if i == 0 and not died:
                 lines.append(f"rank {r} ({who}) died first, without an exit record "
                              f"(pid {self.started[r]['pid']}: killed or crashed)")
             else:
