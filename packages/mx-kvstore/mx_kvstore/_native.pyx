@@ -293,11 +293,14 @@ def quantize_2bit_host(const float[::1] grad, float[::1] residual, float[::1] ou
                       &out[0] if out.shape[0] else NULL, grad.shape[0], threshold)
 
 
-def dequantize_2bit_host(const float[::1] packed, float[::1] out, float threshold):
-    """The CPU dequantisation on NumPy buffers, now (tests, benchmarks)."""
+def dequantize_2bit_host(const float[::1] packed, float[::1] out, float threshold,
+                         bint accumulate=False):
+    """The CPU dequantisation on NumPy buffers, now (tests, benchmarks; the
+    distributed store's servers, which add each worker's push into ``out``
+    with ``accumulate``)."""
     if packed.shape[0] != (out.shape[0] + 15) // 16:
         raise ValueError(f"dequantize_2bit_host: {out.shape[0]} values need "
                          f"{(out.shape[0] + 15) // 16} packed words, got {packed.shape[0]}")
     with nogil:
         dequantize_2bit(&packed[0] if packed.shape[0] else NULL,
-                        &out[0] if out.shape[0] else NULL, out.shape[0], threshold, False)
+                        &out[0] if out.shape[0] else NULL, out.shape[0], threshold, accumulate)

@@ -1,0 +1,7 @@
+"""A distributed job's server ranks serve here, at the end of ``import mx``
+(as MXNet's servers do at ``import mxnet``), once mx.kvstore has filled the
+optimizer hooks a server builds its updater with; see
+mx_kvstore._server_role."""
+from mx_kvstore import _server_role
+
+_server_role.join()

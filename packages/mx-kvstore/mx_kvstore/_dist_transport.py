@@ -1,0 +1,232 @@
+"""The MPI side of the distributed store: one thread per process owns the
+requests in flight (``Loop``), and a worker's ``Client`` turns each
+push/pull into requests to servers, with a deadline.
+
+The loop blocks in ``MPI.Request.Waitsome`` (GIL released) while requests
+are in flight, and on a condition variable when none are, so an idle
+process spins nothing.  Other threads hand it work with ``call_soon``,
+which wakes a blocked Waitsome with a zero-byte message to itself; a ticker
+does the same every ``tick`` seconds so deadlines are checked even when no
+message arrives (a dead or hung peer).
+"""
+import itertools
+import threading
+import time
+
+import numpy as np
+
+from mx_kvstore import _dist_wire as wire
+
+
+class Loop:
+    """MPI requests in flight and the callback of each; run on one thread."""
+
+    def __init__(self, MPI, comm, tick):
+        self.MPI, self.comm, self.tick = MPI, comm, tick
+        self._cv = threading.Condition(threading.Lock())
+        self._incoming = []
+        self._in_wait = False
+        self._stopped = False
+        self._reqs, self._callbacks = [], []
+        self._empty = np.empty(0, np.uint8)
+        self._wake_req = None
+        self.checks = []            # called each iteration (deadlines)
+        self._ticker = threading.Thread(target=self._tick_loop, daemon=True,
+                                        name="mx-kvstore-ticker")
+        self._ticker.start()
+
+    # -- any thread ---------------------------------------------------------
+    def call_soon(self, fn):
+        with self._cv:
+            self._incoming.append(fn)
+            self._cv.notify()
+            wake = self._in_wait
+        if wake:
+            self._wake()
+
+    def stop(self):
+        with self._cv:
+            self._stopped = True
+            self._cv.notify()
+            wake = self._in_wait
+        if wake:
+            self._wake()
+
+    def cancel_pending(self, wait_s=0.5):
+        """At the end: cancels the receives still posted (the server's next
+        header, the wake-up), so MPI does not warn of leaked requests; gives
+        the sends still in flight ``wait_s`` seconds to leave."""
+        reqs = self._reqs + ([self._wake_req] if self._wake_req is not None else [])
+        for req in reqs:
+            req.Cancel()
+        deadline = time.monotonic() + wait_s
+        while reqs and not self.MPI.Request.Testall(reqs) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._reqs, self._callbacks, self._wake_req = [], [], None
+
+    def _wake(self):
+        self.comm.Send([self._empty, self.MPI.BYTE], dest=self.comm.Get_rank(),
+                       tag=wire.TAG_WAKE)
+
+    def _tick_loop(self):
+        while not self._stopped:
+            time.sleep(self.tick)
+            with self._cv:
+                wake = self._in_wait
+                self._cv.notify()
+            if wake:
+                self._wake()
+
+    # -- the loop's thread --------------------------------------------------
+    def add(self, req, callback):
+        self._reqs.append(req)
+        self._callbacks.append(callback)
+
+    def run_once(self):
+        """Runs handed-over work, waits for some requests (or a tick), runs
+        their callbacks and the checks.  False once stopped."""
+        with self._cv:
+            if not self._incoming and not self._reqs and not self._stopped:
+                self._cv.wait(self.tick)
+            todo, self._incoming = self._incoming, []
+            stopped = self._stopped
+        for fn in todo:
+            fn()
+        if stopped:
+            return False
+        if self._reqs:
+            if self._wake_req is None:
+                self._wake_req = self.comm.Irecv([self._empty, self.MPI.BYTE],
+                                                 source=self.comm.Get_rank(), tag=wire.TAG_WAKE)
+            with self._cv:
+                if self._incoming:
+                    return True
+                self._in_wait = True
+            try:
+                done = self.MPI.Request.Waitsome([self._wake_req] + self._reqs)
+            finally:
+                with self._cv:
+                    self._in_wait = False
+            if done:
+                finished = [i - 1 for i in done if i > 0]
+                if 0 in done:
+                    self._wake_req = None
+                callbacks = [self._callbacks[i] for i in finished]
+                for i in sorted(finished, reverse=True):
+                    del self._reqs[i]
+                    del self._callbacks[i]
+                for cb in callbacks:
+                    cb()
+        for check in self.checks:
+            check()
+        return True
+
+
+class KVStoreTimeout(RuntimeError):
+    pass
+
+
+class _Call:
+    """One request to one server: its MPI requests and its deadline."""
+    __slots__ = ("client", "server", "op", "key", "reply", "keep", "left", "deadline",
+                 "on_done", "finished")
+
+
+class Client:
+    """A worker's connection to the servers.  ``request`` may be called from
+    any thread; ``on_done(error_text_or_None)`` runs on the transport thread."""
+
+    def __init__(self, MPI, comm, layout, timeout):
+        self.MPI, self.comm, self.layout, self.timeout = MPI, comm, layout, timeout
+        self.tags = wire.Tags(comm.Get_attr(MPI.TAG_UB))
+        self.loop = Loop(MPI, comm, tick=min(0.25, timeout / 20))
+        self.loop.checks.append(self._check_deadlines)
+        self._seq = itertools.count()
+        self._calls = {}
+        self.failure = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="mx-kvstore-mpi")
+        self._thread.start()
+
+    def _run(self):
+        while self.loop.run_once():
+            pass
+        self.loop.cancel_pending()
+
+    def close(self):
+        self.loop.stop()
+        self._thread.join()
+
+    def request(self, server, op, key, on_done, send=None, recv=None, dtype=0, arg=0,
+                label=None):
+        """Sends ``op`` for ``key`` to server index ``server``; ``send`` (bytes
+        of an array) goes with it, the answer's data lands in ``recv``.
+
+        The MPI requests are posted here, on the caller's thread (MPI runs
+        THREAD_MULTIPLE), so the message leaves at once; the transport
+        thread only watches them (a thread wake-up off the critical path)."""
+        if self.failure is not None:
+            failure = self.failure
+            self.loop.call_soon(lambda: on_done(failure))
+            return
+        seq, call, reqs = self._post(server, op, key, on_done, send, recv, dtype, arg, label)
+        self.loop.call_soon(lambda: self._watch(seq, call, reqs))
+
+    def _post(self, server, op, key, on_done, send, recv, dtype, arg, label):
+        MPI, comm = self.MPI, self.comm
+        seq = next(self._seq)
+        rep_tag, rep_data_tag, req_data_tag = self.tags.of(seq)
+        rank = self.layout.servers[server]
+        call = _Call()
+        call.client, call.server, call.op = self, server, op
+        call.key = key if label is None else label
+        call.reply = np.zeros(wire.HEADER_WORDS, np.uint64)
+        head = wire.header(op, key, seq, 0 if send is None else send.nbytes, dtype, arg,
+                           self.layout.rank)
+        call.keep = (head, send, recv)
+        call.deadline = time.monotonic() + self.timeout
+        call.on_done, call.finished = on_done, False
+        reqs = [comm.Irecv([call.reply, MPI.BYTE], source=rank, tag=rep_tag)]
+        if recv is not None:
+            reqs += wire.post_chunks(lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank,
+                                                                   tag=tag), recv, rep_data_tag)
+        reqs.append(comm.Isend([head, MPI.BYTE], dest=rank, tag=wire.TAG_REQUEST))
+        if send is not None:
+            reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
+                                                                   tag=tag), send, req_data_tag)
+        call.left = len(reqs)
+        return seq, call, reqs
+
+    def _watch(self, seq, call, reqs):
+        self._calls[seq] = call
+        for i, req in enumerate(reqs):
+            self.loop.add(req, lambda c=call, s=seq, first=(i == 0): self._part_done(c, s, first))
+
+    def _part_done(self, call, seq, is_reply):
+        if call.finished:
+            return
+        if is_reply and int(call.reply[wire.OP]) == wire.FAILED:
+            # The data never comes: the call ends here (its receive stays posted).
+            self._finish(call, seq, wire.get_text(call.reply), fatal=True)
+            return
+        call.left -= 1
+        if call.left == 0:
+            self._finish(call, seq, None)
+
+    def _finish(self, call, seq, error, fatal=False):
+        call.finished = True
+        self._calls.pop(seq, None)
+        if error is not None and fatal and self.failure is None:
+            self.failure = error
+        call.on_done(error)
+
+    def _check_deadlines(self):
+        if not self._calls:
+            return
+        now = time.monotonic()
+        for seq, call in list(self._calls.items()):
+            if now > call.deadline:
+                who = self.layout.describe(self.layout.servers[call.server])
+                self._finish(call, seq, (
+                    f"kvstore: {who} did not answer {wire.OP_NAMES[call.op]} of key "
+                    f"{call.key} within MXNET_KVSTORE_TIMEOUT={self.timeout:g} s: it died or "
+                    f"hangs"), fatal=True)

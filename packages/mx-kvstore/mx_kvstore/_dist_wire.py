@@ -1,0 +1,86 @@
+"""The distributed store's messages: fixed-size uint64 headers and raw
+array buffers, all moved with mpi4py's buffer calls (nothing pickled).
+
+A worker's request is a header on TAG_REQUEST to a server, then, for a
+request that carries data, the bytes on the request's own data tag, in
+chunks of CHUNK_BYTES (MPI keeps messages of one tag in order, so both
+sides post the chunks of a buffer in order: the server sums and answers
+chunk i while chunk i+1 arrives).  The
+server answers on the request's reply tag with a reply header (whose tail
+holds an error text when it failed), then, for PULL/PUSHPULL, the bytes on
+the reply-data tag, which the worker had posted a receive for before
+asking, straight into the destination array.
+"""
+import numpy as np
+
+# Header words.
+OP, KEY, SEQ, NBYTES, DTYPE, ARG, ARG2 = range(7)
+HEADER_WORDS = 64                      # 512 bytes: 8 words, then error text
+TEXT_OFFSET = 8 * 8
+TEXT_BYTES = HEADER_WORDS * 8 - TEXT_OFFSET
+
+# Request kinds.
+INIT, PUSH, PULL, PUSHPULL, BARRIER, COMMAND, STOP = range(1, 8)
+OP_NAMES = {INIT: "init", PUSH: "push", PULL: "pull", PUSHPULL: "pushpull",
+            BARRIER: "barrier", COMMAND: "command", STOP: "stop"}
+# Reply kinds.
+OK, FAILED = 1, 2
+
+TAG_REQUEST = 1
+TAG_WAKE = 2
+_TAG_BASE = 16
+
+CHUNK_BYTES = 1 << 20
+
+
+def chunks(nbytes):
+    """The (start, stop) byte ranges a buffer of ``nbytes`` moves in."""
+    return [(lo, min(lo + CHUNK_BYTES, nbytes)) for lo in range(0, nbytes, CHUNK_BYTES)] \
+        or [(0, 0)]
+
+
+def post_chunks(post, buf, tag):
+    """``post(piece, tag)`` (an Isend or Irecv) for each chunk of the flat
+    contiguous array ``buf``; the requests, in order."""
+    raw = buf.view(np.uint8)
+    return [post(raw[lo:hi], tag) for lo, hi in chunks(raw.nbytes)]
+
+
+DTYPES = ("float32", "float64", "float16", "uint8", "int32", "int8", "int64")
+
+
+def dtype_code(dtype):
+    name = np.dtype(dtype).name
+    if name not in DTYPES:
+        raise TypeError(f"kvstore: dtype {name} cannot be sent (supported: {', '.join(DTYPES)})")
+    return DTYPES.index(name)
+
+
+def header(op=0, key=0, seq=0, nbytes=0, dtype=0, arg=0, arg2=0):
+    h = np.zeros(HEADER_WORDS, np.uint64)
+    h[:7] = (op, key, seq, nbytes, dtype, arg, arg2)
+    return h
+
+
+def set_text(h, text):
+    raw = text.encode("utf-8", "replace")[:TEXT_BYTES]
+    view = h.view(np.uint8)
+    view[TEXT_OFFSET:TEXT_OFFSET + len(raw)] = np.frombuffer(raw, np.uint8)
+    view[TEXT_OFFSET + len(raw):] = 0
+
+
+def get_text(h):
+    return bytes(h.view(np.uint8)[TEXT_OFFSET:]).rstrip(b"\0").decode("utf-8", "replace")
+
+
+class Tags:
+    """Per-request tags (reply header, reply data, request data), cycling
+    below the MPI library's tag bound; a worker never has that many
+    requests in flight."""
+
+    def __init__(self, tag_ub):
+        self.cycle = (int(tag_ub) - _TAG_BASE) // 3
+
+    def of(self, seq):
+        base = _TAG_BASE + 3 * (seq % self.cycle)
+        return base, base + 1, base + 2

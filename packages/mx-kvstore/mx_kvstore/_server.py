@@ -1,0 +1,418 @@
+"""A server rank of the distributed store (design note 004, "RunServer").
+
+It holds its slices of every key (initialised by worker 0), and decides
+the consistency: in sync mode a push is buffered until every worker pushed
+that key, then the sum goes through the updater (or replaces the value when
+no optimizer was set) and every pusher gets its answer; in async mode each
+push updates at once.  Beyond ps-lite: bounded delay (a worker more than
+``max_delay`` pushes of a key ahead of the slowest is answered only when
+that one catches up) and deadlines: a round, barrier or held push waiting
+longer than the timeout for some worker fails every waiting request with a
+message naming the workers that never came.
+"""
+import json
+import time
+
+import numpy as np
+
+from mx_kvstore import _dist_keys as keys
+from mx_kvstore import _dist_wire as wire
+from mx_kvstore import _native, optimizer_hooks
+from mx_kvstore._dist_transport import Loop
+from mx_kvstore.compression import GradientCompression
+
+
+def _buffer(size, dtype):
+    """An NDArray (for the updater) and its flat host view (for MPI)."""
+    from mx_ndarray import ndarray as nd
+    array = nd.zeros((size,), dtype=dtype)
+    array.wait_to_read()
+    return array, array._host_view()
+
+
+class _Entry:
+    """One stored slice (``nd``/``view``, and the sends still reading it)
+    and its merge buffer, the spare (``spare_nd``/``spare``/``spare_sends``).
+
+    A sync round receives its first push straight into the spare and adds
+    the others into it in place; without an updater the spare then becomes
+    the stored value and the stored value the next spare (a swap, no
+    copy), so a buffer is written again only once the pulls it answered
+    have left."""
+
+    def __init__(self, size, dtype):
+        self.nd, self.view = _buffer(size, dtype)
+        self.sends = []
+        self.spare_nd = self.spare = None
+        self.spare_sends = []
+        self.filling = False        # the round's first push goes into the spare
+        self.recv = {}              # (worker, compressed) -> receive buffer
+
+    def swap(self):
+        self.nd, self.spare_nd = self.spare_nd, self.nd
+        self.view, self.spare = self.spare, self.view
+        self.sends, self.spare_sends = self.spare_sends, self.sends
+
+
+class _Round:
+    """A sync round of one key: the pushes so far (worker -> (header,
+    buffer)), how many workers' data landed per unit (chunk), and the
+    units not yet summed."""
+
+    def __init__(self, units):
+        self.started = time.monotonic()
+        self.arrived = {}
+        self.counts = [0] * units
+        self.left = units
+
+
+class Server:
+    def __init__(self, MPI, comm, layout, timeout):
+        self.MPI, self.comm, self.layout = MPI, comm, layout
+        self.timeout = timeout
+        # The server gives up a little before the workers do, so a worker
+        # hears which peer is missing rather than just that the server is silent.
+        self.wait_limit = 0.8 * timeout
+        self.tags = wire.Tags(comm.Get_attr(MPI.TAG_UB))
+        self.index = layout.servers.index(layout.rank)
+        self.loop = Loop(MPI, comm, tick=min(0.25, timeout / 20))
+        self.loop.checks.append(self._check_deadlines)
+        self.store = {}
+        self.sync = True
+        self.max_delay = None
+        self.updater = None
+        self.threshold = None       # 2bit compression's, once a worker set it
+        self.rounds = {}            # key -> _Round
+        self.steps = {}             # key -> pushes per worker (bounded delay)
+        self.held = {}              # key -> [(started, worker, step, answer)]
+        self.barrier = {}           # worker -> header
+        self.barrier_started = None
+        self.stopped = set()
+        self.failure = None
+        self.failed_at = None
+        self._head = None
+        self._post_header()
+
+    # -- receiving ------------------------------------------------------------
+    def _post_header(self):
+        self._head = np.zeros(wire.HEADER_WORDS, np.uint64)
+        req = self.comm.Irecv([self._head, self.MPI.BYTE], source=self.MPI.ANY_SOURCE,
+                              tag=wire.TAG_REQUEST)
+        self.loop.add(req, self._on_header)
+
+    def _on_header(self):
+        head = self._head        # a worker names its own MPI rank in word ARG2
+        self._post_header()
+        self._dispatch(head)
+
+    def _dispatch(self, head):
+        op = int(head[wire.OP])
+        worker_rank = int(head[wire.ARG2])
+        if op == wire.STOP:
+            self.stopped.add(worker_rank)
+            return
+        if self.failure is not None:
+            self._answer(worker_rank, head, error=self.failure)
+            return
+        key = int(head[wire.KEY])
+        nbytes = int(head[wire.NBYTES])
+        if op == wire.INIT:
+            dtype = wire.DTYPES[int(head[wire.DTYPE])]
+            entry = _Entry(nbytes // np.dtype(dtype).itemsize, dtype)
+            old = self.store.get(key)
+            if old is not None:
+                self._wait_sends(old.sends + old.spare_sends)
+            self.store[key] = entry
+            self._receive(worker_rank, head, entry.view, lambda: self._answer(worker_rank, head))
+        elif op in (wire.PUSH, wire.PUSHPULL):
+            entry = self._entry(worker_rank, head)
+            if entry is None:
+                return
+            compressed = bool(head[wire.ARG])
+            expected = (4 * GradientCompression.packed_size(entry.view.size) if compressed
+                        else entry.view.nbytes)
+            if compressed and self.threshold is None:
+                self._answer(worker_rank, head, error=(
+                    "kvstore: a 2bit-compressed push reached a server that was not told the "
+                    "threshold (set_gradient_compression on every worker)"))
+                return
+            if nbytes != expected:
+                self._answer(worker_rank, head, error=(
+                    f"kvstore: push of key {self._user_key(key)} carries {nbytes} bytes, the "
+                    f"stored value needs {expected}"
+                    f"{' (2bit words)' if compressed else ''}"))
+                return
+            if self.sync and not compressed and not entry.filling:
+                entry.filling = True
+                buf = self._spare(entry)
+            else:
+                buf = entry.recv.get((worker_rank, compressed))
+            if buf is None:
+                buf = entry.recv[(worker_rank, compressed)] = (
+                    np.empty(expected // 4, np.float32) if compressed
+                    else np.empty_like(entry.view))
+            if self.sync:
+                self._join_round(key, entry, worker_rank, head, buf, compressed)
+            else:
+                self._receive(worker_rank, head, buf,
+                              lambda: self._pushed_async(worker_rank, head, buf))
+        elif op == wire.PULL:
+            if self._entry(worker_rank, head) is not None:
+                self._answer(worker_rank, head, data=True)
+        elif op == wire.BARRIER:
+            if not self.barrier:
+                self.barrier_started = time.monotonic()
+            self.barrier[worker_rank] = head
+            if len(self.barrier) == self.layout.num_workers:
+                for rank, h in self.barrier.items():
+                    self._answer(rank, h)
+                self.barrier = {}
+        elif op == wire.COMMAND:
+            text = np.empty(nbytes, np.uint8)
+            self._receive(worker_rank, head, text,
+                          lambda: self._command(worker_rank, head, bytes(text).decode()))
+        else:
+            self._answer(worker_rank, head, error=f"kvstore server: unknown request {op}")
+
+    def _receive(self, rank, head, buf, then=None, each=None):
+        """Receives the request's data into ``buf`` chunk by chunk;
+        ``each(i)`` as chunk i lands, ``then()`` once all have."""
+        tag = self.tags.of(int(head[wire.SEQ]))[2]
+        reqs = wire.post_chunks(lambda piece, t: self.comm.Irecv([piece, self.MPI.BYTE],
+                                                                 source=rank, tag=t), buf, tag)
+        left = [len(reqs)]
+
+        def landed(i):
+            if each is not None:
+                each(i)
+            left[0] -= 1
+            if left[0] == 0 and then is not None:
+                then()
+        for i, req in enumerate(reqs):
+            self.loop.add(req, lambda i=i: landed(i))
+
+    def _send_data(self, rank, head, view, sends, chunk=None):
+        """Sends ``view`` (all its chunks, or chunk ``chunk``) as the
+        request's answer data; the requests join ``sends``."""
+        tag = self.tags.of(int(head[wire.SEQ]))[1]
+        raw = view.view(np.uint8)
+        for i, (lo, hi) in enumerate(wire.chunks(raw.nbytes)):
+            if chunk is None or i == chunk:
+                req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
+                sends.append(req)
+                self.loop.add(req, lambda: None)
+
+    def _entry(self, rank, head):
+        entry = self.store.get(int(head[wire.KEY]))
+        if entry is None:
+            self._answer(rank, head, error=(
+                f"kvstore: key {self._user_key(int(head[wire.KEY]))} was not initialised "
+                "(call kv.init on every worker first)"))
+        return entry
+
+    def _user_key(self, server_key):
+        return keys.decode(server_key, self.index, self.layout.num_servers)
+
+    # -- answering -------------------------------------------------------------
+    def _answer(self, rank, head, error=None, data=False):
+        rep_tag, rep_data_tag, _ = self.tags.of(int(head[wire.SEQ]))
+        reply = wire.header(wire.FAILED if error else wire.OK, head[wire.KEY], head[wire.SEQ])
+        if error:
+            wire.set_text(reply, error)
+        self.loop.add(self.comm.Isend([reply, self.MPI.BYTE], dest=rank, tag=rep_tag),
+                      lambda: None)
+        if data and not error:
+            entry = self.store[int(head[wire.KEY])]
+            self._send_data(rank, head, entry.view, entry.sends)
+
+    def _wait_sends(self, sends):
+        """Before a buffer is written: the sends still reading it finish
+        (their receivers posted them first, so this is a copy's time)."""
+        deadline = time.monotonic() + self.wait_limit
+        while sends and not self.MPI.Request.Testall(sends):
+            if time.monotonic() > deadline:
+                raise TimeoutError("kvstore server: a worker stopped receiving a pulled value")
+            time.sleep(0)
+        sends.clear()
+
+    # -- updating --------------------------------------------------------------
+    def _pushed_async(self, rank, head, buf):
+        key = int(head[wire.KEY])
+        entry = self.store[key]
+        if self.updater is None:
+            self._answer(rank, head, error=(
+                "kvstore: dist_async needs an optimizer on the servers "
+                "(kv.set_optimizer) before the first push"))
+            return
+        if head[wire.ARG]:
+            spare = self._spare(entry)
+            _native.dequantize_2bit_host(buf, spare, self.threshold)
+            buf = spare
+        self._apply(key, entry, buf)
+        self._hold_or_answer(key, rank, head)
+
+    def _join_round(self, key, entry, rank, head, buf, compressed):
+        """A sync push: its data lands chunk by chunk; a chunk every worker
+        has sent is summed into the spare at once (2bit pushes: the whole
+        value, once), and without an updater answered to the pushpulls
+        then, while later chunks still arrive."""
+        round_ = self.rounds.get(key)
+        if round_ is None:
+            units = 1 if compressed else len(wire.chunks(entry.view.nbytes))
+            round_ = self.rounds[key] = _Round(units)
+        round_.arrived[rank] = (head, buf)
+        if compressed:
+            self._receive(rank, head, buf, then=lambda: self._unit_landed(key, entry, None))
+        else:
+            self._receive(rank, head, buf, each=lambda i: self._unit_landed(key, entry, i))
+
+    def _unit_landed(self, key, entry, chunk):
+        round_ = self.rounds.get(key)
+        if round_ is None:          # the round failed meanwhile
+            return
+        unit = 0 if chunk is None else chunk
+        round_.counts[unit] += 1
+        if round_.counts[unit] < self.layout.num_workers:
+            return
+        merged = entry.spare if chunk is not None else self._spare(entry)
+        if chunk is None:
+            part = slice(None)
+        else:
+            lo, hi = wire.chunks(merged.nbytes)[chunk]
+            part = slice(lo // merged.itemsize, hi // merged.itemsize)
+        # The push received into the spare first: the others add to it.
+        pushes = sorted(round_.arrived.values(), key=lambda hb: hb[1] is not merged)
+        self._sum(merged, part, pushes)
+        early = self.updater is None and chunk is not None
+        if early:
+            for worker, (h, _) in round_.arrived.items():
+                if int(h[wire.OP]) == wire.PUSHPULL:
+                    self._send_data(worker, h, merged, entry.spare_sends, chunk)
+        round_.left -= 1
+        if round_.left:
+            return
+        del self.rounds[key]
+        entry.filling = False
+        if self.updater is None:
+            entry.swap()
+        else:
+            self._apply(key, entry, merged)
+        for worker, (h, _) in round_.arrived.items():
+            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL and not early)
+
+    def _spare(self, entry):
+        """The key's merge buffer, once the pulls still reading it left."""
+        if entry.spare is None:
+            entry.spare_nd, entry.spare = _buffer(entry.view.size, entry.view.dtype)
+        self._wait_sends(entry.spare_sends)
+        return entry.spare
+
+    def _sum(self, merged, part, pushes):
+        """merged[part] = the sum of the pushes' part (2bit words, whole
+        values only, dequantised), in place: NumPy's add and the
+        dequantisation both run without the GIL."""
+        for i, (head, buf) in enumerate(pushes):
+            if buf is merged:
+                continue
+            if head[wire.ARG]:
+                _native.dequantize_2bit_host(buf, merged, self.threshold, accumulate=i > 0)
+            elif i == 0:
+                np.copyto(merged[part], buf[part])
+            else:
+                np.add(merged[part], buf[part], out=merged[part])
+
+    def _apply(self, key, entry, grad):
+        """The updater on the stored value (an async push, or a sync round's
+        sum in the spare)."""
+        self._wait_sends(entry.sends)
+        from mx_ndarray import ndarray as nd
+        grad_nd = entry.spare_nd if grad is entry.spare else nd.from_numpy(grad, zero_copy=True)
+        self.updater(self._user_key(key), grad_nd, entry.nd)
+        entry.nd.wait_to_read()
+
+    def _hold_or_answer(self, key, rank, head):
+        if self.max_delay is None:
+            self._answer(rank, head, data=int(head[wire.OP]) == wire.PUSHPULL)
+            return
+        steps = self.steps.setdefault(key, dict.fromkeys(self.layout.workers, 0))
+        steps[rank] += 1
+        self.held.setdefault(key, []).append((time.monotonic(), rank, steps[rank], head))
+        self._release(key)
+
+    def _release(self, key):
+        steps = self.steps[key]
+        slowest = min(steps.values())
+        still = []
+        for item in self.held.get(key, []):
+            _, rank, step, head = item
+            if step - slowest <= self.max_delay:
+                self._answer(rank, head, data=int(head[wire.OP]) == wire.PUSHPULL)
+            else:
+                still.append(item)
+        self.held[key] = still
+
+    def _command(self, rank, head, text):
+        try:
+            command = json.loads(text)
+            if "sync_mode" in command:
+                self.sync = bool(command["sync_mode"])
+            if "max_delay" in command:
+                delay = command["max_delay"]
+                self.max_delay = None if delay is None else int(delay)
+            if "compression" in command:
+                self.threshold = float(command["compression"]["threshold"])
+            if "optimizer" in command:
+                # The optimizer's registered name and parameters (never pickle).
+                self.updater = optimizer_hooks.get_updater(
+                    optimizer_hooks.from_json(command["optimizer"]))
+        except Exception as exc:   # the worker gets the reason; the server goes on
+            self._answer(rank, head, error=f"kvstore server: command failed: "
+                                           f"{type(exc).__name__}: {exc}")
+            return
+        self._answer(rank, head)
+
+    # -- failures --------------------------------------------------------------
+    def _missing(self, present):
+        return [self.layout.describe(r) for r in self.layout.workers if r not in present]
+
+    def _check_deadlines(self):
+        now = time.monotonic()
+        limit = self.wait_limit
+        failures = []
+        for key, round_ in list(self.rounds.items()):
+            if now - round_.started > limit:
+                failures.append((f"push of key {self._user_key(key)}", round_.arrived.keys(),
+                                 [(r, h) for r, (h, _) in round_.arrived.items()]))
+                del self.rounds[key]
+        if self.barrier and now - self.barrier_started > limit:
+            failures.append(("barrier", self.barrier.keys(), list(self.barrier.items())))
+            self.barrier = {}
+        for key, items in self.held.items():
+            if items and now - min(i[0] for i in items) > limit:
+                steps = self.steps[key]
+                slow = min(steps.values())
+                present = [r for r, s in steps.items() if s > slow]
+                failures.append((f"bounded-delay wait on key {self._user_key(key)}", present,
+                                 [(i[1], i[3]) for i in items]))
+                self.held[key] = []
+        for what, present, waiting in failures:
+            missing = ", ".join(self._missing(present))
+            text = (f"kvstore: {missing} did not reach the {what} within "
+                    f"{limit:g} s (0.8 x MXNET_KVSTORE_TIMEOUT={self.timeout:g}): it died or hangs")
+            if self.failure is None:
+                self.failure, self.failed_at = text, now
+            for rank, head in waiting:
+                self._answer(rank, head, error=text)
+
+    def serve(self):
+        """Serves until every worker stopped; 0, or 1 after a failure (the
+        answers carrying it get a moment to leave)."""
+        code = 0
+        while len(self.stopped) < self.layout.num_workers:
+            self.loop.run_once()
+            if self.failure is not None and time.monotonic() - self.failed_at > 0.5:
+                code = 1
+                break
+        self.loop.stop()
+        self.loop.cancel_pending()
+        return code

@@ -1,0 +1,135 @@
+"""The distributed stores on MPI, each test a real job of 2-4 ranks started
+by the launcher (python -m mx_kvstore.launch), with a timeout."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+SCRIPTS = pathlib.Path(__file__).parent / "kvstore_dist"
+DATA = pathlib.Path(__file__).parent / "data" / "kvstore_dist"
+
+
+def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
+    cmd = [sys.executable, "-m", "mx_kvstore.launch", "-n", str(workers), "-s", str(servers)]
+    if timeout is not None:
+        cmd += ["--timeout", str(timeout)]
+    cmd += [sys.executable, str(SCRIPTS / script)]
+    full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1")
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=full_env)
+    reports = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("REPORT "):
+            r = json.loads(line[len("REPORT "):])
+            reports[r["rank"]] = r
+    return proc, reports
+
+
+def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater():
+    proc, reports = launch("sync_sums.py")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(reports) == [0, 1]
+    ramp = np.arange(15, dtype=np.float32).reshape(3, 5)
+    for r in reports.values():
+        assert r["num_workers"] == 2 and r["type"] == "dist_sync"
+        for step, (k3, b0, b1) in enumerate(r["results"][:3]):
+            # sum over workers of ramp*(rank+1)+step
+            np.testing.assert_array_equal(k3, ramp * 3 + 2 * step)
+            # each worker pushes its two devices' sum: rank + step
+            np.testing.assert_array_equal(b0, np.full((3, 5), 0 + 1 + 2 * step, np.float32))
+            np.testing.assert_array_equal(b1, b0)
+        np.testing.assert_array_equal(r["results"][3], np.full((3, 5), 3.0))
+        assert r["chunked"] == [True, True]
+        # then SGD on the servers, sent as JSON, against a local updater
+        assert r["match"] == [[True, True]] * 3
+        assert min(r["moved"]) > 0.1
+    # and MXNet 1.9.1's ps-lite running the same script (data/kvstore_dist/make_dist_reference.py)
+    mxnet = json.loads((DATA / "dist_mxnet191.json").read_text())["workers"]
+    for rank, r in reports.items():
+        ref = mxnet[str(rank)]
+        assert r["results"] == ref["results"]
+        for ours, theirs in zip(r["weights"], ref["weights"]):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+def two_bit_sums(grads, threshold):
+    """MXNet's 2bit formula, per worker: residual += grad; send +t where
+    residual >= t, -t where <= -t, else 0; residual -= sent.  The server
+    sums what the workers sent."""
+    residuals = [np.zeros_like(g[0]) for g in grads]
+    sums = []
+    for step in range(len(grads[0])):
+        total = np.zeros_like(grads[0][0])
+        for worker, residual in enumerate(residuals):
+            residual += grads[worker][step]
+            sent = np.where(residual >= threshold, threshold,
+                            np.where(residual <= -threshold, -threshold, 0)).astype(np.float32)
+            residual -= sent
+            total += sent
+        sums.append(total)
+    return sums
+
+
+def test_big_array_is_split_over_two_servers():
+    proc, reports = launch("big_array.py", workers=2, servers=2,
+                           env={"MXNET_KVSTORE_BIGARRAY_BOUND": "100"})
+    assert proc.returncode == 0, proc.stderr
+    base = np.arange(1001, dtype=np.float32)
+    for r in reports.values():
+        np.testing.assert_array_equal(r["big"], base * 3)
+        np.testing.assert_array_equal(r["small"], np.full(10, 3.0))
+        # MXNet's split: round(n/S*i) .. round(n/S*(i+1)) on server i
+        assert r["parts"] == [[0, 0, 501], [1, 501, 1001]]
+    # 2bit on the wire, the split key quantised slice by slice
+    grads = [[(np.sin(base * np.float32(0.37 * (rank + 1)) + np.float32(step)).astype(np.float32)
+               * np.float32(0.8)) for step in range(2)] for rank in range(2)]
+    expected = two_bit_sums(grads, 0.5)
+    assert any(np.any(e == 0) for e in expected) and any(np.any(np.abs(e) == 1) for e in expected)
+    for r in reports.values():
+        for step in range(2):
+            np.testing.assert_array_equal(r["compressed"][step], expected[step])
+
+
+def test_async_converges_and_bounded_delay_holds_the_fast_worker():
+    proc, reports = launch("async_delay.py", env={"MXNET_KVSTORE_MAX_DELAY": "1"})
+    assert proc.returncode == 0, proc.stderr
+    # worker 0 pushes 1, worker 1 (slow) pushes 100, lr 1: after worker 0's
+    # k-th pushpull the weight is -(k + 100 * n1) with n1 >= k - 1.
+    for k, seen in enumerate(reports[0]["seen"], start=1):
+        n1 = (-seen - k) / 100
+        assert n1 == int(n1) and n1 >= k - 1, (k, seen)
+    for r in reports.values():
+        np.testing.assert_allclose(r["final"], r["target"], atol=1e-4)
+
+
+def test_killed_worker_is_named_by_the_survivors_and_the_launcher():
+    proc, reports = launch("killed_worker.py", timeout=2, limit=40)
+    assert proc.returncode != 0
+    error = reports[0]["error"]
+    assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
+    assert reports[0]["after"] < 2.0
+    assert "rank 1 (worker 1 (MPI rank 1)) died first: killed by signal 9 (SIGKILL)" \
+        in proc.stderr, proc.stderr
+
+
+def test_hung_worker_fails_the_others_within_the_timeout():
+    proc, reports = launch("hung_worker.py", timeout=2, limit=40)
+    assert proc.returncode != 0
+    error = reports[0]["error"]
+    assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
+    assert reports[0]["after"] < 2.0
+    assert "rank 1 (worker 1 (MPI rank 1)) still ran" in proc.stderr, proc.stderr
+    assert "killed as hung" in proc.stderr
+    assert "died first" not in proc.stderr, proc.stderr  # killed by the launcher: hung only
+
+
+def test_launcher_refuses_bad_arguments():
+    proc = subprocess.run([sys.executable, "-m", "mx_kvstore.launch", "-n", "0", "true"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "-n 0: need at least one worker" in proc.stderr
