@@ -18,6 +18,7 @@ from mx._testing.arrays import *  # noqa: F401,F403
 from mx._testing.executor import *  # noqa: F401,F403
 from mx._testing.environment import *  # noqa: F401,F403
 from mx._testing.stats import *  # noqa: F401,F403
+from mx._testing.optimizer import *  # noqa: F401,F403
 # Private helpers MXNet users' tests reach for.
 from mx._testing.compare import _find_max_violation  # noqa: F401
 from mx._testing.executor import _parse_aux_states, _parse_location  # noqa: F401

@@ -175,11 +175,6 @@ def get_bz2_data(data_dir, data_name, url, data_origin_name):
 
 
 # -- helpers over layers mx does not have yet ----------------------------------------------
-def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
-                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
-    raise NotImplementedError("compare_optimizer: mx.optimizer does not exist yet")
-
-
 def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
                                       rtol=1E-4, atol=1E-4):
     raise NotImplementedError("check_gluon_hybridize_consistency: mx.gluon does not exist yet")
