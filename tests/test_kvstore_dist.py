@@ -3,8 +3,10 @@ by the launcher (python -m mx_kvstore.launch), with a timeout."""
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -15,18 +17,39 @@ SCRIPTS = pathlib.Path(__file__).parent / "kvstore_dist"
 DATA = pathlib.Path(__file__).parent / "data" / "kvstore_dist"
 
 
+def _run_job(cmd, limit, env):
+    """subprocess.run in a session of its own: past ``limit`` the whole job
+    (launcher, mpiexec, hydra's proxies, the ranks) is killed, not only the
+    launcher, so a failing test leaves no rank behind."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)     # anything the job left running
+        except ProcessLookupError:
+            pass
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     cmd = [sys.executable, "-m", "mx_kvstore.launch", "-n", str(workers), "-s", str(servers)]
     if timeout is not None:
         cmd += ["--timeout", str(timeout)]
     cmd += [sys.executable, str(SCRIPTS / script)]
-    full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1")
-    full_env.update(env or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=full_env)
-    reports = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("REPORT "):
-            r = json.loads(line[len("REPORT "):])
+    with tempfile.TemporaryDirectory() as folder:
+        full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1",
+                        MX_KV_REPORT_DIR=folder)
+        full_env.update(env or {})
+        proc = _run_job(cmd, limit, full_env)
+        reports = {}
+        for path in pathlib.Path(folder).glob("rank-*.json"):
+            r = json.loads(path.read_text())
             reports[r["rank"]] = r
     return proc, reports
 
