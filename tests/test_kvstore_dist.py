@@ -3,8 +3,10 @@ by the launcher (python -m mx_kvstore.launch), with a timeout."""
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -15,18 +17,34 @@ SCRIPTS = pathlib.Path(__file__).parent / "kvstore_dist"
 DATA = pathlib.Path(__file__).parent / "data" / "kvstore_dist"
 
 
+def _run_group(cmd, limit, env):
+    """Runs the launcher in its own process group; past ``limit`` seconds the
+    whole group (launcher, mpiexec, every rank) is killed, so no rank of a
+    hung job outlives the test."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     cmd = [sys.executable, "-m", "mx_kvstore.launch", "-n", str(workers), "-s", str(servers)]
     if timeout is not None:
         cmd += ["--timeout", str(timeout)]
     cmd += [sys.executable, str(SCRIPTS / script)]
-    full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1")
-    full_env.update(env or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=full_env)
-    reports = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("REPORT "):
-            r = json.loads(line[len("REPORT "):])
+    with tempfile.TemporaryDirectory() as where:
+        full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1",
+                        KV_REPORT_DIR=where)
+        full_env.update(env or {})
+        proc = _run_group(cmd, limit, full_env)
+        reports = {}
+        for path in sorted(pathlib.Path(where).glob("rank*.json")):
+            r = json.loads(path.read_text())
             reports[r["rank"]] = r
     return proc, reports
 
