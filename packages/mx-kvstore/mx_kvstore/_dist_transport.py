@@ -16,6 +16,8 @@ An idle process sleeps (the server, with only its next header posted,
 wakes every ``POLL_MAX_S`` for one test).
 """
 import itertools
+import os
+import sys
 import threading
 import time
 
@@ -38,7 +40,8 @@ class Loop:
         self._reqs, self._callbacks = [], []
         self._pause = 0.0           # how long to wait before the next test
         self._last_check = time.monotonic()
-        self.checks = []            # called at least every tick (deadlines)
+        self._parent = os.getppid()
+        self.checks = [self._exit_if_orphaned]     # called at least every tick
 
     # -- any thread ---------------------------------------------------------
     def call_soon(self, fn):
@@ -64,6 +67,16 @@ class Loop:
         self._reqs, self._callbacks = [], []
 
     # -- the loop's thread --------------------------------------------------
+    def _exit_if_orphaned(self):
+        """A rank whose parent (the launcher's rank guard, or mpiexec's
+        proxy) is gone has lost its job: it ends instead of serving or
+        waiting for peers that will never come."""
+        if os.getppid() != self._parent:
+            print(f"mx_kvstore: MPI rank {self.comm.Get_rank()}: its parent process "
+                  f"{self._parent} is gone (the job was killed); exiting", file=sys.stderr,
+                  flush=True)
+            os._exit(1)
+
     def add(self, req, callback):
         self._reqs.append(req)
         self._callbacks.append(callback)
