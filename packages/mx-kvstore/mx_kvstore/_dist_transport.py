@@ -5,7 +5,8 @@ push/pull into requests to servers, with a deadline.
 The loop never blocks inside MPI: it tests its requests
 (``MPI.Request.Testsome``) and, when none finished, waits on a condition
 variable for a short, growing time (``POLL_MIN_S`` doubling up to
-``POLL_MAX_S`` while requests are in flight, ``tick`` when none are).
+``POLL_MAX_S``, or ``POLL_BUSY_MAX_S`` while several requests are in
+flight, ``tick`` when none are).
 MPICH's blocking waits spin a core; on a machine with fewer cores than
 busy threads that spinning thread took the core the engine and main
 threads needed (a 4 KB pushpull took 8 ms instead of 0.3 ms).  Other
@@ -27,6 +28,9 @@ from mx_kvstore import _dist_wire as wire
 
 POLL_MIN_S = 20e-6
 POLL_MAX_S = 1e-3
+# With more than one request in flight data is moving, and MPICH moves a
+# large message only inside MPI calls: test more often then.
+POLL_BUSY_MAX_S = 200e-6
 
 
 class Loop:
@@ -106,7 +110,8 @@ class Loop:
         elif todo:
             self._pause = 0.0
         else:
-            self._pause = min(POLL_MAX_S, max(POLL_MIN_S, 2 * self._pause))
+            longest = POLL_BUSY_MAX_S if len(self._reqs) > 1 else POLL_MAX_S
+            self._pause = min(longest, max(POLL_MIN_S, 2 * self._pause))
         now = time.monotonic()
         if now - self._last_check >= self.tick or not self._reqs:
             self._last_check = now
