@@ -9,7 +9,7 @@ variable for a short, growing time (``POLL_MIN_S`` doubling up to
 flight, ``tick`` when none are).
 MPICH's blocking waits spin a core; on a machine with fewer cores than
 busy threads that spinning thread took the core the engine and main
-threads needed (a 4 KB pushpull took 8 ms instead of 0.3 ms).  Other
+threads needed (a 4 KB pushpull took 7-8 ms instead of 0.45 ms).  Other
 threads hand work over with ``call_soon``, which notifies the condition,
 so the loop picks it up at once; deadlines are checked at least every
 ``tick`` seconds, so a dead or hung peer is noticed without any message.
