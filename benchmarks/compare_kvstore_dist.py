@@ -5,7 +5,10 @@ ranks in the same run (the MPI floor the server design is measured
 against; target: ours >= 0.8x it).
 
     MX_MXNET_PYTHON=/tmp/mxnet-venv/bin/python \
-        .venv/bin/python benchmarks/compare_kvstore_dist.py [--iters N]
+        .venv/bin/python benchmarks/compare_kvstore_dist.py [--iters N] [--nbytes B]
+
+``--nbytes 4096`` measures the fixed cost per operation instead (thread
+wake-ups, headers, the engine) against the same raw rows.
 
 MXNet 1.9.1's dist_sync (ps-lite over ZeroMQ) runs the same loop when
 MX_MXNET_PYTHON names its interpreter: the scheduler, server and worker
@@ -40,7 +43,7 @@ _RAW = textwrap.dedent("""
     assert b[0] == comm.Get_size()
     if comm.Get_rank() == 0:
         print("RESULT " + json.dumps({{"seconds": dt}}))
-""").format(n=NBYTES)
+""")
 
 # The server design with nothing of mx in it: 2 workers each send 16 MB to
 # rank 2 and receive the sum, in 1 MiB chunks the server sums and answers
@@ -82,7 +85,7 @@ _RAW_SERVER = textwrap.dedent("""
     if rank == 0:
         assert out[0] == 2
         print("RESULT " + json.dumps({{"seconds": dt}}))
-""").format(n=NBYTES)
+""")
 
 _OURS = textwrap.dedent("""
     import json, sys, time
@@ -150,7 +153,13 @@ def _run_mxnet(python, script, args, port=9392):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--nbytes", type=int, default=NBYTES,
+                        help="bytes per iteration, a multiple of 4 (default 16 MiB; "
+                             "4096 shows the fixed cost per operation)")
     args = parser.parse_args()
+    if args.nbytes < 4 or args.nbytes % 4:
+        parser.error(f"--nbytes {args.nbytes}: must be a positive multiple of 4")
+    nbytes = args.nbytes
     from mx_kvstore._dist_mpi import find_mpiexec
     mpiexec = find_mpiexec()
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,11 +167,11 @@ def main():
         raw_server = os.path.join(tmp, "raw_server.py")
         ours = os.path.join(tmp, "ours.py")
         with open(raw, "w") as f:
-            f.write(_RAW)
+            f.write(_RAW.format(n=nbytes))
         with open(raw_server, "w") as f:
-            f.write(_RAW_SERVER)
+            f.write(_RAW_SERVER.format(n=nbytes))
         with open(ours, "w") as f:
-            f.write(_OURS.format(n=NBYTES, kind="dist_sync"))
+            f.write(_OURS.format(n=nbytes, kind="dist_sync"))
         rows = []
         t_raw = _run([mpiexec, "-n", "2", sys.executable, raw, str(args.iters)])
         rows.append(("raw mpi4py Allreduce, 2 ranks", t_raw))
@@ -177,10 +186,10 @@ def main():
             for mode in ("push+pull", "pushpull"):
                 t = _run_mxnet(mxnet, ours, [str(args.iters), mode])
                 rows.append((f"MXNet 1.9.1 ps-lite {mode}, 2 workers + 1 server", t))
-    print(f"16 MB per iteration, {args.iters} iterations, GB/s allreduce-equivalent "
-          f"(16 MiB / time per iteration)")
+    print(f"{nbytes} bytes per iteration, {args.iters} iterations, GB/s allreduce-equivalent "
+          f"(bytes / time per iteration)")
     for name, t in rows:
-        gbs = NBYTES / t / 1e9
+        gbs = nbytes / t / 1e9
         print(f"{name:52s} {t * 1e3:8.2f} ms  {gbs:6.2f} GB/s  {t_raw / t:5.2f}x raw MPI")
     if not any(name.startswith("MXNet") for name, _ in rows):
         print("MXNet 1.9.1 ps-lite: skipped (set MX_MXNET_PYTHON)")

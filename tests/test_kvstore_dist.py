@@ -17,10 +17,10 @@ SCRIPTS = pathlib.Path(__file__).parent / "kvstore_dist"
 DATA = pathlib.Path(__file__).parent / "data" / "kvstore_dist"
 
 
-def _run_job(cmd, limit, env):
-    """subprocess.run in a session of its own: past ``limit`` the whole job
-    (launcher, mpiexec, hydra's proxies, the ranks) is killed, not only the
-    launcher, so a failing test leaves no rank behind."""
+def _run_group(cmd, limit, env):
+    """Runs the launcher in its own process group; past ``limit`` seconds the
+    whole group (launcher, mpiexec, every rank) is killed, so no rank of a
+    hung job outlives the test."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:
@@ -29,11 +29,6 @@ def _run_job(cmd, limit, env):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)     # anything the job left running
-        except ProcessLookupError:
-            pass
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -42,13 +37,13 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     if timeout is not None:
         cmd += ["--timeout", str(timeout)]
     cmd += [sys.executable, str(SCRIPTS / script)]
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as where:
         full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1",
-                        MX_KV_REPORT_DIR=folder)
+                        KV_REPORT_DIR=where)
         full_env.update(env or {})
-        proc = _run_job(cmd, limit, full_env)
+        proc = _run_group(cmd, limit, full_env)
         reports = {}
-        for path in pathlib.Path(folder).glob("rank-*.json"):
+        for path in sorted(pathlib.Path(where).glob("rank*.json")):
             r = json.loads(path.read_text())
             reports[r["rank"]] = r
     return proc, reports

@@ -1,9 +1,10 @@
-"""Shared by the scripts the mpi-marked tests launch: each worker's report,
-one JSON object.  Under the tests (MX_KV_REPORT_DIR set) it goes to a file
-of its own: mpiexec forwards the ranks' stdout through one pipe, where two
-ranks' long lines can interleave.  Otherwise it is a REPORT line on stdout
-(tests/data/kvstore_dist/make_dist_reference.py reads those, one process per
-pipe)."""
+"""Shared by the scripts the mpi-marked tests launch: a report the test
+reads (one JSON object per worker).
+
+With ``KV_REPORT_DIR`` set (the tests set it) each worker writes
+``rank<N>.json`` there: mpiexec forwards the ranks' stdout in pieces, so
+two long report lines printed at once can interleave.  Without it (the
+MXNet reference script) the report is a ``REPORT`` line on stdout."""
 import json
 import os
 import sys
@@ -11,12 +12,12 @@ import sys
 
 def report(kv, **fields):
     text = json.dumps(dict(rank=kv.rank, num_workers=kv.num_workers, **fields))
-    folder = os.environ.get("MX_KV_REPORT_DIR")
-    if folder:
-        path = os.path.join(folder, f"rank-{kv.rank}.json")
+    where = os.environ.get("KV_REPORT_DIR")
+    if where:
+        path = os.path.join(where, f"rank{kv.rank}.json")
         with open(path + ".tmp", "w") as f:
             f.write(text)
-        os.replace(path + ".tmp", path)      # whole or absent, never half written
+        os.replace(path + ".tmp", path)
         return
     print("REPORT " + text, flush=True)
     sys.stdout.flush()

@@ -27,7 +27,6 @@ OP_NAMES = {INIT: "init", PUSH: "push", PULL: "pull", PUSHPULL: "pushpull",
 OK, FAILED = 1, 2
 
 TAG_REQUEST = 1
-TAG_WAKE = 2
 _TAG_BASE = 16
 
 CHUNK_BYTES = 1 << 20

@@ -11,6 +11,8 @@ guard is hydra's process: when its child dies by a signal it writes
 the rank's place until every other rank has left (at most
 MXNET_KVSTORE_TIMEOUT + 1 s), then exits with 128 + the signal.  The child
 inherits every file descriptor (hydra's PMI connection among them).
+A guard whose own parent (hydra's proxy) is gone kills its rank: the job
+was killed, and the rank must not live on without it.
 """
 import json
 import os
@@ -35,6 +37,22 @@ def _others_left(folder, rank, size):
     return True
 
 
+def _wait_unless_orphaned(child, every_s=0.2):
+    """The child's exit status; if this guard's own parent (mpiexec's
+    proxy) goes away first, the job is gone: the child is killed rather
+    than left running with no one to answer it."""
+    parent = os.getppid()
+    while True:
+        try:
+            return child.wait(timeout=every_s)
+        except subprocess.TimeoutExpired:
+            pass
+        if os.getppid() != parent:
+            child.kill()
+            child.wait()
+            return 1
+
+
 def main(argv):
     folder = os.environ.get("MX_KVSTORE_STATUS_DIR")
     rank, size = int(os.environ.get("PMI_RANK", "0")), int(os.environ.get("PMI_SIZE", "1"))
@@ -45,7 +63,7 @@ def main(argv):
     child = subprocess.Popen(argv, close_fds=False)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda number, frame: child.send_signal(number))
-    code = child.wait()
+    code = _wait_unless_orphaned(child)
     if code >= 0 or not folder:
         return code if code >= 0 else 128 - code
     number = -code

@@ -18,7 +18,7 @@ import numpy as np
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, optimizer_hooks
-from mx_kvstore._dist_transport import Loop
+from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop
 from mx_kvstore.compression import GradientCompression
 
 
@@ -229,10 +229,12 @@ class Server:
         """Before a buffer is written: the sends still reading it finish
         (their receivers posted them first, so this is a copy's time)."""
         deadline = time.monotonic() + self.wait_limit
+        pause = 0.0     # grows, so a worker that stopped receiving costs no spinning core
         while sends and not self.MPI.Request.Testall(sends):
             if time.monotonic() > deadline:
                 raise TimeoutError("kvstore server: a worker stopped receiving a pulled value")
-            time.sleep(0)
+            time.sleep(pause)
+            pause = min(POLL_BUSY_MAX_S, max(POLL_MIN_S, 2 * pause))
         sends.clear()
 
     # -- updating --------------------------------------------------------------
