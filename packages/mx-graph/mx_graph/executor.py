@@ -486,9 +486,10 @@ class Executor:
                 continue
             row, end = idx.node_row_ptr[nid], idx.node_row_ptr[nid + 1]
             backward = nid >= b.num_forward_nodes
+            skip_unread = backward and node.op.name != COPY_OP     # a copy always writes
             reqs = []
             for eid in range(row, end):
-                if backward and refs[eid] == 0 and eid not in grad_req_of:
+                if skip_unread and refs[eid] == 0 and eid not in grad_req_of:
                     reqs.append("null")
                 elif eid in grad_req_of:
                     reqs.append(grad_req_of[eid])
