@@ -152,6 +152,38 @@ def test_grad_req_add_and_null():
     np.testing.assert_array_equal(grads["x"].asnumpy(), 0)
 
 
+def test_unread_backward_outputs_get_null_req():
+    """The gradient of an input bound with grad_req 'null' (the data's) is
+    read by nothing: its backward node gets req 'null' for it, as MXNet's
+    executor gives such entries kNullOp, so FullyConnected skips that GEMM;
+    the parameters' gradients are unchanged."""
+    x = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=5, name="fc1"), act_type="relu")
+    out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=3, name="fc2"),
+                               name="softmax")
+    rng = np.random.default_rng(2)
+    shapes = {"data": (4, 6), "softmax_label": (4,)}
+    values = {"data": rng.standard_normal((4, 6)), "softmax_label": np.array([0, 2, 1, 2]),
+              "fc1_weight": rng.standard_normal((5, 6)), "fc1_bias": rng.standard_normal(5),
+              "fc2_weight": rng.standard_normal((3, 5)), "fc2_bias": rng.standard_normal(3)}
+    grads = {}
+    for data_req in ("null", "write"):
+        reqs = {n: "write" for n in values if n != "softmax_label"}
+        reqs.update(data=data_req, softmax_label="null")
+        ex = out.simple_bind(mx.cpu(), grad_req=reqs, **shapes)
+        for name, value in values.items():
+            ex.arg_dict[name][:] = value.astype(np.float32)
+        ex.forward(is_train=True)
+        ex.backward()
+        grads[data_req] = {n: g.asnumpy() for n, g in ex.grad_dict.items() if g is not None}
+        fc1_backward = [c for _, node, _, _, c in ex._call_nodes if node.name == "fc1_backward"]
+        assert fc1_backward[0].reqs[0] in ("null", 0) if data_req == "null" else \
+            fc1_backward[0].reqs[0] in ("write", 1)
+    assert "data" not in grads["null"]
+    for name, grad in grads["null"].items():
+        np.testing.assert_array_equal(grad, grads["write"][name])
+
+
 def test_grad_of_identity_paths_gets_its_own_array():
     # d(x + y)/dx is the head gradient itself: the executor copies it into
     # each argument's gradient array instead of aliasing one entry twice.

@@ -119,7 +119,8 @@ class DataParallelExecutorGroup:
         self.data_layouts = self.label_layouts = None
         self.output_layouts = [DataDesc.get_batch_axis(s.attr("__layout__"))
                                for s in symbol]
-        self.num_outputs = len(symbol.list_outputs())
+        self.output_names = symbol.list_outputs()     # read by every update_metric
+        self.num_outputs = len(self.output_names)
         self.shared_data_arrays = ([{} for _ in self.contexts] if shared_group is None
                                    else shared_group.shared_data_arrays)
         self.grad_req = self._grad_reqs(grad_req, data_shapes, label_shapes)
@@ -319,7 +320,7 @@ class DataParallelExecutorGroup:
     def get_output_shapes(self):
         """(name, shape) of each output for the whole batch."""
         shapes = []
-        for name, out, axis in zip(self.symbol.list_outputs(), self.execs[0].outputs,
+        for name, out, axis in zip(self.output_names, self.execs[0].outputs,
                                    self.output_layouts):
             shape = list(out.shape)
             if axis >= 0:
@@ -400,7 +401,7 @@ class DataParallelExecutorGroup:
                     else:
                         part.append(label)
             eval_metric.update_dict(OrderedDict(zip(self.label_names, part)),
-                                    OrderedDict(zip(self.symbol.list_outputs(), e.outputs)))
+                                    OrderedDict(zip(self.output_names, e.outputs)))
 
     def install_monitor(self, mon):
         for e in self.execs:

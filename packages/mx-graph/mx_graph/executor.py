@@ -474,15 +474,24 @@ class Executor:
         idx = g.indexed
         inplace = g.attrs["inplace_entries"]
         grad_req_of = {idx.entry_id(e): b.grad_reqs[name] for name, e in b.grad_entries.items()}
+        # A backward output nothing reads (the gradient of an input bound
+        # with grad_req 'null', such as the data's) gets req 'null', as
+        # MXNet's executor gives such entries kNullOp: the operator skips
+        # that part of its work (FullyConnected's data-gradient GEMM).
+        refs = idx.entry_refcounts()
         self._forward_calls, self._backward_calls = Steps(), Steps()
         self._call_nodes = []
         for nid, node in enumerate(idx.nodes):
             if node.is_variable:
                 continue
             row, end = idx.node_row_ptr[nid], idx.node_row_ptr[nid + 1]
+            backward = nid >= b.num_forward_nodes
+            skip_unread = backward and node.op.name != COPY_OP     # a copy always writes
             reqs = []
             for eid in range(row, end):
-                if eid in grad_req_of:
+                if skip_unread and refs[eid] == 0 and eid not in grad_req_of:
+                    reqs.append("null")
+                elif eid in grad_req_of:
                     reqs.append(grad_req_of[eid])
                 elif eid in inplace:
                     reqs.append("inplace")
@@ -495,7 +504,6 @@ class Executor:
                 call = PreparedCall(node.op, node.params,
                                     [self._arrays[e] for e in idx.inputs[nid]],
                                     [self._arrays[e] for e in range(row, end)], reqs)
-            backward = nid >= b.num_forward_nodes
             (self._backward_calls if backward else self._forward_calls).append(call)
             self._call_nodes.append((backward, node, row, end, call))
 

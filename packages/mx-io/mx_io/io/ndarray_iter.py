@@ -11,6 +11,7 @@ CSRNDArray sources (or SciPy sparse matrices, converted) batch as CSR row
 slices; as in MXNet 1.9.1 they need ``last_batch_handle='discard'``, and a
 shuffle builds one row-permuted copy per epoch (MXNet's ``asscipy()[idx]``).
 """
+import math
 from collections import OrderedDict
 
 import numpy as np
@@ -277,7 +278,7 @@ def _host_copy(value, rows):
     value.wait_to_read()            # pending writes to the source land first
     count = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
     out = empty((count,) + tuple(value.shape[1:]), ctx=value.context, dtype=value.dtype)
-    width = int(np.prod(value.shape[1:], dtype=np.int64))
+    width = math.prod(value.shape[1:])     # Python ints: no overflow, no NumPy call per batch
     src = value._host_view().reshape(value.shape[0], width).view(np.uint8)
     dst = out._host_view().reshape(count, width).view(np.uint8)
     if isinstance(rows, slice):
