@@ -63,15 +63,6 @@ def run_steps(case, opt):
     return updater, weights
 
 
-def skip_without_operator(err):
-    """Skips when the update needs a fused operator not registered yet
-    (the optops engineer's branch adds them); re-raises anything else."""
-    if isinstance(getattr(err, "obj", None), type(mx)) and err.obj.__name__.startswith(
-            "mx.ndarray"):
-        pytest.skip(f"operator {err.obj.__name__}.{err.name} is not registered yet")
-    raise err
-
-
 def tolerance(case):
     return dict(rtol=2e-3, atol=2e-3) if case.get("dtype") == "float16" else \
         dict(rtol=1e-5, atol=1e-6)
@@ -94,10 +85,7 @@ def compare_state(got, want, tol, where):
 def test_matches_mxnet(index):
     case = CASES[index]
     opt = build(case)
-    try:
-        updater, weights = run_steps(case, opt)
-    except AttributeError as err:
-        skip_without_operator(err)
+    updater, weights = run_steps(case, opt)
     tol = tolerance(case)
     for j, w in enumerate(weights):
         want = ARRAYS[f"case{index}/weight{j}"]
