@@ -167,7 +167,7 @@ class EvalMetric:
 
     def update(self, labels, preds):
         """Adds a batch: ``labels`` and ``preds`` are lists of NDArrays."""
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} must override update(labels, preds)")
 
     def reset(self):
         """Resets the local and global statistics."""

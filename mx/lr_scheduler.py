@@ -66,7 +66,7 @@ class LRScheduler(RecordsArguments):
         return self.warmup_begin_lr
 
     def __call__(self, num_update):
-        raise NotImplementedError("must override this")
+        raise NotImplementedError(f"{type(self).__name__} must override __call__(num_update)")
 
     def to_dict(self):
         """{'class': the class name, 'params': every constructor parameter}:

@@ -256,23 +256,23 @@ class BaseModule:
     # -- symbol and names ------------------------------------------------
     @property
     def data_names(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} must define the property 'data_names'")
 
     @property
     def output_names(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} must define the property 'output_names'")
 
     @property
     def data_shapes(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} must define the property 'data_shapes'")
 
     @property
     def label_shapes(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} must define the property 'label_shapes'")
 
     @property
     def output_shapes(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement output_shapes()")
 
     @property
     def symbol(self):
@@ -280,11 +280,11 @@ class BaseModule:
 
     # -- parameters ------------------------------------------------------
     def get_params(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_params()")
 
     def init_params(self, initializer=init.Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement init_params()")
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -327,7 +327,7 @@ class BaseModule:
             raise RuntimeError("set_states: this module has no states")
 
     def install_monitor(self, mon):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement install_monitor()")
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Called before each batch is run (pulls row_sparse parameters
@@ -338,27 +338,27 @@ class BaseModule:
 
     # -- computation -----------------------------------------------------
     def forward(self, data_batch, is_train=None):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def backward(self, out_grads=None):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement backward()")
 
     def get_outputs(self, merge_multi_context=True):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_outputs()")
 
     def get_input_grads(self, merge_multi_context=True):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_input_grads()")
 
     def update(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement update()")
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement update_metric()")
 
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement bind()")
 
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement init_optimizer()")

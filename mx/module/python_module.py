@@ -89,7 +89,7 @@ class PythonModule(BaseModule):
         self.binded = True
 
     def _compute_output_shapes(self):
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement _compute_output_shapes()")
 
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):

@@ -213,7 +213,7 @@ class Optimizer(RecordsArguments):
 
     def update(self, index, weight, grad, state):
         """Updates ``weight`` in place from ``grad`` and ``state``."""
-        raise NotImplementedError()
+        raise NotImplementedError(f"{type(self).__name__} does not implement update()")
 
     def update_multi_precision(self, index, weight, grad, state):
         """``update``, on the float32 master copy when it has one (the weight
