@@ -108,6 +108,31 @@ def test_set_params_and_save_load_params(tmp_path):
     mod.set_params(dict(new, extra=mx.nd.ones(2)), {})       # ignored, as in MXNet
 
 
+def test_set_params_allow_missing_copies_only_the_given_ones():
+    mod = bound()
+    bias = mod.get_params()[0]["fc_bias"].asnumpy()
+    mod.set_params({"fc_weight": mx.nd.ones((3, 5))}, {}, allow_missing=True)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), 1)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_bias"].asnumpy(), bias)
+    with pytest.warns(UserWarning, match="set_params call ignored"):
+        mod.set_params({"fc_weight": mx.nd.zeros((3, 5))}, {}, allow_missing=True,
+                       force_init=False)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), 1)
+
+
+def test_bucketing_set_params_allow_missing():
+    def sym_gen(key):
+        return softmax_net(), ("data",), ("softmax_label",)
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=5)
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params(arg_params={"fc_weight": mx.nd.zeros((3, 5)), "fc_bias": mx.nd.ones(3)},
+                    aux_params={})
+    mod.set_params({"fc_weight": mx.nd.ones((3, 5))}, {}, allow_missing=True)
+    args = mod.get_params()[0]
+    np.testing.assert_array_equal(args["fc_weight"].asnumpy(), 1)
+    np.testing.assert_array_equal(args["fc_bias"].asnumpy(), 1)
+
+
 def test_optimizer_states_round_trip_and_borrow(tmp_path):
     mod = bound()
     mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1,

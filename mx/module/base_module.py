@@ -3,6 +3,7 @@ built on it (``fit``, ``score``, ``predict``; MXNet 1.9.1's
 ``mxnet.module.base_module``)."""
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -286,13 +287,28 @@ class BaseModule:
                     allow_missing=False, force_init=False, allow_extra=False):
         raise NotImplementedError(f"{type(self).__name__} does not implement init_params()")
 
+    # A module that can copy a partial set of parameters straight to its
+    # devices defines _copy_params(arg_params, aux_params, force_init,
+    # allow_extra); set_params with allow_missing then uses it.
+    _copy_params = None
+
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Sets the parameters (``init_params`` with these values and no
-        initializer; ``force_init`` by default)."""
-        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init,
-                         allow_extra=allow_extra)
+        initializer; ``force_init`` by default).  With ``allow_missing`` a
+        module that has ``_copy_params`` copies only the given ones."""
+        if not allow_missing or self._copy_params is None:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=2)
+            return
+        self._copy_params(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
 
     def save_params(self, fname):
         """Writes the parameters as MXNet's ``arg:``/``aux:`` keyed NDArray file."""

@@ -2,7 +2,6 @@
 sharing the default bucket's parameters and memory (MXNet 1.9.1's
 ``mxnet.module.BucketingModule``)."""
 import logging
-import warnings
 
 import numpy as np
 
@@ -106,21 +105,10 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,
+    def _copy_params(self, arg_params, aux_params, force_init, allow_extra):
+        """set_params with allow_missing: through the current bucket's module."""
+        self._curr_module.set_params(arg_params, aux_params, allow_missing=True,
                                      force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
 
     def init_params(self, initializer=init.Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):

@@ -192,21 +192,9 @@ class Module(BaseModule):
         self._exec_group.set_params(self._arg_params, self._aux_params,
                                     allow_extra=allow_extra)
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Copies the given parameters to the devices."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
+    def _copy_params(self, arg_params, aux_params, force_init, allow_extra):
+        """set_params with allow_missing: the given parameters straight to the devices."""
         self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
 
     def _sync_params_from_devices(self):
         self._exec_group.get_params(self._arg_params, self._aux_params)
