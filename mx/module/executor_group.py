@@ -128,7 +128,7 @@ class DataParallelExecutorGroup:
 
     def _grad_reqs(self, grad_req, data_shapes, label_shapes):
         data_names = [d.name for d in _as_descs(data_shapes, "data_shapes")]
-        label_names = [d.name for d in _as_descs(label_shapes, "label_shapes")]
+        _as_descs(label_shapes, "label_shapes")  # only checked: labels never get gradients
         if isinstance(grad_req, str):
             reqs = {}
             for name in self.arg_names:
