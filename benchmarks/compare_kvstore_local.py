@@ -16,6 +16,11 @@ iteration (this machine is shared: alternating keeps all under the same
 load); the time is the median over the rounds of each round's median of R
 iterations (after 3 warm ones).  Target: ours at least 2x MXNet.  The script
 only reports; it exits 0.
+
+Then, where CuPy sees a GPU, ours alone on the GPUs (MXNet 1.9.1's
+reference here is a CPU build): the same 10 keys with one copy per visible
+GPU, 'device' against 'nccl' (push + pull, and pushpull), the median of R
+iterations after 3 warm ones; with NCCL missing the 'nccl' rows say why.
 """
 import argparse
 import os
@@ -80,6 +85,58 @@ result = {label: statistics.median(t) for label, t in times.items()}
 print(json.dumps(result))
 """ % (NKEYS, SIZE)
 
+# Ours on every visible GPU: 'device' and 'nccl', push + pull and pushpull.
+GPU_SCRIPT = r"""
+import json, statistics, sys, time
+repeat = int(sys.argv[1])
+import mx
+nkeys, size = %d, %d
+ngpu = mx.context.num_gpus()
+if ngpu < 1:
+    print(json.dumps({"skip": "no GPU"}))
+    sys.exit(0)
+devs = [mx.gpu(i) for i in range(ngpu)]
+result = {"ngpu": ngpu}
+for kind in ("device", "nccl"):
+    try:
+        kv = mx.kv.create(kind)
+    except mx.base.MXNetError as exc:
+        result[kind] = str(exc)
+        continue
+    keys = list(range(nkeys))
+    kv.init(keys, [mx.nd.zeros((size,)) for _ in keys])
+    vals = [[mx.nd.ones((size,), ctx=d) * 0.5 for d in devs] for _ in keys]
+    outs = [[mx.nd.zeros((size,), ctx=d) for d in devs] for _ in keys]
+    steps = {"push + pull": lambda: (kv.push(keys, vals), kv.pull(keys, out=outs)),
+             "pushpull": lambda: kv.pushpull(keys, vals, out=outs)}
+    for label, step in steps.items():
+        times = []
+        for i in range(repeat + 3):
+            mx.nd.waitall()
+            t0 = time.perf_counter()
+            step()
+            mx.nd.waitall()
+            if i >= 3:
+                times.append(time.perf_counter() - t0)
+        result[f"{kind} {label}"] = statistics.median(times)
+print(json.dumps(result))
+""" % (NKEYS, SIZE)
+
+
+def gpu_report(repeat):
+    """Prints the GPU rows (ours only), or why there are none."""
+    got = run_json_script(sys.executable, GPU_SCRIPT, [repeat])
+    if got is None or "skip" in got:
+        print(f"GPU cases skipped: {got['skip'] if got else 'the GPU script failed'}")
+        return
+    print(f"\nours on {got.pop('ngpu')} GPU(s), {NKEYS} keys x {SIZE} float32, one copy per "
+          f"GPU; medians of {repeat} iterations")
+    for label, t in got.items():
+        if isinstance(t, str):
+            print(f"{label:22s} unavailable: {t}")
+        else:
+            print(f"{label:22s} {t * 1e3:8.2f} ms {BYTES / t / 1e9:8.2f} GB/s")
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -107,6 +164,7 @@ def main(argv=None):
                    if other else f"{'-':>9s} {'-':>11s} {'-':>11s}")
         print(f"{label:22s} {t * 1e3:8.1f} {BYTES / t / 1e9:10.2f} {mx_cols}")
     print(f"(target: ours/MXNet >= {TARGET}; {os.cpu_count()} cpu cores)")
+    gpu_report(repeat)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,10 @@
 """The single-machine stores, MXNet's KVStoreLocal: 'local' (sums and
 updates in CPU memory) and 'device' (sums on the devices, 2bit compression
-between them)."""
+between them); 'nccl' (mx_kvstore.nccl) is made here on first use."""
 import mx_ndarray as nd
 
 from mx_kvstore._comm import CommCPU, CommDevice
 from mx_kvstore.base import register_type
-from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
 
 
@@ -74,8 +73,10 @@ class KVStoreLocal(KVStore):
 
 
 def _nccl(name):
-    raise KVStoreError("mx.kv.create: KVStore type 'nccl' (NCCL across GPUs) is not "
-                       "implemented yet; 'device' sums on the GPUs")
+    # Imported here: the module is only needed, and CuPy only looked for, when
+    # a store of the type is made (mx_kvstore.nccl says what is missing).
+    from mx_kvstore.nccl import KVStoreNCCL
+    return KVStoreNCCL(name)
 
 
 for _name in ("local", "device"):
