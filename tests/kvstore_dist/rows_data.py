@@ -8,12 +8,16 @@ INIT = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS) / 10
 
 
 def push_of(rank, step):
-    """(sorted distinct rows, their values) worker ``rank`` pushes at ``step``;
-    some steps push no rows at all."""
+    """(sorted distinct rows, their values) worker ``rank`` pushes at ``step``:
+    at odd steps every worker pushes rows 7 and 31 (on both servers of a
+    split key: the servers must sum them), worker 1 pushes no rows at step 2."""
     rng = np.random.RandomState(1000 * step + rank)
     count = int(rng.randint(0, 9)) if step != 2 or rank != 1 else 0
-    rows = np.sort(rng.choice(ROWS, size=count, replace=False)).astype(np.int64)
-    return rows, rng.randn(count, COLS).astype(np.float32)
+    rows = set(rng.choice(ROWS, size=count, replace=False).tolist())
+    if step % 2:
+        rows |= {7, 31}
+    rows = np.array(sorted(rows), np.int64)
+    return rows, rng.randn(len(rows), COLS).astype(np.float32)
 
 
 def dense(rows, values):
