@@ -68,6 +68,17 @@ def test_row_sparse_pushes_pulls_and_lazy_sgd_on_the_servers(servers):
         np.testing.assert_allclose(r["sgd"], ref["sgd"], rtol=1e-6, atol=1e-7)
 
 
+def test_row_sparse_on_dist_async_updates_at_each_push_and_names_bad_input():
+    proc, reports = launch("rows_async.py")
+    assert proc.returncode == 0, proc.stderr
+    expected = INIT - sum(dense(*push_of(w, s)) for w in range(2) for s in (1, 2, 3))
+    for r in reports.values():
+        np.testing.assert_allclose(r["final"], expected, rtol=1e-6, atol=1e-6)
+        pushed_dense, bad_row = r["errors"]
+        assert "key 5 was initialized row_sparse" in pushed_dense, pushed_dense
+        assert "row_sparse_pull: key 5: row id 50 is outside 0..49" in bad_row, bad_row
+
+
 def _check_device_job(proc, reports, devices):
     assert proc.returncode == 0, proc.stderr
     ramp = np.arange(24, dtype=np.float32).reshape(4, 6)
