@@ -6,7 +6,8 @@ A key's slice stays dense on the server (whole rows).  A row push carries
 only the rows present: in sync mode the server waits for every worker's
 push of the key (each is one, with no rows if a worker has none), then
 either stores the sum (rows nobody pushed become 0, as MXNet's CopyFromTo
-of the merged row_sparse value) or hands the updater a row_sparse gradient
+of the merged row_sparse value; in place, clearing only the rows the last
+sum wrote) or hands the updater a row_sparse gradient
 of the rows pushed and the stored value as (rows, row length): the
 optimizer's lazy update touches those rows only.  In async mode each push
 updates at once.  A row pull sends back only the rows asked for.
@@ -76,16 +77,28 @@ def _pushed(server, rank, head, entry, row_len, ids, values):
     del server.rounds[key]
     pushes = [push for _, push in round_.arrived.values()]
     if server.updater is None:
-        merged = server._spare(entry)
-        merged.fill(0)
-        grid = merged.reshape(-1, row_len)
-        for pids, pvalues in pushes:
-            grid[pids] += pvalues       # a push's ids are distinct
-        entry.swap()
+        _store_sum(server, entry, row_len, pushes)
     else:
         _update(server, key, entry, row_len, pushes)
     for worker, (h, _) in round_.arrived.items():
         server._answer(worker, h)
+
+
+def _store_sum(server, entry, row_len, pushes):
+    """The stored slice becomes the sum of the pushes (rows nobody pushed:
+    0), in place once the pulls reading it left.  Only the rows the last
+    sum wrote are cleared (``rows_held``; all of them after an init or an
+    update), so a round costs the rows pushed, not the slice."""
+    server._wait_sends(entry.sends)
+    grid = entry.view.reshape(-1, row_len)
+    held = getattr(entry, "rows_held", None)
+    if held is None:
+        grid.fill(0)
+    else:
+        grid[held] = 0
+    ids, summed = rows.sum_rows(pushes, row_len, entry.view.dtype)
+    grid[ids] = summed
+    entry.rows_held = ids
 
 
 def _update(server, key, entry, row_len, pushes):
@@ -99,6 +112,7 @@ def _update(server, key, entry, row_len, pushes):
     weight = entry.nd.reshape(shape)
     server.updater(server._user_key(key), grad, weight)
     weight.wait_to_read()
+    entry.rows_held = None          # the weight's rows are all live now
 
 
 def on_pull(server, rank, head):
