@@ -67,4 +67,3 @@ def _init_kvstore_server_module():
     """Takes this rank's role in a distributed job (nothing outside one):
     a server rank serves with ``KVStoreServer().run()`` and never returns."""
     _server_role.join(lambda: KVStoreServer().run())
-    return None
