@@ -6,11 +6,12 @@ when a store first needs them, so either package may be imported first.
 """
 import sys as _sys
 
-from mx_kvstore import base, kvstore, optimizer_hooks
+from mx_kvstore import base, kvstore, kvstore_server, optimizer_hooks
 from mx_kvstore.base import KVStoreBase, create
 from mx_kvstore.kvstore import KVStore
+from mx_kvstore.kvstore_server import KVStoreServer
 
-__all__ = ["create", "KVStore", "KVStoreBase"]
+__all__ = ["create", "KVStore", "KVStoreBase", "KVStoreServer"]
 
 
 def _get_updater(optimizer):
@@ -41,3 +42,4 @@ optimizer_hooks.register(get_updater=_get_updater, to_json=_to_json, from_json=_
 # MXNet's sub-modules: import mx.kvstore.base works as import mxnet.kvstore.base did.
 _sys.modules[__name__ + ".base"] = base
 _sys.modules[__name__ + ".kvstore"] = kvstore
+_sys.modules[__name__ + ".kvstore_server"] = kvstore_server

@@ -19,8 +19,10 @@ from mx_engine import Context
 from mx_engine.base import MXNetError
 
 from mx_kvstore import _dist_keys as keys
+from mx_kvstore import _dist_rows as rows
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, optimizer_hooks
+from mx_kvstore._comm import CommCPU, in_host_memory
 from mx_kvstore._dist_engine import push_transfer
 from mx_kvstore._dist_mpi import env_int
 from mx_kvstore.compression import GradientCompression
@@ -36,11 +38,14 @@ class _Key:
     worker (the sum of the devices' values; pulls land here for several
     outputs).  The buffer's engine variable orders the key's transfers.
     With 2bit compression, ``residual`` and ``packed`` hold the error
-    feedback and the quantised words of every slice, one after another."""
+    feedback and the quantised words of every slice, one after another.
+    A row_sparse key has ``row_len`` (elements per row; None when dense)
+    and slices of whole rows."""
 
-    def __init__(self, shape, dtype, parts):
+    def __init__(self, shape, dtype, parts, row_len=None):
         from mx_ndarray import ndarray as nd
         self.shape, self.dtype, self.parts = tuple(shape), np.dtype(dtype), parts
+        self.row_len = row_len
         self.buf = nd.zeros(self.shape, ctx=_CPU, dtype=self.dtype.name)
         self.residual = self.packed = None
 
@@ -67,6 +72,25 @@ def _gather(count, done):
     return one
 
 
+def _copy_rows(src, ctx, dst=None):
+    """``src`` (row_sparse) into ``dst`` (or a new array) on ``ctx``, as one
+    engine function ordered by both arrays: sparse ``copyto`` across
+    contexts waits for ``src``, and a push or pull must not."""
+    from mx_ndarray import sparse
+    from mx_ndarray._sparse_base import push_sparse
+    if dst is None:
+        dst = sparse.zeros("row_sparse", src.shape, ctx=ctx, dtype=src.dtype)
+
+    def fill(inputs, outputs):
+        source, out = inputs[0], outputs[0]
+        for name in ("data", "indices"):
+            part = getattr(source, name)
+            part = part.get() if out.xp is np and hasattr(part, "get") else out.xp.asarray(part)
+            setattr(out, name, part)
+    push_sparse("KVStoreDistCopyRows", fill, [src], [dst], ctx)
+    return dst
+
+
 class KVStoreDist(KVStore):
     """MXNet 1.9.1's distributed KVStore on MPI (worker side)."""
 
@@ -80,6 +104,11 @@ class KVStoreDist(KVStore):
         self._bound = keys.bigarray_bound()
         self._keys = {}
         self._str_keys = {}
+        # Where a key's values are summed before they are sent: on the first
+        # value's device for dist_sync_device / dist_device_sync (MXNet's
+        # CommDevice), in CPU memory otherwise (CommCPU).
+        self._comm = CommCPU()
+        self._sum_on_device = "device" in name
         if self.rank == 0:
             delay = env_int("MXNET_KVSTORE_MAX_DELAY", unit=" steps")
             self._command({"sync_mode": "async" not in name, "max_delay": delay})
@@ -109,65 +138,106 @@ class KVStoreDist(KVStore):
     def _dense(key, values, api):
         for v in values:
             if v.stype != "default":
-                raise KVStoreError(f"KVStore.{api}: key {key!r}: the distributed store moves "
-                                   f"dense arrays only, got stype {v.stype!r}")
+                raise KVStoreError(f"KVStore.{api}: key {key!r}: the distributed store takes "
+                                   f"dense arrays here, got stype {v.stype!r} (row_sparse "
+                                   f"values: init the key row_sparse, read it with "
+                                   f"row_sparse_pull)")
 
-    def _host_source(self, state, values):
-        """The CPU array to send: the value itself when it is one dense CPU
-        array, else the devices' sum in the key's buffer."""
-        if len(values) == 1 and values[0].context.device_type == "cpu":
+    def _host_source(self, ik, state, values, priority=0):
+        """The host array to send: the value itself when it is one dense
+        array in host memory, else the devices' sum.  The sum is made on the
+        first value's device for the *_device types (on a GPU, then copied
+        once into the key's buffer), else in the key's buffer."""
+        if len(values) == 1 and in_host_memory(values[0]):
             return values[0]
-        from mx_ndarray import op
-        on_cpu = [v if v.context.device_type == "cpu" else v.as_in_context(_CPU)
-                  for v in values]
-        op.add_n(*on_cpu, out=state.buf)
+        ctx = values[0].context if self._sum_on_device else _CPU
+        merged = state.buf if ctx == _CPU else self._comm.buffer(
+            ik, "merged", 0, state.shape, state.dtype.name, ctx)
+        self._comm.reduce(ik, values, merged, priority)
+        if in_host_memory(merged):
+            return merged
+        merged.copyto(state.buf)
         return state.buf
+
+    def _sparse_source(self, values):
+        """The row_sparse sum of a key's values, in host memory: summed on
+        the first value's device for the *_device types, else on the CPU."""
+        from mx_ndarray import op
+        ctx = values[0].context if self._sum_on_device else _CPU
+        here = [v if v.context == ctx else _copy_rows(v, ctx) for v in values]
+        merged = here[0] if len(here) == 1 else op.add_n(*here)
+        return merged if in_host_memory(merged) else _copy_rows(merged, _CPU)
 
     # -- KVStore's hooks -------------------------------------------------------
     def _init_impl(self, keys_, values):
         """Worker 0's values initialise the servers; every worker waits."""
         for key, value in zip(keys_, values):
-            self._dense(key, [value], "init")
+            sparse = value.stype == "row_sparse"
+            if not sparse:
+                self._dense(key, [value], "init")
             ik = self._int_key(key)
             size = int(np.prod(value.shape, dtype=np.int64))
+            row_len = size // value.shape[0] if sparse and value.shape[0] else None
+            if sparse and not row_len:
+                raise KVStoreError(f"KVStore.init: row_sparse key {key!r} has shape "
+                                   f"{value.shape}: the distributed store needs rows of at "
+                                   f"least one element")
             try:
-                parts = keys.partition(ik, size, self._layout.num_servers, self._bound)
+                parts = (keys.partition_rows(ik, value.shape[0], row_len,
+                                             self._layout.num_servers, self._bound)
+                         if sparse else
+                         keys.partition(ik, size, self._layout.num_servers, self._bound))
             except ValueError as exc:
                 raise KVStoreError(f"KVStore.init: {exc}") from None
             wire.dtype_code(value.dtype)
-            state = self._keys[ik] = _Key(value.shape, value.dtype, parts)
+            state = self._keys[ik] = _Key(value.shape, value.dtype, parts, row_len)
             if self.rank == 0:
-                self._transfer(wire.INIT, ik, state, self._host_source(state, [value]), False)
+                # a row_sparse value goes dense (rows it lacks as zeros): the
+                # servers keep every key dense
+                if sparse:
+                    value.copyto(state.buf)
+                src = state.buf if sparse else self._host_source(ik, state, [value])
+                self._transfer(wire.INIT, ik, state, src, False)
                 state.buf.wait_to_read()
         self._barrier()
 
     def _push_impl(self, keys_, groups, priority):
         for key, values in zip(keys_, groups):
-            self._dense(key, values, "push")
             ik, state = self._state(key)
-            self._transfer(wire.PUSH, ik, state, self._host_source(state, values),
+            if state.row_len is not None:
+                self._push_rows(key, ik, state, values, priority)
+                continue
+            self._dense(key, values, "push")
+            self._transfer(wire.PUSH, ik, state, self._host_source(ik, state, values, priority),
                            self._compression is not None, priority)
 
     def _pull_impl(self, keys_, groups, priority):
         for key, outs in zip(keys_, groups):
+            self._dense(key, outs, "pull")
             ik, state = self._state(key)
             self._receive(wire.PULL, ik, state, None, outs, priority)
 
     def _pushpull_impl(self, keys_, values, outs, priority):
         """Push, then the updated value into ``outs``, in one round trip
         (without compression; with it, a push then a pull, as MXNet)."""
-        if self._compression is not None:
-            super()._pushpull_impl(keys_, values, outs, priority)
-            return
         for key, vals, dsts in zip(keys_, values, outs):
-            self._dense(key, vals + dsts, "pushpull")
             ik, state = self._state(key)
-            self._receive(wire.PUSHPULL, ik, state, self._host_source(state, vals), dsts,
-                          priority)
+            if self._compression is not None or state.row_len is not None:
+                # a push then a pull (row_sparse values: MXNet's dense pull
+                # refuses row_sparse outs)
+                super()._pushpull_impl([key], [vals], [dsts], priority)
+                continue
+            self._dense(key, vals + dsts, "pushpull")
+            self._receive(wire.PUSHPULL, ik, state, self._host_source(ik, state, vals, priority),
+                          dsts, priority)
 
     def _row_sparse_pull_impl(self, keys_, groups, row_ids, priority):
-        raise KVStoreError("KVStore.row_sparse_pull: the distributed store on MPI moves "
-                           "dense arrays only")
+        """Each out gets the rows of its row ids (sorted, repeats dropped),
+        asking each server only for the rows it holds."""
+        for key, outs, rids in zip(keys_, groups, row_ids):
+            ik, state = self._state(key)
+            for out, rid in zip(outs, rids):
+                self._pull_rows(ik, state, out, rid, priority)
 
     def _set_compression_impl(self, compression):
         """The servers learn the threshold (rank 0 tells them), then every
@@ -253,8 +323,70 @@ class KVStoreDist(KVStore):
         push_transfer(start, reads, writes, _CPU, f"KVStoreDist{wire.OP_NAMES[op].title()}",
                       priority)
         if not direct:
-            for o in outs:
-                state.buf.copyto(o)
+            self._comm.broadcast(state.buf, outs, priority)
+
+    def _push_rows(self, key, ik, state, values, priority):
+        """A row_sparse push: each server gets the rows of its slice present
+        in the devices' sum (every server gets one, maybe of no rows: a sync
+        round counts every worker)."""
+        if any(v.stype != "row_sparse" for v in values):
+            raise KVStoreError(f"KVStore.push: key {key!r} was initialized row_sparse; the "
+                               f"distributed store takes row_sparse values for it, got "
+                               f"{[v.stype for v in values]}")
+        if self._compression is not None:
+            raise KVStoreError(f"KVStore.push: key {key!r}: gradient compression does not "
+                               f"support row_sparse values (as MXNet)")
+        src = self._sparse_source(values)
+        client, code, row_len = self._client, wire.dtype_code(state.dtype), state.row_len
+
+        def start(done):
+            blob = src._blob
+            ids = np.asarray(blob.indices, dtype=np.int64)
+            data = np.asarray(blob.data).reshape(len(ids), row_len)
+            rows.check_ids(ids, state.shape[0])
+            one = _gather(len(state.parts), done)
+            for server, skey, first, a, b in rows.spans(ids, state.parts, row_len):
+                client.request(server, wire.PUSH_ROWS, skey, one, dtype=code, label=ik,
+                               arg=b - a, send=rows.pack(row_len, ids[a:b] - first, data[a:b]))
+        push_transfer(start, [src], [state.buf], _CPU, "KVStoreDistPushRows", priority)
+
+    def _pull_rows(self, ik, state, out, rid, priority):
+        """The rows ``rid`` of the key into the row_sparse ``out``: they land
+        in a row_sparse array in CPU memory (``out`` itself when it is one),
+        copied on to a GPU's ``out``."""
+        from mx_ndarray import sparse
+        ids_nd = rid.as_in_context(_CPU).astype("int64", copy=False)
+        target = out if in_host_memory(out) else sparse.zeros(
+            "row_sparse", out.shape, ctx=_CPU, dtype=out.dtype)
+        client, code, row_len = self._client, wire.dtype_code(state.dtype), state.row_len
+
+        def start(done):
+            ids = np.unique(ids_nd._host_view().reshape(-1))
+            try:
+                rows.check_ids(ids, state.shape[0])
+            except ValueError as exc:
+                raise KVStoreError(f"KVStore.row_sparse_pull: key {ik}: {exc}") from None
+            values = np.empty((len(ids), row_len), state.dtype)
+            wanted = [s for s in rows.spans(ids, state.parts, row_len) if s[4] > s[3]]
+
+            def finish(error):
+                if error is None:
+                    blob = target._blob
+                    blob.data = values.reshape((len(ids),) + state.shape[1:])
+                    blob.indices = ids
+                done(error)
+            if not wanted:
+                finish(None)
+                return
+            one = _gather(len(wanted), finish)
+            for server, skey, first, a, b in wanted:
+                client.request(server, wire.PULL_ROWS, skey, one, dtype=code, label=ik,
+                               arg=b - a, send=rows.pack(row_len, ids[a:b] - first),
+                               recv=values[a:b].reshape(-1))
+        push_transfer(start, [ids_nd, state.buf], [target], _CPU, "KVStoreDistPullRows",
+                      priority)
+        if target is not out:
+            _copy_rows(target, out.context, out)
 
     def _blocking(self, server, op, key, payload, what):
         finished = threading.Event()

@@ -55,3 +55,19 @@ def partition(key, size, num_servers, bound):
 def decode(server_key, server, num_servers):
     """The user's key of ``server_key`` stored on ``server``."""
     return server_key - range_begin(server, num_servers)
+
+
+def partition_rows(key, rows, row_len, num_servers, bound):
+    """As ``partition``, for a row_sparse key of ``rows`` rows of ``row_len``
+    elements: a big one is split by whole rows (MXNet's EncodeRowSparseKey:
+    rows ``round(rows/S*i) .. round(rows/S*(i+1))`` on server i), so each
+    server holds whole rows.  Element ranges, as ``partition``'s."""
+    parts = partition(key, rows * row_len, num_servers, bound)
+    if len(parts) == 1:
+        return parts
+    out = []
+    for server, skey, _, _ in parts:
+        first = _round_half_up(rows / num_servers * server)
+        last = _round_half_up(rows / num_servers * (server + 1))
+        out.append((server, skey, first * row_len, last * row_len))
+    return out

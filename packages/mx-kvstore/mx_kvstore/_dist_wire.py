@@ -23,6 +23,9 @@ TEXT_BYTES = HEADER_WORDS * 8 - TEXT_OFFSET
 INIT, PUSH, PULL, PUSHPULL, BARRIER, COMMAND, STOP = range(1, 8)
 OP_NAMES = {INIT: "init", PUSH: "push", PULL: "pull", PUSHPULL: "pushpull",
             BARRIER: "barrier", COMMAND: "command", STOP: "stop"}
+# row_sparse requests (their data is a row message, _dist_rows.py; ARG = rows).
+PUSH_ROWS, PULL_ROWS = 8, 9
+OP_NAMES.update({PUSH_ROWS: "row_sparse push", PULL_ROWS: "row_sparse_pull"})
 # Reply kinds.
 OK, FAILED = 1, 2
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
-from mx_kvstore import _native, optimizer_hooks
+from mx_kvstore import _native, _server_rows, optimizer_hooks
 from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop
 from mx_kvstore.compression import GradientCompression
 
@@ -81,6 +81,7 @@ class Server:
         self.sync = True
         self.max_delay = None
         self.updater = None
+        self.controller = None      # KVStoreServer's: the workers' user commands
         self.threshold = None       # 2bit compression's, once a worker set it
         self.rounds = {}            # key -> _Round
         self.steps = {}             # key -> pushes per worker (bounded delay)
@@ -167,6 +168,10 @@ class Server:
                 for rank, h in self.barrier.items():
                     self._answer(rank, h)
                 self.barrier = {}
+        elif op == wire.PUSH_ROWS:
+            _server_rows.on_push(self, worker_rank, head)
+        elif op == wire.PULL_ROWS:
+            _server_rows.on_pull(self, worker_rank, head)
         elif op == wire.COMMAND:
             text = np.empty(nbytes, np.uint8)
             self._receive(worker_rank, head, text,
@@ -363,6 +368,8 @@ class Server:
                 self.max_delay = None if delay is None else int(delay)
             if "compression" in command:
                 self.threshold = float(command["compression"]["threshold"])
+            if "user" in command and self.controller is not None:
+                self.controller(*command["user"])
             if "optimizer" in command:
                 # The optimizer's registered name and parameters (never pickle).
                 self.updater = optimizer_hooks.get_updater(

@@ -71,9 +71,10 @@ def _leave(code, error=None):
         os._exit(code)
 
 
-def join():
+def join(serve=None):
     """Called at ``import mx``: takes this rank's role in a distributed job
-    (nothing happens outside one).  A server rank does not return."""
+    (nothing happens outside one).  A server rank runs ``serve()`` (the
+    exit status; default: a ``Server`` of its own) and does not return."""
     global _job
     if _job is not None or not _dist_mpi.wants_distributed():
         return
@@ -87,7 +88,8 @@ def join():
     if layout.is_server:
         from mx_kvstore._server import Server
         try:
-            code = Server(MPI, comm, layout, timeout()).serve()
+            code = (serve() if serve is not None
+                    else Server(MPI, comm, layout, timeout()).serve())
         except BaseException:
             _leave(1, traceback.format_exc())
         _leave(code, None if code == 0 else "a worker failed (see the workers' errors)")
@@ -126,6 +128,11 @@ def _worker_exit():
     if client is not None:
         client.close()
     _leave(0)
+
+
+def job_of_this_rank():
+    """This rank's job (after ``join``), or None outside one."""
+    return _job
 
 
 def job():
