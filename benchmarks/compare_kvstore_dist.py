@@ -24,6 +24,8 @@ import sys
 import tempfile
 import textwrap
 
+from mx_kvstore._dist_wire import CHUNK_BYTES
+
 NBYTES = 16 * 1024 * 1024
 
 _RAW = textwrap.dedent("""
@@ -46,14 +48,14 @@ _RAW = textwrap.dedent("""
 """)
 
 # The server design with nothing of mx in it: 2 workers each send 16 MB to
-# rank 2 and receive the sum, in 1 MiB chunks the server sums and answers
+# rank 2 and receive the sum, in chunks of mx's size the server sums and answers
 # while the next arrive (what mx's server does, minus Python and the engine).
 _RAW_SERVER = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     from mpi4py import MPI
     comm, iters = MPI.COMM_WORLD, int(sys.argv[1])
-    rank, n, m = comm.Get_rank(), {n} // 4, (1 << 20) // 4
+    rank, n, m = comm.Get_rank(), {n} // 4, {chunk} // 4
     if rank < 2:
         g = np.ones(n, np.float32); out = np.empty_like(g)
     else:
@@ -169,7 +171,7 @@ def main():
         with open(raw, "w") as f:
             f.write(_RAW.format(n=nbytes))
         with open(raw_server, "w") as f:
-            f.write(_RAW_SERVER.format(n=nbytes))
+            f.write(_RAW_SERVER.format(n=nbytes, chunk=CHUNK_BYTES))
         with open(ours, "w") as f:
             f.write(_OURS.format(n=nbytes, kind="dist_sync"))
         rows = []
