@@ -62,6 +62,7 @@ class _Round:
     def __init__(self, units):
         self.started = time.monotonic()
         self.arrived = {}
+        self.pulls = []             # (worker, header): pulls sent after a push of this round
         self.counts = [0] * units
         self.left = units
 
@@ -158,7 +159,13 @@ class Server:
                               lambda: self._pushed_async(worker_rank, head, buf))
         elif op == wire.PULL:
             if self._entry(worker_rank, head) is not None:
-                self._answer(worker_rank, head, data=True)
+                round_ = self.rounds.get(key)
+                if round_ is not None and worker_rank in round_.arrived:
+                    # The worker pushed in this round, then pulled without
+                    # waiting for the answer: it gets the round's result.
+                    round_.pulls.append((worker_rank, head))
+                else:
+                    self._answer(worker_rank, head, data=True)
         elif op == wire.BARRIER:
             if not self.barrier:
                 self.barrier_started = time.monotonic()
@@ -301,6 +308,8 @@ class Server:
             self._apply(key, entry, merged)
         for worker, (h, _) in round_.arrived.items():
             self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL and not early)
+        for worker, h in round_.pulls:
+            self._answer(worker, h, data=True)
 
     def _spare(self, entry):
         """The key's merge buffer, once the pulls still reading it left."""
@@ -384,7 +393,8 @@ class Server:
         for key, round_ in list(self.rounds.items()):
             if now - round_.started > limit:
                 failures.append((f"push of key {self._user_key(key)}", round_.arrived.keys(),
-                                 [(r, h) for r, (h, _) in round_.arrived.items()]))
+                                 [(r, h) for r, (h, _) in round_.arrived.items()] +
+                                 round_.pulls))
                 del self.rounds[key]
         if self.barrier and now - self.barrier_started > limit:
             failures.append(("barrier", self.barrier.keys(), list(self.barrier.items())))
