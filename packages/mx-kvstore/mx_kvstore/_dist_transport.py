@@ -159,13 +159,14 @@ class PostOrder:
 
 
 class _Gated:
-    __slots__ = ("order", "ticket", "start", "done")
+    __slots__ = ("order", "ticket", "start", "done", "turn_taken")
 
     def __init__(self, order, ticket, start):
         self.order, self.ticket, self.start, self.done = order, ticket, start, None
+        self.turn_taken = False
 
     def __call__(self, done):
-        self.done = done
+        self.done, self.turn_taken = done, True
         self.order._ready(self.ticket, self._post)
 
     def _post(self):
@@ -177,8 +178,8 @@ class _Gated:
     def release(self):
         """Called by the engine once the function is done or was skipped:
         a skipped transfer gives up its turn."""
-        if self.done is None:
-            self.done = True
+        if not self.turn_taken:
+            self.turn_taken = True
             self.order._ready(self.ticket, lambda: None)
 
 
