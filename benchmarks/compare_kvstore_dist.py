@@ -5,7 +5,7 @@ ranks in the same run (the MPI floor the server design is measured
 against; target: ours >= 0.8x it).
 
     MX_MXNET_PYTHON=/tmp/mxnet-venv/bin/python \
-        .venv/bin/python benchmarks/compare_kvstore_dist.py [--iters N] [--nbytes B]
+        .venv/bin/python benchmarks/compare_kvstore_dist.py [--iters N] [--rounds R] [--nbytes B]
 
 ``--nbytes 4096`` measures the fixed cost per operation instead (thread
 wake-ups, headers, the engine) against the same raw rows.
@@ -19,10 +19,13 @@ DMLC_PS_ROOT_PORT (tools/launch.py is not in the wheel), OPENBLAS_CORETYPE
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+
+from mx_kvstore._dist_wire import CHUNK_BYTES
 
 NBYTES = 16 * 1024 * 1024
 
@@ -46,14 +49,14 @@ _RAW = textwrap.dedent("""
 """)
 
 # The server design with nothing of mx in it: 2 workers each send 16 MB to
-# rank 2 and receive the sum, in 1 MiB chunks the server sums and answers
+# rank 2 and receive the sum, in chunks of mx's size the server sums and answers
 # while the next arrive (what mx's server does, minus Python and the engine).
 _RAW_SERVER = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     from mpi4py import MPI
     comm, iters = MPI.COMM_WORLD, int(sys.argv[1])
-    rank, n, m = comm.Get_rank(), {n} // 4, (1 << 20) // 4
+    rank, n, m = comm.Get_rank(), {n} // 4, {chunk} // 4
     if rank < 2:
         g = np.ones(n, np.float32); out = np.empty_like(g)
     else:
@@ -150,48 +153,68 @@ def _run_mxnet(python, script, args, port=9392):
     raise RuntimeError("MXNet printed no RESULT")
 
 
+def _cases(tmp, nbytes, iters):
+    """(name, run) for every row, the raw Allreduce first."""
+    from mx_kvstore._dist_mpi import find_mpiexec
+    mpiexec = find_mpiexec()
+    paths = {}
+    for name, text in (("raw", _RAW.format(n=nbytes)),
+                       ("raw_server", _RAW_SERVER.format(n=nbytes, chunk=CHUNK_BYTES)),
+                       ("ours", _OURS.format(n=nbytes, kind="dist_sync"))):
+        paths[name] = os.path.join(tmp, name + ".py")
+        with open(paths[name], "w") as f:
+            f.write(text)
+    n = str(iters)
+    cases = [("raw mpi4py Allreduce, 2 ranks",
+              lambda: _run([mpiexec, "-n", "2", sys.executable, paths["raw"], n])),
+             ("raw mpi4py server, 2 workers + 1 server",
+              lambda: _run([mpiexec, "-n", "3", sys.executable, paths["raw_server"], n]))]
+    for mode in ("push+pull", "pushpull"):
+        cases.append((f"mx dist_sync {mode}, 2 workers + 1 server",
+                      lambda mode=mode: _run([sys.executable, "-m", "mx_kvstore.launch", "-n", "2",
+                                              "-s", "1", sys.executable, paths["ours"], n, mode])))
+    mxnet = os.environ.get("MX_MXNET_PYTHON")
+    if mxnet and os.path.exists(mxnet):
+        for mode in ("push+pull", "pushpull"):
+            cases.append((f"MXNet 1.9.1 ps-lite {mode}, 2 workers + 1 server",
+                          lambda mode=mode: _run_mxnet(mxnet, paths["ours"], [n, mode])))
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="every case runs once per round, the rounds one after another "
+                             "(the machine's load moves); the table gives each case's median")
     parser.add_argument("--nbytes", type=int, default=NBYTES,
                         help="bytes per iteration, a multiple of 4 (default 16 MiB; "
                              "4096 shows the fixed cost per operation)")
     args = parser.parse_args()
     if args.nbytes < 4 or args.nbytes % 4:
         parser.error(f"--nbytes {args.nbytes}: must be a positive multiple of 4")
+    if args.rounds < 1 or args.iters < 1:
+        parser.error("--rounds and --iters must be at least 1")
     nbytes = args.nbytes
-    from mx_kvstore._dist_mpi import find_mpiexec
-    mpiexec = find_mpiexec()
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        raw = os.path.join(tmp, "raw.py")
-        raw_server = os.path.join(tmp, "raw_server.py")
-        ours = os.path.join(tmp, "ours.py")
-        with open(raw, "w") as f:
-            f.write(_RAW.format(n=nbytes))
-        with open(raw_server, "w") as f:
-            f.write(_RAW_SERVER.format(n=nbytes))
-        with open(ours, "w") as f:
-            f.write(_OURS.format(n=nbytes, kind="dist_sync"))
-        rows = []
-        t_raw = _run([mpiexec, "-n", "2", sys.executable, raw, str(args.iters)])
-        rows.append(("raw mpi4py Allreduce, 2 ranks", t_raw))
-        t = _run([mpiexec, "-n", "3", sys.executable, raw_server, str(args.iters)])
-        rows.append(("raw mpi4py server, 2 workers + 1 server", t))
-        for mode in ("push+pull", "pushpull"):
-            t = _run([sys.executable, "-m", "mx_kvstore.launch", "-n", "2", "-s", "1",
-                      sys.executable, ours, str(args.iters), mode])
-            rows.append((f"mx dist_sync {mode}, 2 workers + 1 server", t))
-        mxnet = os.environ.get("MX_MXNET_PYTHON")
-        if mxnet and os.path.exists(mxnet):
-            for mode in ("push+pull", "pushpull"):
-                t = _run_mxnet(mxnet, ours, [str(args.iters), mode])
-                rows.append((f"MXNet 1.9.1 ps-lite {mode}, 2 workers + 1 server", t))
-    print(f"{nbytes} bytes per iteration, {args.iters} iterations, GB/s allreduce-equivalent "
-          f"(bytes / time per iteration)")
-    for name, t in rows:
-        gbs = nbytes / t / 1e9
-        print(f"{name:52s} {t * 1e3:8.2f} ms  {gbs:6.2f} GB/s  {t_raw / t:5.2f}x raw MPI")
-    if not any(name.startswith("MXNet") for name, _ in rows):
+        cases = _cases(tmp, nbytes, args.iters)
+        times = {name: [] for name, _ in cases}
+        for _ in range(args.rounds):
+            for name, run in cases:
+                times[name].append(run())
+    load_end = os.getloadavg()[0]
+    raw = times[cases[0][0]]
+    print(f"{nbytes} bytes per iteration, {args.iters} iterations, {args.rounds} rounds; "
+          f"load average {load_start:.1f} at the start, {load_end:.1f} at the end")
+    print("GB/s allreduce-equivalent (bytes / time per iteration); medians over the rounds; "
+          "x raw MPI per round: against the Allreduce of the same round")
+    for name, _ in cases:
+        t = statistics.median(times[name])
+        per_round = " ".join(f"{r / x:.2f}" for r, x in zip(raw, times[name]))
+        print(f"{name:50s} {t * 1e3:8.2f} ms {nbytes / t / 1e9:6.2f} GB/s "
+              f"{statistics.median(raw) / t:5.2f}x raw MPI  (per round: {per_round})")
+    if not any(name.startswith("MXNet") for name, _ in cases):
         print("MXNet 1.9.1 ps-lite: skipped (set MX_MXNET_PYTHON)")
 
 

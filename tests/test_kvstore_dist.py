@@ -151,3 +151,16 @@ def test_launcher_refuses_bad_arguments():
     proc = subprocess.run([sys.executable, "-m", "mx_kvstore.launch", "-n", "0", "true"],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "-n 0: need at least one worker" in proc.stderr
+
+
+def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order():
+    proc, reports = launch("pull_order.py")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(reports) == [0, 1]
+    for r in reports.values():
+        assert r["first"] == [[3.0] * 3] * 4
+        before, after, reused = r["rounds"]
+        assert before == [[3.0] * 3] * 4
+        assert after == [[30.0] * 3] * 4
+        assert reused == [[60.0] * 3] * 4
+        assert r["big_ok"] == [True, True, True]

@@ -27,7 +27,7 @@ kv.pushpull(3, pp)
 results.append(pp.asnumpy().tolist())
 # A value of several transfer chunks (wire.CHUNK_BYTES), summed and
 # answered chunk by chunk: push + pull, then pushpull.
-big = (np.arange(700_003) % 1000).astype(np.float32)
+big = (np.arange(2_800_003) % 1000).astype(np.float32)
 kv.init(5, mx.nd.zeros(big.shape))
 kv.push(5, mx.nd.array(big * (kv.rank + 1)))
 got = mx.nd.zeros(big.shape)

@@ -25,6 +25,7 @@ from mx_kvstore import _native, _server_role, optimizer_hooks
 from mx_kvstore._comm import CommCPU, in_host_memory
 from mx_kvstore._dist_engine import push_transfer
 from mx_kvstore._dist_mpi import env_int
+from mx_kvstore._dist_transport import PostOrder
 from mx_kvstore.compression import GradientCompression
 from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
@@ -48,6 +49,7 @@ class _Key:
         self.row_len = row_len
         self.buf = nd.zeros(self.shape, ctx=_CPU, dtype=self.dtype.name)
         self.residual = self.packed = None
+        self.order = PostOrder()    # the key's requests leave in call order
 
     def compressed(self):
         if self.residual is None:
@@ -99,6 +101,9 @@ class KVStoreDist(KVStore):
             raise KVStoreError(f"kvstore type {name!r} is not a distributed type "
                                f"({', '.join(DIST_TYPES)})")
         super().__init__(name)
+        # A sync server answers a pull only after the round of this worker's
+        # push before it: the pull need not wait for the push's answer.
+        self._pull_early = "async" not in name
         self._client = _server_role.client()
         self._layout = self._client.layout
         self._bound = keys.bigarray_bound()
@@ -298,8 +303,8 @@ class KVStoreDist(KVStore):
                 client.request(server, op, skey, one, send=data, dtype=code, label=ik,
                                arg=int(compress))
         reads = [] if src is state.buf else [src]
-        push_transfer(start, reads, [state.buf], _CPU, f"KVStoreDist{wire.OP_NAMES[op].title()}",
-                      priority)
+        push_transfer(state.order.gate(state.order.ticket(), start), reads, [state.buf], _CPU,
+                      f"KVStoreDist{wire.OP_NAMES[op].title()}", priority)
 
     def _receive(self, op, ik, state, src, outs, priority):
         """PULL (src None) or PUSHPULL: the servers' values land in ``outs[0]``
@@ -315,13 +320,18 @@ class KVStoreDist(KVStore):
             for server, skey, lo, hi in state.parts:
                 client.request(server, op, skey, one, recv=into[lo:hi], dtype=code, label=ik,
                                send=None if flat is None else flat[lo:hi])
-        if src is None:
-            reads, writes = ([state.buf], [dst]) if direct else ([], [state.buf])
+        if src is None and direct:
+            # After a push the pull is posted at once in sync mode (the key's
+            # post order keeps it behind the push; the server holds it to the
+            # round's end); in async mode it waits for the push's answer.
+            reads, writes = ([] if self._pull_early else [state.buf]), [dst]
+        elif src is None:
+            reads, writes = [], [state.buf]
         else:
             reads = [] if src is state.buf else [src]
             writes = [state.buf] if dst is state.buf else [state.buf, dst]
-        push_transfer(start, reads, writes, _CPU, f"KVStoreDist{wire.OP_NAMES[op].title()}",
-                      priority)
+        push_transfer(state.order.gate(state.order.ticket(), start), reads, writes, _CPU,
+                      f"KVStoreDist{wire.OP_NAMES[op].title()}", priority)
         if not direct:
             self._comm.broadcast(state.buf, outs, priority)
 

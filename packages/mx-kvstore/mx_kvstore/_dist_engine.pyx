@@ -51,7 +51,16 @@ cdef void _run(RunContextC* rctx, void* arg, OprBlock* blk) noexcept nogil:
 
 cdef void _release(void* arg) noexcept nogil:
     with gil:
-        Py_DECREF(<object>arg)
+        # A function may want to know that it is finished with, run or
+        # skipped after a failed input (``release()``: a key's post order
+        # then moves past a skipped transfer).  An error there is printed as
+        # unraisable; the reference is dropped in any case.
+        try:
+            release = getattr(<object>arg, "release", None)
+            if release is not None:
+                release()
+        finally:
+            Py_DECREF(<object>arg)
 
 
 cdef EngineVar** _vars_of(list arrays, str what) except? NULL:

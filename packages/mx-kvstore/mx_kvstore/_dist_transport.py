@@ -120,6 +120,69 @@ class Loop:
         return True
 
 
+class PostOrder:
+    """Posts one key's requests in the order of the calls that made them,
+    whichever engine worker runs their functions first.
+
+    A pull that does not wait for the push before it on the engine (the
+    server holds it until that push's sync round ends, so push + pull is
+    one round trip) must still reach the server after the push, and a push
+    after a pull.  Each transfer takes a ticket when it is called; its
+    engine function hands its post to ``gate``, which posts it when every
+    earlier ticket has posted (or was skipped by the engine after a failed
+    input).  Posting is a few non-blocking MPI calls, done under the lock so
+    that posts leave in ticket order."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._issued = 0        # tickets handed out
+        self._turn = 0          # the ticket that posts next
+        self._waiting = {}      # ticket -> post, ran before its turn
+
+    def ticket(self):
+        with self._lock:
+            self._issued += 1
+            return self._issued - 1
+
+    def gate(self, ticket, start):
+        """The engine function for the transfer of ``ticket``: ``start(done)``
+        posts it (its errors complete it, failed)."""
+        return _Gated(self, ticket, start)
+
+    def _ready(self, ticket, post):
+        with self._lock:
+            self._waiting[ticket] = post
+            while self._turn in self._waiting:
+                post = self._waiting.pop(self._turn)
+                self._turn += 1
+                post()
+
+
+class _Gated:
+    __slots__ = ("order", "ticket", "start", "done", "turn_taken")
+
+    def __init__(self, order, ticket, start):
+        self.order, self.ticket, self.start, self.done = order, ticket, start, None
+        self.turn_taken = False
+
+    def __call__(self, done):
+        self.done, self.turn_taken = done, True
+        self.order._ready(self.ticket, self._post)
+
+    def _post(self):
+        try:
+            self.start(self.done)
+        except BaseException as exc:   # this transfer fails; the key's next ones go on
+            self.done(f"{type(exc).__name__}: {exc}")
+
+    def release(self):
+        """Called by the engine once the function is done or was skipped:
+        a skipped transfer gives up its turn."""
+        if not self.turn_taken:
+            self.turn_taken = True
+            self.order._ready(self.ticket, lambda: None)
+
+
 class KVStoreTimeout(RuntimeError):
     pass
 

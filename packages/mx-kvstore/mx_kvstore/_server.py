@@ -56,14 +56,24 @@ class _Entry:
 
 class _Round:
     """A sync round of one key: the pushes so far (worker -> (header,
-    buffer)), how many workers' data landed per unit (chunk), and the
-    units not yet summed."""
+    buffer)), the pulls held to its end, how many workers' data landed per
+    unit (chunk), and the units not yet summed.  An ``early`` round (no
+    updater, no compression) answers its pushpulls and held pulls chunk by
+    chunk as each is summed; ``summed`` lists those chunks, in order."""
 
-    def __init__(self, units):
+    def __init__(self, units, early):
         self.started = time.monotonic()
         self.arrived = {}
+        self.pulls = []             # (worker, header): pulls sent after a push of this round
         self.counts = [0] * units
         self.left = units
+        self.early = early
+        self.summed = []
+
+    def readers(self):
+        """(worker, header) of every request answered with the round's sum."""
+        return [(w, h) for w, (h, _) in self.arrived.items()
+                if int(h[wire.OP]) == wire.PUSHPULL] + self.pulls
 
 
 class Server:
@@ -158,8 +168,18 @@ class Server:
                 self._receive(worker_rank, head, buf,
                               lambda: self._pushed_async(worker_rank, head, buf))
         elif op == wire.PULL:
-            if self._entry(worker_rank, head) is not None:
-                self._answer(worker_rank, head, data=True)
+            entry = self._entry(worker_rank, head)
+            if entry is not None:
+                round_ = self.rounds.get(key)
+                if round_ is not None and worker_rank in round_.arrived:
+                    # The worker pushed in this round, then pulled without
+                    # waiting for the answer: it gets the round's result
+                    # (the chunks summed so far at once, as a pushpull).
+                    round_.pulls.append((worker_rank, head))
+                    for chunk in round_.summed:
+                        self._send_data(worker_rank, head, entry.spare, entry.spare_sends, chunk)
+                else:
+                    self._answer(worker_rank, head, data=True)
         elif op == wire.BARRIER:
             if not self.barrier:
                 self.barrier_started = time.monotonic()
@@ -266,7 +286,7 @@ class Server:
         round_ = self.rounds.get(key)
         if round_ is None:
             units = 1 if compressed else len(wire.chunks(entry.view.nbytes))
-            round_ = self.rounds[key] = _Round(units)
+            round_ = self.rounds[key] = _Round(units, self.updater is None and not compressed)
         round_.arrived[rank] = (head, buf)
         if compressed:
             self._receive(rank, head, buf, then=lambda: self._unit_landed(key, entry, None))
@@ -290,11 +310,10 @@ class Server:
         # The push received into the spare first: the others add to it.
         pushes = sorted(round_.arrived.values(), key=lambda hb: hb[1] is not merged)
         self._sum(merged, part, pushes)
-        early = self.updater is None and chunk is not None
-        if early:
-            for worker, (h, _) in round_.arrived.items():
-                if int(h[wire.OP]) == wire.PUSHPULL:
-                    self._send_data(worker, h, merged, entry.spare_sends, chunk)
+        if round_.early:
+            round_.summed.append(chunk)
+            for worker, h in round_.readers():
+                self._send_data(worker, h, merged, entry.spare_sends, chunk)
         round_.left -= 1
         if round_.left:
             return
@@ -305,7 +324,10 @@ class Server:
         else:
             self._apply(key, entry, merged)
         for worker, (h, _) in round_.arrived.items():
-            self._answer(worker, h, data=int(h[wire.OP]) == wire.PUSHPULL and not early)
+            if int(h[wire.OP]) != wire.PUSHPULL:
+                self._answer(worker, h)
+        for worker, h in round_.readers():
+            self._answer(worker, h, data=not round_.early)
 
     def _spare(self, entry):
         """The key's merge buffer, once the pulls still reading it left."""
@@ -391,7 +413,8 @@ class Server:
         for key, round_ in list(self.rounds.items()):
             if now - round_.started > limit:
                 failures.append((f"push of key {self._user_key(key)}", round_.arrived.keys(),
-                                 [(r, h) for r, (h, _) in round_.arrived.items()]))
+                                 [(r, h) for r, (h, _) in round_.arrived.items()] +
+                                 round_.pulls))
                 del self.rounds[key]
         if self.barrier and now - self.barrier_started > limit:
             failures.append(("barrier", self.barrier.keys(), list(self.barrier.items())))
