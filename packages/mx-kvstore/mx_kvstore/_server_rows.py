@@ -64,7 +64,7 @@ def _pushed(server, rank, head, entry, row_len, ids, values):
     from mx_kvstore._server import _Round
     round_ = server.rounds.get(key)
     if round_ is None:
-        round_ = server.rounds[key] = _Round(1)
+        round_ = server.rounds[key] = _Round(1, early=False)  # answered whole, at the end
         round_.rows = True
     elif not getattr(round_, "rows", False):
         server._answer(rank, head, error=(
