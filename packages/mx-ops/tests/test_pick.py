@@ -90,6 +90,30 @@ def test_req_add_and_empty():
     np.testing.assert_array_equal(g, want)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8"])
+@pytest.mark.parametrize("shape, axis", [((20011, 50), -1), ((4, 30, 5003), 1),
+                                         ((50, 20011), 0)])
+def test_pick_large_split_across_threads(threads, dtype, shape, axis):
+    # Each pick from a row longer than a cache line counts as a line's worth
+    # of work, so these split across the threads, with range boundaries
+    # inside an outer block (3 threads); every element must still be its own.
+    from mx_ops.ops.nn import _conv_cpu      # any kernel module sets OpenMP's team size
+    old = _conv_cpu.set_max_threads(threads)
+    try:
+        x = rng.uniform(-100, 100, shape).astype(dtype)
+        n = x.shape[axis]
+        idx = rng.integers(-n, 2 * n, np.delete(x.shape, axis)).astype("int64")
+        for mode in ("clip", "wrap"):
+            want = reference_pick(x, idx, axis, mode, False)
+            np.testing.assert_array_equal(invoke("pick", [x, idx], axis=axis, mode=mode), want)
+            out = np.full_like(want, 3)
+            invoke("pick", [x, idx], out=out, req="add", axis=axis, mode=mode)
+            np.testing.assert_array_equal(out, (want + np.full_like(want, 3)).astype(dtype))
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
 @pytest.mark.parametrize("params", [{}, {"axis": 0}, {"axis": 1, "keepdims": True},
                                     {"axis": -1, "mode": "wrap"}])
 def test_pick_gradient(params):

@@ -48,6 +48,36 @@ def test_take_large_split_across_threads(shape, axis):
         np.testing.assert_array_equal(out, want + 1)
 
 
+@pytest.fixture(params=[1, 3])
+def threads(request):
+    """Kernels split over this many threads whatever the machine's cores
+    (3: range boundaries fall inside an outer block of the output)."""
+    from mx_ops.ops.nn import _conv_cpu      # any kernel module sets OpenMP's team size
+    old = _conv_cpu.set_max_threads(request.param)
+    yield request.param
+    _conv_cpu.set_max_threads(old)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int8"])
+@pytest.mark.parametrize("shape, axis", [((5, 7001), 1), ((3, 4999, 16), 1), ((9000, 40), 0)])
+def test_take_split_inside_outer_blocks(threads, dtype, shape, axis):
+    # Rows of 64 bytes and more are prefetched a few indices ahead, within
+    # their outer block; one-element rows are copied without memcpy.  Every
+    # row must come from its own index wherever a thread's range starts.
+    a = rng.uniform(-100, 100, shape).astype(dtype)
+    idx = rng.integers(-shape[axis] - 9, 2 * shape[axis], 30011).astype("int32")
+    idx[:20] = idx[0]                                   # duplicates side by side
+    for mode in ("wrap", "clip"):
+        want = reference_take(a, idx, axis, mode)
+        np.testing.assert_array_equal(invoke("take", [a, idx], axis=axis, mode=mode), want)
+        out = np.ones_like(want)
+        invoke("take", [a, idx], out=out, req="add", axis=axis, mode=mode)
+        np.testing.assert_array_equal(out, (want + np.ones_like(want)).astype(dtype))
+    ok = np.mod(idx, shape[axis])
+    np.testing.assert_array_equal(invoke("take", [a, ok], axis=axis, mode="raise"),
+                                  np.take(a, ok, axis=axis))
+
+
 def test_take_truncates_float_indices_and_clips_by_default():
     a = np.arange(10, dtype=np.float32) * 10
     idx = np.array([0.9, 1.5, -0.7, -3.2, 8.99, 12.0], np.float32)

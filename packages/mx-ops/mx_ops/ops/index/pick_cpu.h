@@ -42,11 +42,17 @@ static void pick_loop(MXOpCall *c) {
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   const int64_t mode = p->mode;
-  parallel_for(outer * inner, [&](int64_t begin, int64_t end) {
+  // Elements picked from rows longer than a cache line are a cache miss
+  // each: count a line's worth of element-visits for every one, so a large
+  // pick splits across the cores as a streaming loop of that size would.
+  constexpr int64_t kLine = 64 / int64_t(sizeof(T));
+  const int64_t cost = n * inner < kLine ? n * inner : kLine;
+  parallel_for_cost(outer * inner, cost > 1 ? cost : 1, [&](int64_t begin, int64_t end) {
+    int64_t o = begin / inner, e = begin - o * inner;   // r = o * inner + e
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r / inner, e = r - o * inner;
       const T v = src[(o * n + pick_col(convert<int64_t>(idx[r]), n, mode)) * inner + e];
       dst[r] = add ? wrap_add(dst[r], v) : v;
+      if (++e == inner) { e = 0; ++o; }
     }
   });
 }
