@@ -48,6 +48,12 @@ static void pick_loop(MXOpCall *c) {
   constexpr int64_t kLine = 64 / int64_t(sizeof(T));
   const int64_t cost = n * inner < kLine ? n * inner : kLine;
   parallel_for_cost(outer * inner, cost > 1 ? cost : 1, [&](int64_t begin, int64_t end) {
+    if (inner == 1 && !add) {          // along the last axis: one row per element
+      const T *row = src + begin * n;
+      for (int64_t r = begin; r < end; ++r, row += n)
+        dst[r] = row[pick_col(convert<int64_t>(idx[r]), n, mode)];
+      return;
+    }
     int64_t o = begin / inner, e = begin - o * inner;   // r = o * inner + e
     for (int64_t r = begin; r < end; ++r) {
       const T v = src[(o * n + pick_col(convert<int64_t>(idx[r]), n, mode)) * inner + e];
