@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "int_arith.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace mxop {
 
@@ -94,8 +95,9 @@ static int take_loop(MXOpCall *c) {
   const bool add = c->req[0] == MX_REQ_ADD;
   const int64_t mode = p->mode;
   // Output rows are independent: split them across the cores (a gather of
-  // many rows is memory-bound, and one core cannot saturate the bus).
-  parallel_for_cost(outer * nidx, inner, [&](int64_t begin, int64_t end) {
+  // many rows is memory-bound, and one core cannot saturate the bus), on
+  // the module's team: every engine worker calling shares its threads.
+  team_for_cost(outer * nidx, inner, [&](int64_t begin, int64_t end) {
     take_rows(src, idx, dst, n, nidx, inner, mode, add, begin, end);
   });
   return 0;

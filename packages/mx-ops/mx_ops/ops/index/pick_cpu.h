@@ -11,6 +11,7 @@
 #include "dtype.h"
 #include "int_arith.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace mxop {
 
@@ -67,7 +68,7 @@ static void pick_loop(MXOpCall *c) {
   // pick splits across the cores as a streaming loop of that size would.
   constexpr int64_t kLine = 64 / int64_t(sizeof(T));
   const int64_t cost = n * inner < kLine ? n * inner : kLine;
-  parallel_for_cost(outer * inner, cost > 1 ? cost : 1, [&](int64_t begin, int64_t end) {
+  team_for_cost(outer * inner, cost > 1 ? cost : 1, [&](int64_t begin, int64_t end) {
     pick_elements(src, idx, dst, n, inner, mode, add, begin, end);
   });
 }
