@@ -79,8 +79,9 @@ def test_take_split_inside_outer_blocks(threads, dtype, shape, axis):
 
 
 @settings(max_examples=25, deadline=None)
-@given(outer=st.integers(1, 7), n=st.integers(1, 300), inner=st.sampled_from([1, 2, 15, 16, 17, 70]),
-       nidx=st.integers(1, 3000), threads=st.integers(1, 4), mode=st.sampled_from(["clip", "wrap"]),
+@given(outer=st.integers(1, 7), n=st.integers(1, 300),
+       inner=st.sampled_from([1, 2, 15, 16, 17, 70]), nidx=st.integers(1, 3000),
+       threads=st.integers(1, 4), mode=st.sampled_from(["clip", "wrap"]),
        seed=st.integers(0, 2**32 - 1))
 def test_take_matches_numpy_on_any_split(outer, n, inner, nidx, threads, mode, seed):
     # Row sizes around a cache line (15-17 float32s), outer blocks that the
