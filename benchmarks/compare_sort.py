@@ -2,14 +2,15 @@
 PyTorch CPU and NumPy, each in its own interpreter (PyTorch from its own
 virtual environment, when present), run as subprocesses one after another.
 
-    python benchmarks/compare_sort.py [--quick] [--torch-python PATH]
+    python benchmarks/compare_sort.py [--quick] [--repeat R] [--torch-python PATH]
 
 Cases (float32): sort, argsort and topk (k=10, values and indices) along
 the last axis of 1000 x 1000; sort of 1e6 flattened elements; take of
 100000 rows of 64 and of 1e6 single elements (int64 indices); pick of one element in each of 100000
 rows of 100.  The NumPy column is the composition computing the same thing
 (topk: argpartition, then argsort of the k selected); ratios are ours over
-theirs (below 1: ours is faster).  Best of R runs.
+theirs (below 1: ours is faster).  Best of R runs (7; more on a loaded
+machine, where a few runs rarely include an undisturbed one).
 """
 import argparse
 import os
@@ -106,10 +107,13 @@ CASES = [("sort", "sort, 1000 x 1000, last axis"),
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per case (best is kept)")
     parser.add_argument("--torch-python",
                         default=os.environ.get("MX_TORCH_PYTHON", "/tmp/torch-venv/bin/python"))
     args = parser.parse_args(argv)
-    sizes = (100, 100, 1) if args.quick else (1000, 1000, 7)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    sizes = (100, 100, 1) if args.quick else (1000, 1000, args.repeat)
     ours = run(sys.executable, _MX_SCRIPT, sizes)
     torch = run(args.torch_python, _TORCH_SCRIPT, sizes)
     numpy = run(sys.executable, _NUMPY_SCRIPT, sizes)
