@@ -34,7 +34,8 @@ class Ordering:
 
 
 class Picking:
-    """take of 100000 rows of 64; pick of one in each of 100000 rows of 100."""
+    """take of 100000 rows of 64 and of 1e6 single elements; pick of one in each
+    of 100000 rows of 100."""
 
     def setup(self):
         rng = np.random.default_rng(0)
@@ -42,15 +43,23 @@ class Picking:
         self.tidx = rng.integers(0, 100000, 100000)
         self.p = rng.standard_normal((100000, 100), dtype=np.float32)
         self.pidx = rng.integers(0, 100, 100000)
+        self.vec = rng.standard_normal(1000000, dtype=np.float32)
+        self.vidx = rng.integers(0, 1000000, 1000000)
 
     def time_take(self):
         invoke("take", [self.tab, self.tidx])
+
+    def time_take_1d(self):
+        invoke("take", [self.vec, self.vidx])
 
     def time_pick(self):
         invoke("pick", [self.p, self.pidx])
 
     def time_numpy_take(self):
         np.take(self.tab, self.tidx, axis=0)
+
+    def time_numpy_take_1d(self):
+        np.take(self.vec, self.vidx)
 
     def time_numpy_pick(self):
         np.take_along_axis(self.p, self.pidx[:, None], -1)

@@ -1,7 +1,8 @@
 """Checking operators' gradients against finite differences, as MXNet's
 ``mx.test_utils.check_numeric_gradient`` does for symbols, here for one
-operator applied to NumPy arrays; and the helpers that compare calls
-through the call-plan cache (mx_ops.core._call) with uncached ones."""
+operator applied to NumPy arrays; the helpers that compare calls through
+the call-plan cache (mx_ops.core._call) with uncached ones; and a team size
+for the CPU kernels' thread splits."""
 import contextlib
 
 import numpy as np
@@ -10,7 +11,7 @@ from mx_ops.core.gradient import grad_entries
 from mx_ops.core.node import evaluate, make_node, variable
 
 __all__ = ["numeric_gradient", "symbolic_gradient", "check_numeric_gradient",
-           "plan_cache_limit", "same_outcome"]
+           "plan_cache_limit", "same_outcome", "kernel_threads"]
 
 
 @contextlib.contextmanager
@@ -23,6 +24,19 @@ def plan_cache_limit(n):
         yield
     finally:
         set_plan_limit(previous)
+
+
+@contextlib.contextmanager
+def kernel_threads(n):
+    """CPU kernels called from this thread inside the block split their work
+    over up to ``n`` threads, whatever the machine's cores (OpenMP's
+    max-threads, which every kernel module shares)."""
+    from mx_ops.ops.nn._conv_cpu import set_max_threads
+    previous = set_max_threads(n)
+    try:
+        yield
+    finally:
+        set_max_threads(previous)
 
 
 def same_outcome(a, b):

@@ -3,10 +3,11 @@ NumPy and MXNet 1.9.1's outputs: every axis, keepdims, mode, dtype of data
 and index, req; pick's gradient against finite differences."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mx_ops import invoke, registry
 from mx_ops.core.registry import ShapeError, TypeInferenceError
-from mx_ops.test_utils import check_numeric_gradient
+from mx_ops.test_utils import check_numeric_gradient, kernel_threads
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64"]
 rng = np.random.default_rng(5)
@@ -88,6 +89,39 @@ def test_req_add_and_empty():
     want = np.ones((4, 5))
     want[np.arange(4), idx] += 2
     np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8"])
+@pytest.mark.parametrize("shape, axis", [((20011, 50), -1), ((4, 30, 5003), 1),
+                                         ((50, 20011), 0)])
+def test_pick_large_split_across_threads(threads, dtype, shape, axis):
+    # Each pick from a row longer than a cache line counts as a line's worth
+    # of work, so these split across the threads, with range boundaries
+    # inside an outer block (3 threads); every element must still be its own.
+    x = rng.uniform(-100, 100, shape).astype(dtype)
+    n = x.shape[axis]
+    idx = rng.integers(-n, 2 * n, np.delete(x.shape, axis)).astype("int64")
+    with kernel_threads(threads):
+        for mode in ("clip", "wrap"):
+            want = reference_pick(x, idx, axis, mode, False)
+            np.testing.assert_array_equal(invoke("pick", [x, idx], axis=axis, mode=mode), want)
+            out = np.full_like(want, 3)
+            invoke("pick", [x, idx], out=out, req="add", axis=axis, mode=mode)
+            np.testing.assert_array_equal(out, (want + np.full_like(want, 3)).astype(dtype))
+
+
+@settings(max_examples=25, deadline=None)
+@given(outer=st.integers(1, 300), n=st.integers(1, 40), inner=st.integers(1, 200),
+       threads=st.integers(1, 4), mode=st.sampled_from(["clip", "wrap"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_pick_matches_numpy_on_any_split(outer, n, inner, threads, mode, seed):
+    r = np.random.default_rng(seed)
+    x = r.standard_normal((outer, n, inner)).astype("float32")
+    idx = r.integers(-2 * n, 2 * n, (outer, inner))
+    with kernel_threads(threads):
+        got = invoke("pick", [x, idx], axis=1, mode=mode)
+    np.testing.assert_array_equal(got, reference_pick(x, idx, 1, mode, False))
 
 
 @pytest.mark.parametrize("params", [{}, {"axis": 0}, {"axis": 1, "keepdims": True},

@@ -2,11 +2,13 @@
 mode, 0-size, 1-d..5-d, every req."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mx_engine.base import MXNetError
 from mx_ops import invoke
 from mx_ops.core._params import ParamError
 from mx_ops.core.registry import ShapeError
+from mx_ops.test_utils import kernel_threads
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64"]
 rng = np.random.default_rng(1)
@@ -46,6 +48,50 @@ def test_take_large_split_across_threads(shape, axis):
         out = np.ones_like(want)
         invoke("take", [a, idx], out=out, req="add", axis=axis, mode=mode)
         np.testing.assert_array_equal(out, want + 1)
+
+
+@pytest.fixture(params=[1, 3])
+def threads(request):
+    """Kernels split over this many threads whatever the machine's cores
+    (3: range boundaries fall inside an outer block of the output)."""
+    with kernel_threads(request.param):
+        yield request.param
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int8"])
+@pytest.mark.parametrize("shape, axis", [((5, 7001), 1), ((3, 4999, 16), 1), ((9000, 40), 0)])
+def test_take_split_inside_outer_blocks(threads, dtype, shape, axis):
+    # Rows of 64 bytes and more are prefetched a few indices ahead, within
+    # their outer block; one-element rows are copied without memcpy.  Every
+    # row must come from its own index wherever a thread's range starts.
+    a = rng.uniform(-100, 100, shape).astype(dtype)
+    idx = rng.integers(-shape[axis] - 9, 2 * shape[axis], 30011).astype("int32")
+    idx[:20] = idx[0]                                   # duplicates side by side
+    for mode in ("wrap", "clip"):
+        want = reference_take(a, idx, axis, mode)
+        np.testing.assert_array_equal(invoke("take", [a, idx], axis=axis, mode=mode), want)
+        out = np.ones_like(want)
+        invoke("take", [a, idx], out=out, req="add", axis=axis, mode=mode)
+        np.testing.assert_array_equal(out, (want + np.ones_like(want)).astype(dtype))
+    ok = np.mod(idx, shape[axis])
+    np.testing.assert_array_equal(invoke("take", [a, ok], axis=axis, mode="raise"),
+                                  np.take(a, ok, axis=axis))
+
+
+@settings(max_examples=25, deadline=None)
+@given(outer=st.integers(1, 7), n=st.integers(1, 300),
+       inner=st.sampled_from([1, 2, 15, 16, 17, 70]), nidx=st.integers(1, 3000),
+       threads=st.integers(1, 4), mode=st.sampled_from(["clip", "wrap"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_take_matches_numpy_on_any_split(outer, n, inner, nidx, threads, mode, seed):
+    # Row sizes around a cache line (15-17 float32s), outer blocks that the
+    # thread ranges cut anywhere (work above the parallel threshold often).
+    r = np.random.default_rng(seed)
+    a = r.standard_normal((outer, n, inner)).astype("float32")
+    idx = r.integers(-2 * n, 2 * n, nidx)
+    with kernel_threads(threads):
+        got = invoke("take", [a, idx], axis=1, mode=mode)
+    np.testing.assert_array_equal(got, reference_take(a, idx, 1, mode))
 
 
 def test_take_truncates_float_indices_and_clips_by_default():

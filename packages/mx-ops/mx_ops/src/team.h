@@ -141,5 +141,22 @@ class Team {
   int nt_ = 0;
 };
 
+// parallel_for_cost on the team of this extension module rather than an
+// OpenMP team of the calling thread: one pool of threads however many engine
+// workers call, none left spinning for another caller's team, and no
+// barrier waiting for a late worker.  body(b, e) over about four contiguous
+// ranges per thread.
+template <typename B>
+static inline void team_for_cost(int64_t n, int64_t cost, B body) {
+  const int nt = parallel_threads(n * cost, n);
+  const int64_t parts = nt <= 1 ? 1 : (n < 4 * int64_t(nt) ? n : 4 * int64_t(nt));
+  const int64_t step = parts > 0 ? (n + parts - 1) / parts : 0;
+  auto item = [&](int, int64_t i) {
+    const int64_t b = i * step, e = b + step < n ? b + step : n;
+    if (b < e) body(b, e);
+  };
+  Team::get().run(nt, parts, item);
+}
+
 }  // namespace mxop
 #endif  // MX_OPS_TEAM_H_

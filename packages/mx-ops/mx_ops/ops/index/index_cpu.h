@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "int_arith.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace mxop {
 
@@ -25,6 +26,49 @@ static inline int64_t take_row(int64_t j, int64_t n, int64_t mode) {
   if (mode == TAKE_WRAP) { j %= n; return j < 0 ? j + n : j; }
   if (mode == TAKE_CLIP) return j < 0 ? 0 : (j >= n ? n - 1 : j);
   return j < 0 || j >= n ? -1 : j;
+}
+
+// Rows ahead of the one being copied whose source take_rows prefetches.
+constexpr int64_t kTakePrefetch = 8;
+
+// Asks for the first lines of a row (a long row's later lines follow the
+// hardware prefetcher's sequential stream).
+static inline void prefetch_row(const void *row, size_t bytes) {
+  const char *b = static_cast<const char *>(row);
+  const size_t n = bytes < 256 ? bytes : 256;
+  for (size_t i = 0; i < n; i += 64) __builtin_prefetch(b + i);
+}
+
+// Output rows [begin, end) of take: row r = o * nidx + k is row idx[k] of
+// the outer block o of `src`.  Plain arguments rather than a lambda's
+// captures: they stay in registers instead of being reloaded after every
+// store, which keeps the loop short enough for many misses to be in flight.
+template <typename I, typename T>
+static void take_rows(const T *src, const I *idx, T *dst, int64_t n, int64_t nidx,
+                      int64_t inner, int64_t mode, bool add, int64_t begin, int64_t end) {
+  int64_t o = begin / nidx, k = begin - o * nidx;
+  if (inner == 1 && !add) {            // single elements: no memcpy call per element
+    for (int64_t r = begin; r < end; ++r) {
+      dst[r] = src[o * n + take_row(convert<int64_t>(idx[k]), n, mode)];
+      if (++k == nidx) { k = 0; ++o; }
+    }
+    return;
+  }
+  const size_t row_bytes = size_t(inner) * sizeof(T);
+  const bool prefetch = row_bytes >= 64;
+  for (int64_t r = begin; r < end; ++r) {
+    // The source row of a later index is requested now, so that several
+    // random rows are in flight at once instead of one miss at a time
+    // (the copy of a row of whole lines does not overlap them by itself).
+    if (prefetch && k + kTakePrefetch < nidx)
+      prefetch_row(src + (o * n + take_row(convert<int64_t>(idx[k + kTakePrefetch]), n, mode)) *
+                             inner, row_bytes);
+    const T *s = src + (o * n + take_row(convert<int64_t>(idx[k]), n, mode)) * inner;
+    T *d = dst + r * inner;
+    if (add) for (int64_t i = 0; i < inner; ++i) d[i] = wrap_add(d[i], s[i]);
+    else std::memcpy(d, s, row_bytes);
+    if (++k == nidx) { k = 0; ++o; }
+  }
 }
 
 template <typename I, typename T>
@@ -49,16 +93,12 @@ static int take_loop(MXOpCall *c) {
   const T *src = static_cast<const T *>(a.dptr);
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
+  const int64_t mode = p->mode;
   // Output rows are independent: split them across the cores (a gather of
-  // many rows is memory-bound, and one core cannot saturate the bus).
-  parallel_for_cost(outer * nidx, inner, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r / nidx, k = r % nidx;
-      const T *s = src + (o * n + take_row(convert<int64_t>(idx[k]), n, p->mode)) * inner;
-      T *d = dst + r * inner;
-      if (add) for (int64_t i = 0; i < inner; ++i) d[i] = wrap_add(d[i], s[i]);
-      else std::memcpy(d, s, inner * sizeof(T));
-    }
+  // many rows is memory-bound, and one core cannot saturate the bus), on
+  // the module's team: every engine worker calling shares its threads.
+  team_for_cost(outer * nidx, inner, [&](int64_t begin, int64_t end) {
+    take_rows(src, idx, dst, n, nidx, inner, mode, add, begin, end);
   });
   return 0;
 }

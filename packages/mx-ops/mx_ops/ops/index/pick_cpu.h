@@ -11,6 +11,7 @@
 #include "dtype.h"
 #include "int_arith.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace mxop {
 
@@ -31,7 +32,27 @@ static inline void pick_dims(const MXTBlob &t, int64_t axis, int64_t *outer, int
   for (int64_t d = axis + 1; d < t.ndim; ++d) *inner *= t.shape[d];
 }
 
-// out[o, e] = data[o, col(index[o, e]), e].
+// out[r] for r in [begin, end), r = o * inner + e: data[o, col(index[r]), e].
+// Plain arguments rather than a lambda's captures: they stay in registers
+// instead of being reloaded after every store, which keeps the loop short
+// enough for many misses to be in flight.
+template <typename I, typename T>
+static void pick_elements(const T *src, const I *idx, T *dst, int64_t n, int64_t inner,
+                          int64_t mode, bool add, int64_t begin, int64_t end) {
+  if (inner == 1 && !add) {            // along the last axis: one row per element
+    const T *row = src + begin * n;
+    for (int64_t r = begin; r < end; ++r, row += n)
+      dst[r] = row[pick_col(convert<int64_t>(idx[r]), n, mode)];
+    return;
+  }
+  int64_t o = begin / inner, e = begin - o * inner;
+  for (int64_t r = begin; r < end; ++r) {
+    const T v = src[(o * n + pick_col(convert<int64_t>(idx[r]), n, mode)) * inner + e];
+    dst[r] = add ? wrap_add(dst[r], v) : v;
+    if (++e == inner) { e = 0; ++o; }
+  }
+}
+
 template <typename I, typename T>
 static void pick_loop(MXOpCall *c) {
   const PickParam *p = static_cast<const PickParam *>(c->params);
@@ -42,12 +63,13 @@ static void pick_loop(MXOpCall *c) {
   T *dst = static_cast<T *>(c->outputs[0].dptr);
   const bool add = c->req[0] == MX_REQ_ADD;
   const int64_t mode = p->mode;
-  parallel_for(outer * inner, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r / inner, e = r - o * inner;
-      const T v = src[(o * n + pick_col(convert<int64_t>(idx[r]), n, mode)) * inner + e];
-      dst[r] = add ? wrap_add(dst[r], v) : v;
-    }
+  // Elements picked from rows longer than a cache line are a cache miss
+  // each: count a line's worth of element-visits for every one, so a large
+  // pick splits across the cores as a streaming loop of that size would.
+  constexpr int64_t kLine = 64 / int64_t(sizeof(T));
+  const int64_t cost = n * inner < kLine ? n * inner : kLine;
+  team_for_cost(outer * inner, cost > 1 ? cost : 1, [&](int64_t begin, int64_t end) {
+    pick_elements(src, idx, dst, n, inner, mode, add, begin, end);
   });
 }
 

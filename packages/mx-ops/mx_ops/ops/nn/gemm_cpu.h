@@ -203,20 +203,6 @@ static inline void gemm_team(int nt, int64_t n, B body) {
   Team::get().run(nt, n, body);
 }
 
-// parallel_for_cost on the same team (the GEMM kernels' small passes: one
-// pool of threads per kernel, none left spinning for the other): body(b, e)
-// over about four contiguous ranges per thread.
-template <typename B>
-static inline void team_for_cost(int64_t n, int64_t cost, B body) {
-  const int nt = parallel_threads(n * cost, n);
-  const int64_t parts = nt <= 1 ? 1 : (n < 4 * int64_t(nt) ? n : 4 * int64_t(nt));
-  const int64_t step = parts > 0 ? (n + parts - 1) / parts : 0;
-  gemm_team(nt, parts, [&](int, int64_t i) {
-    const int64_t b = i * step, e = b + step < n ? b + step : n;
-    if (b < e) body(b, e);
-  });
-}
-
 // One thread's packing buffers in a workspace of `nt` slabs.
 template <typename A>
 struct GemmSlab {
