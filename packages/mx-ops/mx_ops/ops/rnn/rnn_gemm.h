@@ -67,9 +67,11 @@ static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, in
   return RnnPackedB<T>{dst, K, N, npad};
 }
 
-// C (M x N, ldc) = or += A (M x K, row-major, lda) . B prepacked: items
-// are column blocks (whole panels, at most NC), each running the GEMM core
-// once per KC block on its panels in place.
+// C (M x N, ldc) = or += A (M x K, row-major, lda) . B prepacked, B's
+// panels read in place.  Tall products (the input projection of all steps:
+// T*N rows) split into row blocks, each packing its own rows of A once;
+// short ones (a step's N rows) into column blocks (whole panels, at most
+// NC), each reading A's rows in place.
 template <class Isa, typename T>
 static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_t lda,
                             const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc) {
@@ -78,24 +80,45 @@ static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_
   if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
   constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
   const GemmBlocks b = gemm_blocks<Isa, T>();
+  const int64_t slab = rnn_slab_bytes();
+  // One KC x (columns [j0, j0+n)) block of B, in place.
+  auto panels = [&](int64_t pc, int64_t kc, int64_t j0) {
+    return const_cast<T *>(B.buf) + pc * B.npad + j0 * kc;
+  };
+  const GemmSplit sp = gemm_split(b, M, N, K, threads);
+  if (sp.rows) {
+    gemm_team(sp.nt, sp.items, [&](int t, int64_t it) {
+      T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
+      const int64_t o = it * sp.block, m = M - o < sp.block ? M - o : sp.block;
+      for (int64_t pc = 0; pc < K; pc += b.KC) {
+        const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
+        for (int64_t jc = 0; jc < N; jc += b.NC) {
+          const int64_t nc = N - jc < b.NC ? N - jc : b.NC;
+          Isa::template gemm<T>(
+              m, nc, kc, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kk, T *d) MX_INLINE {
+                pack_lanes_strided<MR>(A, lda, o + i0, pc + k0, mc, kk, d);
+              },
+              [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
+              C + o * ldc + jc, ldc, acc || pc > 0, abuf, panels(pc, kc, jc), b.MC, b.KC,
+              b.NC);
+        }
+      }
+    });
+    return;
+  }
   int nt = parallel_threads(M * N * K, (N + NR - 1) / NR);
   if (nt > threads) nt = threads;
-  const int64_t slab = rnn_slab_bytes();
   int64_t block = round_up((N + 2 * nt - 1) / (2 * nt), NR);
   if (block > b.NC) block = b.NC;
   const int64_t items = (N + block - 1) / block;
-  gemm_team(nt, items, [&](int t, int64_t it) {
-    T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
+  gemm_team(nt, items, [&](int, int64_t it) {
     const int64_t o = it * block, n = N - o < block ? N - o : block;
     for (int64_t pc = 0; pc < K; pc += b.KC) {
       const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
-      Isa::template gemm<T>(
-          M, n, kc, [&](int64_t i0, int64_t k0, int64_t mc, int64_t kk, T *d) MX_INLINE {
-            pack_lanes_strided<MR>(A, lda, i0, pc + k0, mc, kk, d);
-          },
+      Isa::template gemm_direct_a<T>(
+          M, n, kc, A + pc, lda,
           [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
-          C + o, ldc, acc || pc > 0, abuf, const_cast<T *>(B.buf) + pc * B.npad + o * kc,
-          b.MC, b.KC, b.NC);
+          C + o, ldc, acc || pc > 0, panels(pc, kc, o), b.KC, b.NC);
     }
   });
 }
@@ -119,7 +142,9 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
 
 // One forward step's recurrent side and nonlinearities in one pass of the
 // team: S (N x G*H) = bias + h (N x P, ld ldh) . W_h2h^T (rnn_prepack_gates),
-// then units(j0, j1) for the hidden units of the block.  Items are blocks of
+// or S += h . W_h2h^T without a bias (S holds the step's input side and
+// both biases already), then units(j0, j1) for the hidden units of the
+// block.  Items are blocks of
 // hidden units: each computes its columns of every gate (A read in place,
 // no packing) and applies the nonlinearities to them at once, so a step
 // costs one hand-out of work and no thread waits between the GEMM and the
@@ -139,7 +164,8 @@ static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h,
     const int64_t j0 = it * block, n = H - j0 < block ? H - j0 : block;
     for (int g = 0; g < G; ++g) {
       T *c = S + g * H + j0;
-      for (int64_t r = 0; r < N; ++r) std::memcpy(c + r * GH, bias + g * H + j0, n * sizeof(T));
+      if (bias)
+        for (int64_t r = 0; r < N; ++r) std::memcpy(c + r * GH, bias + g * H + j0, n * sizeof(T));
       for (int64_t pc = 0; pc < P; pc += b.KC) {
         const int64_t kc = P - pc < b.KC ? P - pc : b.KC;
         Isa::template gemm_direct_a<T>(
