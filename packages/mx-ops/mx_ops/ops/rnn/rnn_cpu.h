@@ -111,9 +111,9 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
       const T *bi = w + lo.b_i(l, d), *bh = w + lo.b_h(l, d);
       if (!gru)
         for (int64_t j = 0; j < GH; ++j) bsum[j] = bi[j] + bh[j];
-      rnn_fill_rows(a, rows, GH, GH, gru ? bi : bsum);
       const RnnPackedB<T> wiT = rnn_prepack<Isa, T>(wi, in, true, in, GH, pre);
-      rnn_gemm_packed<Isa, T>(c->workspace, threads, rows, xin, in, wiT, a, GH, true);
+      rnn_gemm_packed<Isa, T>(c->workspace, threads, rows, xin, in, wiT, a, GH, false,
+                              gru ? bi : bsum);
       const RnnPackedB<T> whT = rnn_prepack_gates<Isa, T>(wh, P, H, p.G, pre);
       const T *h0 = hx + (int64_t(l) * p.D + d) * N * P;
       const T *c0 = lstm ? cx + (int64_t(l) * p.D + d) * N * H : nullptr;

@@ -18,6 +18,12 @@ static inline void rnn_gemm_empty(int64_t M, int64_t N, T *C, int64_t ldc, bool 
     for (int64_t i = 0; i < M; ++i) std::memset(C + i * ldc, 0, N * sizeof(T));
 }
 
+// Rows r of C (ld ldc, n columns) = bias.
+template <typename T>
+static inline void rnn_fill_rows(T *C, int64_t rows, int64_t n, int64_t ldc, const T *bias) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(C + r * ldc, bias, n * sizeof(T));
+}
+
 // C (M x N, ldc) = or += op(A) op(B), op(A) M x K (ta: A stored K x M),
 // op(B) K x N (tb: B stored N x K); row-major, gemm_cpu.h's split over the
 // call's team (its slabs fit in the workspace's rnn_slab_bytes each).
@@ -68,28 +74,39 @@ static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, in
 }
 
 // C (M x N, ldc) = or += A (M x K, row-major, lda) . B prepacked, B's
-// panels read in place.  Tall products (the input projection of all steps:
-// T*N rows) split into row blocks, each packing its own rows of A once;
-// short ones (a step's N rows) into column blocks (whole panels, at most
-// NC), each reading A's rows in place.
+// panels read in place; with a bias (N), C = bias + A . B.  Tall products
+// (the input projection of all steps: T*N rows) split into blocks of at
+// most MC rows, each packing its rows of A once and writing its bias rows
+// right before the product adds to them (still in cache: a separate pass
+// over all T*N rows first went to memory and back); short ones (a step's
+// N rows) into column blocks (whole panels, at most NC), each reading A's
+// rows in place.
 template <class Isa, typename T>
 static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_t lda,
-                            const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc) {
+                            const RnnPackedB<T> &B, T *C, int64_t ldc, bool acc,
+                            const T *bias = nullptr) {
   const int64_t N = B.N, K = B.K;
   if (M == 0 || N == 0) return;
+  const GemmBlocks b = gemm_blocks<Isa, T>();
+  const GemmSplit sp = gemm_split(b, M, N, K, threads);
+  if (bias && (K == 0 || !sp.rows)) {
+    rnn_fill_rows(C, M, N, ldc, bias);
+    acc = true;
+  }
   if (K == 0) return rnn_gemm_empty(M, N, C, ldc, acc);
   constexpr int MR = Isa::template Tile<T>::MR, NR = Isa::template Tile<T>::NR;
-  const GemmBlocks b = gemm_blocks<Isa, T>();
   const int64_t slab = rnn_slab_bytes();
   // One KC x (columns [j0, j0+n)) block of B, in place.
   auto panels = [&](int64_t pc, int64_t kc, int64_t j0) {
     return const_cast<T *>(B.buf) + pc * B.npad + j0 * kc;
   };
-  const GemmSplit sp = gemm_split(b, M, N, K, threads);
   if (sp.rows) {
-    gemm_team(sp.nt, sp.items, [&](int t, int64_t it) {
+    const int64_t block = sp.block < b.MC ? sp.block : b.MC;
+    const int64_t items = (M + block - 1) / block;
+    gemm_team(sp.nt, items, [&](int t, int64_t it) {
       T *abuf = reinterpret_cast<T *>(static_cast<char *>(ws) + t * slab);
-      const int64_t o = it * sp.block, m = M - o < sp.block ? M - o : sp.block;
+      const int64_t o = it * block, m = M - o < block ? M - o : block;
+      if (bias) rnn_fill_rows(C + o * ldc, m, N, ldc, bias);
       for (int64_t pc = 0; pc < K; pc += b.KC) {
         const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
         for (int64_t jc = 0; jc < N; jc += b.NC) {
@@ -99,8 +116,8 @@ static void rnn_gemm_packed(void *ws, int threads, int64_t M, const T *A, int64_
                 pack_lanes_strided<MR>(A, lda, o + i0, pc + k0, mc, kk, d);
               },
               [](int64_t, int64_t, int64_t, int64_t, T *) MX_INLINE {},     // packed already
-              C + o * ldc + jc, ldc, acc || pc > 0, abuf, panels(pc, kc, jc), b.MC, b.KC,
-              b.NC);
+              C + o * ldc + jc, ldc, acc || bias || pc > 0, abuf, panels(pc, kc, jc), b.MC,
+              b.KC, b.NC);
         }
       }
     });
@@ -177,12 +194,6 @@ static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h,
     }
     units(j0, j0 + n);
   });
-}
-
-// Rows r of C (ld ldc, n columns) = bias.
-template <typename T>
-static inline void rnn_fill_rows(T *C, int64_t rows, int64_t n, int64_t ldc, const T *bias) {
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(C + r * ldc, bias, n * sizeof(T));
 }
 
 // dst (=, +=) src over n elements (req), or nothing for 'null'.
