@@ -59,6 +59,18 @@ struct RnnPackedB {
   int64_t K, N, npad;     // npad: N padded to panels (one gate's H: rnn_prepack_gates)
 };
 
+// pack(l0, nl, offset) for the lanes [0, n) of one KC block as NR-lane
+// panels of kc steps (offset: where lane l0's panel starts), the panels
+// split over the team: a weight is packed once per call, and on one thread
+// that cost as much as a tenth of the steps' GEMMs.
+template <int NR, class F>
+static void rnn_pack_split(int64_t n, int64_t kc, F &&pack) {
+  team_for_cost((n + NR - 1) / NR, kc * NR, [&](int64_t p0, int64_t p1) {
+    const int64_t l0 = p0 * NR, l1 = p1 * NR < n ? p1 * NR : n;
+    pack(l0, l1 - l0, l0 * kc);
+  });
+}
+
 template <class Isa, typename T>
 static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, int64_t N,
                                  T *dst) {
@@ -67,8 +79,10 @@ static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, in
   const int64_t npad = round_up(N, NR);
   for (int64_t pc = 0; pc < K; pc += b.KC) {
     const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
-    if (tb) pack_lanes_strided<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
-    else pack_lanes_contiguous<NR>(B, ldb, 0, pc, N, kc, dst + pc * npad);
+    rnn_pack_split<NR>(N, kc, [&](int64_t l0, int64_t nl, int64_t o) {
+      if (tb) pack_lanes_strided<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
+      else pack_lanes_contiguous<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
+    });
   }
   return RnnPackedB<T>{dst, K, N, npad};
 }
@@ -152,7 +166,9 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
   for (int64_t pc = 0; pc < P; pc += b.KC) {
     const int64_t kc = P - pc < b.KC ? P - pc : b.KC;
     for (int g = 0; g < G; ++g)
-      pack_lanes_strided<NR>(W, P, g * H, pc, H, kc, dst + pc * G * hpad + g * hpad * kc);
+      rnn_pack_split<NR>(H, kc, [&](int64_t l0, int64_t nl, int64_t o) {
+        pack_lanes_strided<NR>(W, P, g * H + l0, pc, nl, kc, dst + pc * G * hpad + g * hpad * kc + o);
+      });
   }
   return RnnPackedB<T>{dst, P, G * H, hpad};
 }
