@@ -3,7 +3,7 @@ PyTorch CPU (torch.nn.LSTM), each in its own interpreter as a subprocess
 that times calls on request.
 
     python benchmarks/compare_rnn.py [--quick] [--repeat N] [--threads N]
-        [--mxnet-python PATH] [--torch-python PATH]
+        [--clock wall|cpu] [--mxnet-python PATH] [--torch-python PATH]
 
 Case (float32): LSTM, 2 layers, hidden 256, sequence 35, batch 32, input
 256; forward alone (inference) and forward + backward (training, the
@@ -14,7 +14,11 @@ machine's quiet moments fall to all sides alike; a side's time is its best
 warm call over all repeats (on a machine shared with other jobs the best
 call is the one least disturbed), ratios are ours / theirs (below 1: ours
 is faster).  Every side gets the same threads (OMP_NUM_THREADS; MXNet's
-OpenBLAS with OPENBLAS_CORETYPE=Haswell).
+OpenBLAS with OPENBLAS_CORETYPE=Haswell).  ``--clock cpu`` times each call
+by its process's CPU time instead of the wall clock: with one thread on a
+machine whose other jobs take the cores away, the time a side actually
+computed (it counts every thread of the process, spinning ones included,
+so it is no measure for several threads).
 """
 import argparse
 import json
@@ -39,6 +43,7 @@ _PRELUDE = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     T, N, I, H, L = (int(a) for a in sys.argv[1:6])
+    clock = time.process_time if sys.argv[6] == "cpu" else time.perf_counter
     G = 4 * H
     NPARAM = G * (I + H + 2) + (L - 1) * G * (2 * H + 2)
     rng = np.random.default_rng(0)
@@ -54,9 +59,9 @@ _PRELUDE = textwrap.dedent("""
             req = json.loads(line)
             fn, out = cases[req["case"]], []
             for _ in range(req["count"]):
-                t = time.perf_counter()
+                t = clock()
                 fn()
-                out.append(time.perf_counter() - t)
+                out.append(clock() - t)
             print(json.dumps(out), flush=True)
 """)
 
@@ -147,17 +152,20 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--mxnet-python", default=MXNET_PYTHON)
     parser.add_argument("--torch-python",
                         default=os.environ.get("MX_TORCH_PYTHON", "/tmp/torch-venv/bin/python"))
     args = parser.parse_args(argv)
     sizes = (5, 4, 16, 16, 2) if args.quick else (35, 32, 256, 256, 2)
+    argv_tail = (*sizes, args.clock)
     repeat = 2 if args.quick else args.repeat
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    sides = [Side.start(sys.executable, _PRELUDE + _MX_SCRIPT.format(module="mx"), sizes, env),
-             Side.start(args.mxnet_python, _PRELUDE + _MX_SCRIPT.format(module="mxnet"), sizes,
-                        mxnet_env(args.threads)),
-             Side.start(args.torch_python, _TORCH_SCRIPT, sizes, env)]
+    sides = [Side.start(sys.executable, _PRELUDE + _MX_SCRIPT.format(module="mx"), argv_tail,
+                        env),
+             Side.start(args.mxnet_python, _PRELUDE + _MX_SCRIPT.format(module="mxnet"),
+                        argv_tail, mxnet_env(args.threads)),
+             Side.start(args.torch_python, _TORCH_SCRIPT, argv_tail, env)]
     if sides[0] is None:
         raise SystemExit("our side failed to start")
     live = [s for s in sides if s is not None]
@@ -172,7 +180,8 @@ def main(argv=None):
         s.close()
     T, N, I, H, L = sizes
     print(f"float32, T={T} N={N} I={I} H={H} layers={L}, {args.threads} threads, "
-          f"best warm call of {repeat} interleaved bursts of {BURST} calls per side, CPU\n")
+          f"best warm call of {repeat} interleaved bursts of {BURST} calls per side, CPU, "
+          f"{args.clock} clock\n")
     print(format_table(rows))
     return 0
 

@@ -158,7 +158,11 @@ static inline A to_compute(S v) { return A(v); }
 // k is src[(l) * ld + k] (lanes are rows: a row-major A, or a B stored
 // transposed) into ceil(nl/R) panels of kc x R, zero-padding the last.
 // A transpose: it walks 16 steps at a time so both the rows read and the
-// panel lines written stay in L1.
+// panel lines written stay in L1.  Each row's read runs 128 bytes ahead:
+// the hardware prefetcher does not follow R rows at once, and a source
+// out of cache (an RNN's weights, packed once per call) otherwise waits on
+// memory at every line (measured: 1024x256 floats from memory 500 us
+// without, 234 us with).
 template <int R, typename A, typename S>
 MX_PACKER void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int64_t k0,
                                       int64_t nl, int64_t kc, A *dst) {
@@ -169,6 +173,7 @@ MX_PACKER void pack_lanes_strided(const S *src, int64_t ld, int64_t l0, int64_t 
       const int64_t ke = kb + 16 < kc ? kb + 16 : kc;
       for (int i = 0; i < n; ++i) {
         const S *s = src + (l0 + lr + i) * ld + k0;
+        __builtin_prefetch(s + kb + 128 / sizeof(S));
         for (int64_t k = kb; k < ke; ++k) dst[k * R + i] = to_compute<A>(s[k]);
       }
     }

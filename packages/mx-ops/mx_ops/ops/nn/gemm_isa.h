@@ -27,23 +27,25 @@ struct Tile {
   static constexpr int NR = W * NV;
 };
 
-// C tile (mr x nr valid of MR x NR, row stride ldc) = (or +=) the product
-// of one A panel and one packed B panel (kc x NR).  A is packed (kc x MR,
-// DIRECT false) or read in place (DIRECT: MR rows of stride lda, rows past
-// mr repeat the last one, their results unused).
-template <typename A, bool DIRECT>
+// C tile (ROWS x nr valid of ROWS x NR, row stride ldc) = (or +=) the
+// product of ROWS rows of one A panel and one packed B panel (kc x NR).  A
+// is packed (kc x MR, DIRECT false) or read in place (DIRECT: ROWS rows of
+// stride lda).  ROWS is MR but for a block's last rows (tile_rows): a
+// 32-row product (an RNN step's batch) is 5 tiles of 6 and one of 2, not
+// 6 of 6 with 4 rows computed for nothing.
+template <typename A, bool DIRECT, int ROWS>
 static inline void micro_kernel(int64_t kc, const A *__restrict a, int64_t lda,
-                                const A *__restrict b, A *__restrict c, int64_t ldc, int mr,
-                                int nr, bool accumulate) {
+                                const A *__restrict b, A *__restrict c, int64_t ldc, int nr,
+                                bool accumulate) {
   constexpr int W = Tile<A>::W, MR = Tile<A>::MR, NV = Tile<A>::NV, NR = Tile<A>::NR;
   typedef A V __attribute__((vector_size(MX_GEMM_VBYTES)));
   typedef A VU __attribute__((vector_size(MX_GEMM_VBYTES), aligned(sizeof(A))));
-  V s[MR][NV];
-  const A *row[MR];
+  V s[ROWS][NV];
+  const A *row[ROWS];
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) row[i] = a + (DIRECT ? (i < mr ? i : mr - 1) * lda : i);
+  for (int i = 0; i < ROWS; ++i) row[i] = a + (DIRECT ? i * lda : i);
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) s[i][v] = V{};
   for (int64_t k = 0; k < kc; ++k) {
@@ -51,15 +53,15 @@ static inline void micro_kernel(int64_t kc, const A *__restrict a, int64_t lda,
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = *reinterpret_cast<const V *>(b + k * NR + v * W);
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       const A ai = DIRECT ? row[i][k] : row[i][k * MR];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) s[i][v] += ai * bv[v];
     }
   }
-  if (mr == MR && nr == NR) {
+  if (nr == NR) {
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         VU *p = reinterpret_cast<VU *>(c + i * ldc + v * W);
@@ -67,16 +69,31 @@ static inline void micro_kernel(int64_t kc, const A *__restrict a, int64_t lda,
       }
     return;
   }
-  alignas(64) A t[MR * NR];
-  for (int i = 0; i < MR; ++i)
+  alignas(64) A t[ROWS * NR];
+  for (int i = 0; i < ROWS; ++i)
     for (int v = 0; v < NV; ++v) *reinterpret_cast<V *>(t + i * NR + v * W) = s[i][v];
-  for (int i = 0; i < mr; ++i) {
+  for (int i = 0; i < ROWS; ++i) {
     A *ci = c + i * ldc;
     const A *ti = t + i * NR;
     if (accumulate)
       for (int j = 0; j < nr; ++j) ci[j] += ti[j];
     else
       for (int j = 0; j < nr; ++j) ci[j] = ti[j];
+  }
+}
+
+// One tile of mr (1..MR) rows: micro_kernel with ROWS = mr.
+template <typename A, bool DIRECT>
+static inline void tile_rows(int mr, int64_t kc, const A *a, int64_t lda, const A *b, A *c,
+                             int64_t ldc, int nr, bool accumulate) {
+  static_assert(Tile<A>::MR == 6, "tile_rows dispatches MR = 6");
+  switch (mr) {
+    case 6: return micro_kernel<A, DIRECT, 6>(kc, a, lda, b, c, ldc, nr, accumulate);
+    case 5: return micro_kernel<A, DIRECT, 5>(kc, a, lda, b, c, ldc, nr, accumulate);
+    case 4: return micro_kernel<A, DIRECT, 4>(kc, a, lda, b, c, ldc, nr, accumulate);
+    case 3: return micro_kernel<A, DIRECT, 3>(kc, a, lda, b, c, ldc, nr, accumulate);
+    case 2: return micro_kernel<A, DIRECT, 2>(kc, a, lda, b, c, ldc, nr, accumulate);
+    default: return micro_kernel<A, DIRECT, 1>(kc, a, lda, b, c, ldc, nr, accumulate);
   }
 }
 
@@ -112,9 +129,8 @@ static void gemm(int64_t M, int64_t N, int64_t K, PA &&pack_a, PB &&pack_b, A *C
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int nr = int(nc - jr < NR ? nc - jr : NR);
           for (int64_t ir = 0; ir < mc; ir += MR)
-            micro_kernel<A, false>(kc, abuf + ir * kc, 0, bbuf + jr * kc,
-                                   C + (ic + ir) * ldc + jc + jr, ldc,
-                                   int(mc - ir < MR ? mc - ir : MR), nr, acc);
+            tile_rows<A, false>(int(mc - ir < MR ? mc - ir : MR), kc, abuf + ir * kc, 0,
+                                bbuf + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, nr, acc);
         }
       }
     }
@@ -144,9 +160,9 @@ static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t l
       for (int64_t jr = 0; jr < nc; jr += NR) {
         const int nr = int(nc - jr < NR ? nc - jr : NR);
         for (int64_t ir = 0; ir < M; ir += MR)
-          micro_kernel<A, true>(kc, a + ir * lda + pc, lda, bbuf + jr * kc,
-                                C + ir * ldc + jc + jr, ldc, int(M - ir < MR ? M - ir : MR), nr,
-                                accumulate || pc > 0);
+          tile_rows<A, true>(int(M - ir < MR ? M - ir : MR), kc, a + ir * lda + pc, lda,
+                             bbuf + jr * kc, C + ir * ldc + jc + jr, ldc, nr,
+                             accumulate || pc > 0);
       }
     }
   }

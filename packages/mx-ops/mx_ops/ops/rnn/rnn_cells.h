@@ -64,7 +64,8 @@ static void rnn_carry(const RNNParam &p, const int64_t *lens, int64_t t, const T
 
 // One step's nonlinearities for every row and the hidden units [j0, j1):
 // a = the gates' pre-activation input side (T*N layout row block of step
-// t), s = the recurrent side; writes the activated gates over a, the new
+// t), s = the recurrent side (GRU; the other modes have it added to a
+// already: s is nullptr); writes the activated gates over a, the new
 // c / hn / o*tanh(c) extras and h into hout (ld ldh).  Units are
 // independent, so the threads of a step each take a block of units
 // (rnn_step_fused) right after computing its gate columns.
@@ -75,7 +76,7 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, i
   const int64_t H = p.H, G = p.G * H, len = j1 - j0;
   for (int64_t n = 0; n < p.N; ++n) {
     T *an = a + n * G + j0;
-    const T *sn = s + n * G + j0;
+    const T *sn = s ? s + n * G + j0 : nullptr;
     T *h = (p.proj ? rbuf + n * H : hout + n * ldh) + j0;
     T *tmpn = tmp + n * H + j0;
     if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
@@ -86,8 +87,9 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, i
       continue;
     }
     if (p.mode == kLstm) {
-      for (int g = 0; g < 4; ++g)
-        for (int64_t j = 0; j < len; ++j) an[g * H + j] += sn[g * H + j];
+      if (s)
+        for (int g = 0; g < 4; ++g)
+          for (int64_t j = 0; j < len; ++j) an[g * H + j] += sn[g * H + j];
       vsigmoid(an, an, len);
       vsigmoid(an + H, an + H, len);
       vtanh(an + 2 * H, an + 2 * H, len);
@@ -115,7 +117,8 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, i
       for (int64_t j = 0; j < len; ++j)
         h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
     } else {
-      for (int64_t j = 0; j < len; ++j) an[j] += sn[j];
+      if (s)
+        for (int64_t j = 0; j < len; ++j) an[j] += sn[j];
       if (p.mode == kRnnTanh) vtanh(an, an, len);
       else for (int64_t j = 0; j < len; ++j) an[j] = an[j] > T(0) ? an[j] : T(0);
       for (int64_t j = 0; j < len; ++j) h[j] = an[j];

@@ -3,8 +3,10 @@
 // layers) on the CPU, forward and backward through time.
 //
 // Per layer and direction the input projections of all T steps are one
-// GEMM (T*N rows) into the gate buffer; each step then runs the recurrent
-// GEMM (N rows) and the gate nonlinearities in one pass of the team, each
+// GEMM (T*N rows, W_i2h packed once) into the gate buffer, which starts
+// from both biases (but GRU's: its n gate needs the recurrent side apart);
+// each step then adds the recurrent GEMM (N rows, W_h2h packed once) to its
+// rows and applies the gate nonlinearities in one pass of the team, each
 // thread taking a block of hidden units of every gate (rnn_step_fused).  The
 // backward stores every step's gate gradients, so the weight and input
 // gradients are again one GEMM each over all T steps; only dh . W_h2h runs
@@ -77,7 +79,7 @@ template <class Isa, typename T>
 static int rnn_fwd(MXOpCall *c, UniformFill fill) {
   const RNNParam &p = *static_cast<const RNNParam *>(c->params);
   const RnnLayout lo(p);
-  const bool lstm = p.mode == kLstm;
+  const bool lstm = p.mode == kLstm, gru = p.mode == kGru;
   const T *x0 = static_cast<const T *>(c->inputs[0].dptr);
   const T *w = static_cast<const T *>(c->inputs[1].dptr);
   const T *hx = static_cast<const T *>(c->inputs[2].dptr);
@@ -90,7 +92,8 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
   }
   const RnnGemm<Isa, T> gemm{c->workspace, threads};
   T *scratch = reinterpret_cast<T *>(static_cast<char *>(c->workspace) + threads * rnn_slab_bytes());
-  T *pre = scratch, *sbuf = scratch + rnn_prepacked_elems(p), *tmp = sbuf + p.N * lo.gh();
+  T *pre = scratch, *sbuf = scratch + rnn_prepacked_elems(p), *bsum = sbuf + p.N * lo.gh();
+  T *tmp = bsum + lo.gh();
   const int64_t rows = lo.rows(), GH = lo.gh(), H = p.H, P = p.P, DP = p.D * P;
   const int64_t N = p.N;
   const int64_t *lens = rnn_lengths(p, &c->inputs[lstm ? 4 : 3],
@@ -102,11 +105,17 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
     for (int d = 0; d < p.D; ++d) {
       T *a = res + lo.gates(l, d);
       T *cs = lstm ? res + lo.extra(l, d, 0) : nullptr;
-      T *hn = p.mode == kGru ? res + lo.extra(l, d, 0) : nullptr;
+      T *hn = gru ? res + lo.extra(l, d, 0) : nullptr;
       T *rb = p.proj ? res + lo.extra(l, d, lstm ? 1 : 0) : nullptr;
       const T *wi = w + lo.w_i(l, d), *wh = w + lo.w_h(l, d), *wr = w + lo.w_r(l, d);
-      rnn_fill_rows(a, rows, GH, GH, w + lo.b_i(l, d));
-      gemm(rows, GH, in, xin, in, false, wi, in, true, a, GH, true);
+      // A = x W_i2h^T + b_i2h for all steps (+ b_h2h but for GRU, whose
+      // n gate needs the recurrent side apart: then each step's S gets it).
+      const T *bi = w + lo.b_i(l, d), *bh = w + lo.b_h(l, d);
+      if (!gru)
+        for (int64_t j = 0; j < GH; ++j) bsum[j] = bi[j] + bh[j];
+      const RnnPackedB<T> wiT = rnn_prepack<Isa, T>(wi, in, true, in, GH, pre);
+      rnn_gemm_packed<Isa, T>(c->workspace, threads, rows, xin, in, wiT, a, GH, false,
+                              gru ? bi : bsum);
       const RnnPackedB<T> whT = rnn_prepack_gates<Isa, T>(wh, P, H, p.G, pre);
       const T *h0 = hx + (int64_t(l) * p.D + d) * N * P;
       const T *c0 = lstm ? cx + (int64_t(l) * p.D + d) * N * H : nullptr;
@@ -117,9 +126,11 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
         const T *cprev = lstm ? (s == 0 ? c0 : cs + tp * N * H) : hp;
         const int64_t ldcp = lstm ? H : ldhp;
         T *hout = y + t * N * DP + d * P;
-        rnn_step_fused<Isa, T>(threads, N, H, p.G, hp, ldhp, whT, w + lo.b_h(l, d), sbuf,
+        // The recurrent side: into S apart (GRU), else added to A's rows.
+        T *at = a + t * N * GH, *st = gru ? sbuf : at;
+        rnn_step_fused<Isa, T>(threads, N, H, p.G, hp, ldhp, whT, gru ? bh : nullptr, st,
                                [&](int64_t j0, int64_t j1) {
-          rnn_gates_fwd(p, a + t * N * GH, sbuf, cprev, ldcp, lstm ? cs + t * N * H : nullptr,
+          rnn_gates_fwd(p, at, gru ? sbuf : nullptr, cprev, ldcp, lstm ? cs + t * N * H : nullptr,
                         hn ? hn + t * N * H : nullptr, rb ? rb + t * N * H : nullptr, hout, DP,
                         tmp, lens, t, j0, j1);
         });

@@ -76,22 +76,28 @@ static inline int64_t rnn_slab_bytes() {
   });
 }
 
-// Elements of W_h2h packed once for all steps: W_h2h^T (P x G*H, each
-// gate's columns padded to whole panels: rnn_prepack_gates) in the forward,
-// W_h2h (G*H x P: rnn_prepack) in the backward.
+// Elements of a weight packed once per layer and direction (one at a
+// time): in the forward W_i2h^T (in x G*H: rnn_prepack), then W_h2h^T
+// (P x G*H, each gate's columns padded to whole panels: rnn_prepack_gates);
+// in the backward W_h2h (G*H x P: rnn_prepack).
 static inline int64_t rnn_prepacked_elems(const RNNParam &p) {
   const int64_t gh = p.G * p.H, f = p.G * round_up(p.H, kGemmMaxNR) * p.P;
+  const int64_t in = p.L > 1 && p.D * p.P > p.I ? p.D * p.P : p.I;
+  const int64_t i = round_up(gh, kGemmMaxNR) * in;
   const int64_t b = round_up(p.P, kGemmMaxNR) * gh;
-  return round_up(f > b ? f : b, 16);
+  const int64_t m = f > b ? f : b;
+  return round_up(m > i ? m : i, 16);
 }
 
-// Scratch elements: the prepacked W_h2h, then forward: the step's recurrent
-// GEMM (N, G*H) and tanh(c) (N, H); backward: two dY buffers, the gate
+// Scratch elements: the prepacked weight, then forward: the step's
+// recurrent GEMM (N, G*H: GRU), b_i2h + b_h2h (G*H) and tanh(c) (N, H);
+// backward: two dY buffers, the gate
 // gradients of all steps (input and recurrent side), dh of all steps
 // (projection), dh, dc, dR.
 static inline int64_t rnn_scratch_elems(const RNNParam &p, bool backward) {
   const RnnLayout lo(p);
-  const int64_t nf = rnn_prepacked_elems(p) + p.N * lo.gh() + p.N * p.H + p.N;  // + lengths
+  const int64_t nf =
+      rnn_prepacked_elems(p) + (p.N + 1) * lo.gh() + p.N * p.H + p.N;  // + lengths
   if (!backward) return nf;
   return 2 * lo.y_size() + 2 * lo.rows() * lo.gh() + lo.rows() * p.P + 2 * p.N * p.P +
          2 * p.N * p.H + p.N * p.H + nf;
