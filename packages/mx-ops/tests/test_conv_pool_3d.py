@@ -353,6 +353,77 @@ def test_pooling_3d(nn, case, pool_type, dtype):
         np.testing.assert_allclose(dx, num, rtol=1e-5, atol=1e-7)
 
 
+
+# --------------------------------------------- the CPU gradient kernels' paths
+# conv_cpu.h: a stride-1 data grad runs as the forward convolution of
+# out_grad with the flipped weight (plan "direct"); the weight grad runs
+# the dot-product kernel on a padded image where stride 1 along W and
+# output rows at least a vector long allow it (plan "dot"), tails included.
+@pytest.fixture(params=_conv_cpu.available_isas())
+def isa(request):
+    old = _conv_cpu.set_isa(request.param)
+    yield request.param
+    _conv_cpu.set_isa(old)
+
+
+GRAD_PATHS = [  # (data shape, num_filter, params)
+    ((2, 4, 4, 5, 35), 6, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),
+    ((2, 6, 5, 6, 21), 4, dict(kernel=(2, 3, 3), dilate=(2, 1, 2), pad=(2, 0, 2),
+                              num_group=2)),                  # pad = d * (k - 1)
+    ((3, 4, 6, 7, 20), 8, dict(kernel=(3, 3, 3), stride=(2, 2, 1), pad=(1, 0, 1))),
+    ((2, 3, 4, 4, 18), 4, dict(kernel=(1, 2, 3), pad=(0, 1, 3))),   # pad > d * (k - 1)
+    ((2, 4, 3, 5, 40), 6, dict(kernel=(3, 3, 3), stride=(1, 1, 2), pad=(1, 1, 1))),
+    ((2, 160, 3, 20), 256, dict(kernel=(3, 3), pad=(1, 1))),    # 2-D, weight column blocks
+]
+
+
+def _expected_paths(shape, params, out_w, isa, dtype):
+    """The planner's rules: (direct data grad, dot-product weight grad).
+    Both need rows (image rows, output rows) a vector long; the direct
+    kernel also half a register tile of channels (8 of AVX-512's, 4)."""
+    k, s, d, p, g = _geom(params)
+    lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
+    tile = 8 if isa == "avx512" else 4
+    direct = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
+              and shape[-1] >= lanes and 2 * (shape[1] // g) >= tile)
+    return direct, s[-1] == 1 and out_w >= lanes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", range(len(GRAD_PATHS)))
+def test_gradient_paths(nn, case, isa, threads):
+    shape, nf, params = GRAD_PATHS[case]
+    kw = _kw(params)
+    rng = np.random.default_rng(40 + case)
+    old = _conv_cpu.set_max_threads(threads)
+    try:
+        for dtype in ("float32", "float64"):
+            x = rng.standard_normal(shape).astype(dtype)
+            w = rng.standard_normal((nf, shape[1] // kw.get("num_group", 1)) + kw["kernel"])
+            w = (w / np.sqrt(w[0].size)).astype(dtype)      # sums near 1: float32's tolerance
+            dy = rng.standard_normal(ref_fwd(x, w, None, kw).shape).astype(dtype)
+            o = get("Convolution")
+            packed = o.pack_params(o.parse_params(dict(params, num_filter=nf, no_bias=True)),
+                                   [x.shape, w.shape])
+            want = _expected_paths(shape, kw, dy.shape[-1], isa, dtype)
+            got = (_conv_cpu.plan("dgrad", packed, x.shape, dy.shape, threads, dtype)["direct"],
+                   _conv_cpu.plan("wgrad", packed, x.shape, dy.shape, threads, dtype)["dot"])
+            assert got == want
+            nn.check_reqs("_backward_Convolution", [dy, x, w],
+                          [ref_dgrad(dy.astype(np.float64), w, x.shape, kw),
+                           ref_wgrad(x, dy.astype(np.float64), w.shape, kw)],
+                          dict(params, num_filter=nf, no_bias=True), dtype)
+            if len(shape) == 5 and max(kw.get("dilate", (1,))) > 1:
+                continue          # MXNet 1.9.1 does not dilate 3-D Deconvolution
+            # Deconvolution's forward is the same data grad pass.
+            b = rng.standard_normal(shape[1]).astype(dtype)
+            y, _ = ref_deconv(dy, np.ascontiguousarray(w), b, kw)
+            nn.check_reqs("Deconvolution", [dy, w, b], [y],
+                          dict(params, num_filter=shape[1], no_bias=False), dtype)
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
 # ------------------------------------------------------------ MXNet 1.9.1
 _DATA = os.path.join(os.path.dirname(__file__), "data", "conv3d_mxnet191.npz")
 with np.load(_DATA) as _f:

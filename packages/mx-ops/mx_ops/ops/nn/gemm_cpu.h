@@ -20,6 +20,7 @@
 #define MX_OPS_GEMM_CPU_H_
 
 #include <atomic>
+#include <type_traits>
 #include <cstdint>
 #include <cstring>
 
@@ -28,12 +29,55 @@
 #include "parallel.h"
 #include "team.h"
 
+namespace mxop {
+// Where row r = ((c * kd + kz) * kh + ki) * kw + kj of an unfolded image
+// starts in the image's zero-padded copy (channels c_step elements apart).
+struct PaddedLanes {
+  int64_t kd, kh, kw, c_step, kz_step, ki_step, kj_step;
+  int64_t operator()(int64_t r) const {
+    const int64_t kj = r % kw, ki = r / kw % kh, kz = r / (kw * kh) % kd, c = r / (kw * kh * kd);
+    return c * c_step + kz * kz_step + ki * ki_step + kj * kj_step;
+  }
+};
+
+// The operands of the convolution weight grad's dot-product kernel
+// (wgrad_dot_isa.h) for one sample and group: out_grad's F rows of P
+// positions (its array ends at dy_end), and the padded image xp (with a
+// vector's worth of slack past its end), in which output row (od, oh) is
+// od * step_d + oh * step_h past a row's lane.  Results: dw[f * ldf + r * ldr].
+template <typename A>
+struct WgradDot {
+  const A *dy, *dy_end, *xp;
+  PaddedLanes lanes;
+  int64_t F, P, Do, Ho, Wo, step_d, step_h;
+  A *dw;
+  int64_t ldf, ldr;
+  bool accumulate;
+};
+
+// The operands of the direct convolution kernel (conv_direct_isa.h): the
+// padded image xp of Cin channels (with slack), the weight as Cin * taps
+// rows of C values (and MF values of slack), the output's C channels of P
+// positions in rows of Wo, output row (od, oh) at od * step_d + oh * step_h
+// past a row's lane.
+template <typename A>
+struct ConvDirect {
+  const A *xp, *wt;
+  PaddedLanes lanes;
+  int64_t Cin, C, P, Ho, Wo, step_d, step_h;
+  A *out;
+  bool accumulate;
+};
+}  // namespace mxop
+
 #if MX_MULTI_ISA
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
 #define MX_GEMM_NS isa_avx512
 #define MX_GEMM_VBYTES 64
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 #pragma GCC pop_options
@@ -43,6 +87,8 @@
 #define MX_GEMM_NS isa_avx2
 #define MX_GEMM_VBYTES 32
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 #pragma GCC pop_options
@@ -51,6 +97,8 @@
 #define MX_GEMM_NS isa_generic
 #define MX_GEMM_VBYTES 16
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 
@@ -70,6 +118,16 @@ struct GemmGeneric {
                             A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
     isa_generic::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
   }
+  template <typename A> using Dot = isa_generic::DotTile<A>;
+  template <typename A>
+  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
+    isa_generic::wgrad_dot<A>(a, r0, nr);
+  }
+  template <typename A> using Direct = isa_generic::DirectTile<A>;
+  template <typename A>
+  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
+    isa_generic::conv_direct<A>(a, row0, row1);
+  }
 };
 #if MX_MULTI_ISA
 struct GemmAvx2 {
@@ -84,6 +142,16 @@ struct GemmAvx2 {
                             A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
     isa_avx2::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
   }
+  template <typename A> using Dot = isa_avx2::DotTile<A>;
+  template <typename A>
+  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
+    isa_avx2::wgrad_dot<A>(a, r0, nr);
+  }
+  template <typename A> using Direct = isa_avx2::DirectTile<A>;
+  template <typename A>
+  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
+    isa_avx2::conv_direct<A>(a, row0, row1);
+  }
 };
 struct GemmAvx512 {
   template <typename A> using Tile = isa_avx512::Tile<A>;
@@ -96,6 +164,16 @@ struct GemmAvx512 {
   static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
                             A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
     isa_avx512::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
+  }
+  template <typename A> using Dot = isa_avx512::DotTile<A>;
+  template <typename A>
+  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
+    isa_avx512::wgrad_dot<A>(a, r0, nr);
+  }
+  template <typename A> using Direct = isa_avx512::DirectTile<A>;
+  template <typename A>
+  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
+    isa_avx512::conv_direct<A>(a, row0, row1);
   }
 };
 #endif
