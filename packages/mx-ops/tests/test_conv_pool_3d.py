@@ -373,20 +373,23 @@ GRAD_PATHS = [  # (data shape, num_filter, params)
     ((3, 4, 6, 7, 20), 8, dict(kernel=(3, 3, 3), stride=(2, 2, 1), pad=(1, 0, 1))),
     ((2, 3, 4, 4, 18), 4, dict(kernel=(1, 2, 3), pad=(0, 1, 3))),   # pad > d * (k - 1)
     ((2, 4, 3, 5, 40), 6, dict(kernel=(3, 3, 3), stride=(1, 1, 2), pad=(1, 1, 1))),
-    ((2, 160, 3, 20), 256, dict(kernel=(3, 3), pad=(1, 1))),    # 2-D, weight column blocks
+    ((2, 160, 3, 20), 256, dict(kernel=(3, 3), pad=(1, 1))),    # 2-D, many filters
 ]
 
 
-def _expected_paths(shape, params, out_w, isa, dtype):
+def _expected_paths(shape, params, nf, out_w, isa, dtype):
     """The planner's rules: (direct data grad, dot-product weight grad).
     Both need rows (image rows, output rows) a vector long; the direct
-    kernel also half a register tile of channels (8 of AVX-512's, 4)."""
+    kernel also half a register tile of channels (8 of AVX-512's, 4), the
+    dot products filters that the GEMM would take as its rows (F-major)."""
     k, s, d, p, g = _geom(params)
     lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
     tile = 8 if isa == "avx512" else 4
     direct = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
               and shape[-1] >= lanes and 2 * (shape[1] // g) >= tile)
-    return direct, s[-1] == 1 and out_w >= lanes
+    nr, fg = lanes * (4 if isa == "avx512" else 2), nf // g        # the GEMM's panel width
+    f_major = -(-fg // nr) * nr * 8 > -(-fg // 6) * 6 * 9
+    return direct, f_major and s[-1] == 1 and out_w >= lanes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -405,7 +408,7 @@ def test_gradient_paths(nn, case, isa, threads):
             o = get("Convolution")
             packed = o.pack_params(o.parse_params(dict(params, num_filter=nf, no_bias=True)),
                                    [x.shape, w.shape])
-            want = _expected_paths(shape, kw, dy.shape[-1], isa, dtype)
+            want = _expected_paths(shape, kw, nf, dy.shape[-1], isa, dtype)
             got = (_conv_cpu.plan("dgrad", packed, x.shape, dy.shape, threads, dtype)["direct"],
                    _conv_cpu.plan("wgrad", packed, x.shape, dy.shape, threads, dtype)["dot"])
             assert got == want

@@ -465,11 +465,13 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
       pl.nt = threads(pl.items);
       pl.shared = wsz;
     }
-    // The dot-product kernel where the image rows are read with unit
-    // stride and fill its vectors: it needs no packing buffers, only a
-    // padded copy of one sample's group of channels.
+    // The dot-product kernel where the GEMM would take the filters as its
+    // rows (few filters: the unfolded image is the operand it transposes)
+    // and the image rows are read with unit stride and fill its vectors;
+    // it needs no packing buffers, only a padded copy of one sample's
+    // group of channels.  With many filters the Kg-major GEMM is as fast.
     const int64_t padded = g.Cg() * padded_plane(g);
-    pl.dot = !half && g.sw == 1 && g.Wo >= Isa::template Dot<A>::W &&
+    pl.dot = pl.f_major && !half && g.sw == 1 && g.Wo >= Isa::template Dot<A>::W &&
              padded <= kConvPaddedElems;
     if (pl.dot) {
       pl.plane = padded + Isa::template Dot<A>::W;      // the tail loads' slack
