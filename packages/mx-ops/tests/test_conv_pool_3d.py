@@ -355,10 +355,11 @@ def test_pooling_3d(nn, case, pool_type, dtype):
 
 
 # --------------------------------------------- the CPU gradient kernels' paths
-# conv_cpu.h: a stride-1 data grad runs as the forward convolution of
-# out_grad with the flipped weight (plan "direct"); the weight grad runs
-# the dot-product kernel on a padded image where stride 1 along W and
-# output rows at least a vector long allow it (plan "dot"), tails included.
+# conv_cpu.h: the forward and the stride-1 data grad (a convolution of
+# out_grad with the flipped weight) run on the direct kernel (plan
+# "direct"), the weight grad on the dot-product kernel (plan "dot"), each
+# on a padded image where stride 1 along W and rows at least a vector long
+# allow it, tails included.
 @pytest.fixture(params=_conv_cpu.available_isas())
 def isa(request):
     old = _conv_cpu.set_isa(request.param)
@@ -366,7 +367,7 @@ def isa(request):
     _conv_cpu.set_isa(old)
 
 
-GRAD_PATHS = [  # (data shape, num_filter, params)
+KERNEL_PATHS = [  # (data shape, num_filter, params)
     ((2, 4, 4, 5, 35), 6, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),
     ((2, 6, 5, 6, 21), 4, dict(kernel=(2, 3, 3), dilate=(2, 1, 2), pad=(2, 0, 2),
                               num_group=2)),                  # pad = d * (k - 1)
@@ -378,24 +379,27 @@ GRAD_PATHS = [  # (data shape, num_filter, params)
 
 
 def _expected_paths(shape, params, nf, out_w, isa, dtype):
-    """The planner's rules: (direct data grad, dot-product weight grad).
-    Both need rows (image rows, output rows) a vector long; the direct
-    kernel also half a register tile of channels (8 of AVX-512's, 4), the
-    dot products filters that the GEMM would take as its rows (F-major)."""
+    """The planner's rules: (direct forward, direct data grad, dot-product
+    weight grad).  Each needs stride 1 along W and rows (output rows of the
+    forward and weight grad, image rows of the data grad) a vector long;
+    the direct kernel also half a register tile of output channels (8 of
+    AVX-512's, else 4), the dot products filters that the GEMM would take
+    as its rows (F-major)."""
     k, s, d, p, g = _geom(params)
     lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
     tile = 8 if isa == "avx512" else 4
-    direct = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
-              and shape[-1] >= lanes and 2 * (shape[1] // g) >= tile)
+    fwd = s[-1] == 1 and out_w >= lanes and 2 * (nf // g) >= tile
+    dgrad = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
+             and shape[-1] >= lanes and 2 * (shape[1] // g) >= tile)
     nr, fg = lanes * (4 if isa == "avx512" else 2), nf // g        # the GEMM's panel width
     f_major = -(-fg // nr) * nr * 8 > -(-fg // 6) * 6 * 9
-    return direct, f_major and s[-1] == 1 and out_w >= lanes
+    return fwd, dgrad, f_major and s[-1] == 1 and out_w >= lanes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("case", range(len(GRAD_PATHS)))
-def test_gradient_paths(nn, case, isa, threads):
-    shape, nf, params = GRAD_PATHS[case]
+@pytest.mark.parametrize("case", range(len(KERNEL_PATHS)))
+def test_direct_and_dot_paths(nn, case, isa, threads):
+    shape, nf, params = KERNEL_PATHS[case]
     kw = _kw(params)
     rng = np.random.default_rng(40 + case)
     old = _conv_cpu.set_max_threads(threads)
@@ -409,9 +413,13 @@ def test_gradient_paths(nn, case, isa, threads):
             packed = o.pack_params(o.parse_params(dict(params, num_filter=nf, no_bias=True)),
                                    [x.shape, w.shape])
             want = _expected_paths(shape, kw, nf, dy.shape[-1], isa, dtype)
-            got = (_conv_cpu.plan("dgrad", packed, x.shape, dy.shape, threads, dtype)["direct"],
+            got = (_conv_cpu.plan("fwd", packed, x.shape, dy.shape, threads, dtype)["direct"],
+                   _conv_cpu.plan("dgrad", packed, x.shape, dy.shape, threads, dtype)["direct"],
                    _conv_cpu.plan("wgrad", packed, x.shape, dy.shape, threads, dtype)["dot"])
             assert got == want
+            b = rng.standard_normal(nf).astype(dtype)
+            nn.check_reqs("Convolution", [x, w, b], [ref_fwd(x, w, b, kw)],
+                          dict(params, num_filter=nf), dtype)
             nn.check_reqs("_backward_Convolution", [dy, x, w],
                           [ref_dgrad(dy.astype(np.float64), w, x.shape, kw),
                            ref_wgrad(x, dy.astype(np.float64), w.shape, kw)],

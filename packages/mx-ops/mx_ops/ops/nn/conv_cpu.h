@@ -304,7 +304,7 @@ struct ConvPlan {
   int64_t wcols = 0;          // weight columns per item (WGRAD, split_k false)
   bool split_k = false;       // WGRAD: threads take samples, partial sums
   bool f_major = false;       // WGRAD: dW = dY . unfold^T (see conv_bwd_weight)
-  bool direct = false;        // DGRAD: conv_direct_isa.h's kernel (see dgrad_as_conv)
+  bool direct = false;        // FWD, DGRAD: conv_direct_isa.h's kernel
   bool dot = false;           // WGRAD: wgrad_dot_isa.h's kernel on a padded image
   int64_t pack = 0, cbuf = 0, plane = 0, shared = 0;
   GemmBlocks blk;
@@ -385,7 +385,29 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     int nt = parallel_threads(g.macs(), items);
     return nt < nt_max ? nt : nt_max;
   };
-  if (pass == CONV_FWD) {
+  // The direct kernel on convolution t (the forward's, or the data
+  // grad's as a convolution), where t's rows are read with unit stride and
+  // fill a vector and its output channels half a register tile: items are
+  // (sample, group, block of output rows), each padding its image channels;
+  // the weight, in the kernel's layout, is shared.
+  auto direct = [&](const ConvGeom &t) {
+    typedef typename Isa::template Direct<A> DT;
+    if (half || t.sw != 1 || t.Wo < DT::W || 2 * t.Fg() < DT::MF ||
+        t.Cg() * padded_plane(t) > kConvPaddedElems)
+      return false;
+    const int64_t rows = t.Do * t.Ho;
+    const int64_t per = NG < want ? (want + NG - 1) / NG : 1;
+    pl.direct = true;
+    pl.chunk = (rows + per - 1) / per;                 // output rows per item
+    pl.items = NG * ((rows + pl.chunk - 1) / pl.chunk);
+    pl.nt = threads(pl.items);
+    pl.plane = t.Cg() * padded_plane(t) + DT::W;      // a vector's slack
+    pl.shared = t.F * t.Kg() + DT::MF;
+    return true;
+  };
+  if (pass == CONV_FWD && direct(g)) {
+    return pl;
+  } else if (pass == CONV_FWD) {
     // Items: (sample, group, position chunk); about 4 items per thread at
     // least, so that threads starting late are made up for, and (float16)
     // chunks that bound the float result block.
@@ -400,19 +422,7 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     pl.items = NG * ((P + pl.chunk - 1) / pl.chunk);
     pl.nt = threads(pl.items);
     pl.cbuf = half ? g.Fg() * pl.chunk : 0;
-  } else if (pass == CONV_DGRAD && !half && dgrad_as_conv(g) &&
-             g.W >= Isa::template Direct<A>::W && 2 * g.Cg() >= Isa::template Direct<A>::MF &&
-             g.Fg() * padded_plane(dgrad_geom(g)) <= kConvPaddedElems) {
-    // The direct kernel: items are (sample, group, block of image rows),
-    // each padding its out_grad channels; the flipped weight is shared.
-    const int64_t rows = g.D * g.H;
-    const int64_t per = NG < want ? (want + NG - 1) / NG : 1;
-    pl.direct = true;
-    pl.chunk = (rows + per - 1) / per;                 // image rows per item
-    pl.items = NG * ((rows + pl.chunk - 1) / pl.chunk);
-    pl.nt = threads(pl.items);
-    pl.plane = g.Fg() * padded_plane(dgrad_geom(g)) + Isa::template Direct<A>::W;
-    pl.shared = g.F * g.Kg() + Isa::template Direct<A>::MF;
+  } else if (pass == CONV_DGRAD && dgrad_as_conv(g) && direct(dgrad_geom(g))) {
     return pl;
   } else if (pass == CONV_DGRAD) {
     // Items: (sample, group, channel block), each folding into its own
@@ -506,12 +516,74 @@ static inline A *conv_shared(const ConvPlan &pl, void *ws) {
   return reinterpret_cast<A *>(static_cast<char *>(ws) + pl.nt * pl.slab_bytes(sizeof(A)));
 }
 
+// out[n, f, :] = bias[f] (write) or += bias[f] (add).
+template <typename T>
+static void fill_bias(int64_t N, int64_t F, int64_t P, const T *bias, T *out, bool add) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f) {
+      T *o = out + (n * F + f) * P;
+      const T b = bias[f];
+      if (add) for (int64_t i = 0; i < P; ++i) o[i] = T(o[i] + b);
+      else for (int64_t i = 0; i < P; ++i) o[i] = b;
+    }
+}
+
+// ------------------------------------------------------ direct kernel
+// out (=, +=) convolution t of img on the direct kernel (ConvPlan::direct),
+// wt the weight in its layout (per group Kg rows of Fg values): per item,
+// the sample's image channels of the group padded, then output rows
+// [r0, r1) of the group's channels.
+template <class Isa, typename A>
+static void conv_direct_pass(const ConvGeom &t, const ConvPlan &pl, void *ws, const A *img,
+                             const A *wt, A *out, bool accumulate) {
+  const int64_t rows = t.Do * t.Ho, blocks = (rows + pl.chunk - 1) / pl.chunk;
+  const int64_t Hp = t.H + 2 * t.ph, Wp = t.W + 2 * t.pw;
+  gemm_team(pl.nt, pl.items, [&](int th, int64_t it) {
+    const ConvSlab<A> sl = conv_slab<A>(pl, ws, th);
+    const int64_t nq = it / blocks, n = nq / t.G, q = nq % t.G;
+    const int64_t r0 = it % blocks * pl.chunk, r1 = r0 + pl.chunk < rows ? r0 + pl.chunk : rows;
+    pad_image(t, img + (n * t.C + q * t.Cg()) * t.plane(), sl.plane);
+    ConvDirect<A> a;
+    a.xp = sl.plane;
+    a.wt = wt + q * t.Kg() * t.Fg();
+    a.lanes = padded_lanes(t);
+    a.Cin = t.Cg(); a.C = t.Fg(); a.P = t.P(); a.Ho = t.Ho; a.Wo = t.Wo;
+    a.step_d = t.sd * Hp * Wp;
+    a.step_h = t.sh * Wp;
+    a.out = out + (n * t.F + q * t.Fg()) * t.P();
+    a.accumulate = accumulate;
+    Isa::template conv_direct<A>(a, r0, r1);
+  });
+}
+
+// The forward's weight in the direct kernel's layout: per group, row r
+// holds w[f, r] for every filter f.
+template <typename A>
+static void transpose_weight(const ConvGeom &g, const A *w, A *wt) {
+  const int64_t Fg = g.Fg(), Kg = g.Kg();
+  for (int64_t q = 0; q < g.G; ++q)
+    for (int64_t f = 0; f < Fg; ++f)
+      for (int64_t r = 0; r < Kg; ++r) wt[(q * Kg + r) * Fg + f] = w[(q * Fg + f) * Kg + r];
+}
+
 // ---------------------------------------------------------------- forward
 // out[n] (F x P) = (accumulate ? out[n] : 0) + bias + W . unfold(img[n]),
 // per group.  S is the storage type, A the compute type.
 template <class Isa, typename S, typename A>
 static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *img, const S *w,
                      const S *bias, S *out, bool accumulate) {
+  if constexpr (sizeof(S) == sizeof(A)) {
+    if (pl.direct) {
+      A *wt = conv_shared<A>(pl, ws), *o = reinterpret_cast<A *>(out);
+      transpose_weight(g, reinterpret_cast<const A *>(w), wt);
+      if (bias) {             // the bias first, the kernel adds onto it
+        fill_bias(g.N, g.F, g.P(), reinterpret_cast<const A *>(bias), o, accumulate);
+        accumulate = true;
+      }
+      conv_direct_pass<Isa, A>(g, pl, ws, reinterpret_cast<const A *>(img), wt, o, accumulate);
+      return;
+    }
+  }
   constexpr bool same = sizeof(S) == sizeof(A);
   const GemmBlocks blk = pl.blk;
   const int64_t NR = blk.NR;
@@ -553,35 +625,6 @@ static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *i
 }
 
 // -------------------------------------------------------------- data grad
-// The stride-1 data grad on the direct kernel (ConvPlan::direct): per item,
-// the sample's out_grad channels of the group padded, then image rows
-// [r0, r1) of the group's channels.
-template <class Isa, typename A>
-static void conv_bwd_data_direct(const ConvGeom &g, const ConvPlan &pl, void *ws, const A *ograd,
-                                 const A *w, A *igrad, bool accumulate) {
-  const ConvGeom t = dgrad_geom(g);
-  const int64_t rows = g.D * g.H, blocks = (rows + pl.chunk - 1) / pl.chunk;
-  const int64_t Hp = t.H + 2 * t.ph, Wp = t.W + 2 * t.pw;
-  A *wt = conv_shared<A>(pl, ws);
-  flip_weight(g, w, wt);
-  gemm_team(pl.nt, pl.items, [&](int th, int64_t it) {
-    const ConvSlab<A> sl = conv_slab<A>(pl, ws, th);
-    const int64_t nq = it / blocks, n = nq / g.G, q = nq % g.G;
-    const int64_t r0 = it % blocks * pl.chunk, r1 = r0 + pl.chunk < rows ? r0 + pl.chunk : rows;
-    pad_image(t, ograd + (n * g.F + q * g.Fg()) * g.P(), sl.plane);
-    ConvDirect<A> a;
-    a.xp = sl.plane;
-    a.wt = wt + q * g.Fg() * g.taps() * g.Cg();
-    a.lanes = padded_lanes(t);
-    a.Cin = g.Fg(); a.C = g.Cg(); a.P = g.plane(); a.Ho = g.H; a.Wo = g.W;
-    a.step_d = Hp * Wp;
-    a.step_h = Wp;
-    a.out = igrad + (n * g.C + q * g.Cg()) * g.plane();
-    a.accumulate = accumulate;
-    Isa::template conv_direct<A>(a, r0, r1);
-  });
-}
-
 // igrad[n] = (accumulate ? igrad[n] : 0) + fold(W^T . out_grad[n]), per
 // group; folding adds each result block into the item's own channels.
 template <class Isa, typename S, typename A>
@@ -589,9 +632,10 @@ static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const
                           const S *w, S *igrad, bool accumulate) {
   if constexpr (sizeof(S) == sizeof(A)) {
     if (pl.direct) {
-      conv_bwd_data_direct<Isa, A>(g, pl, ws, reinterpret_cast<const A *>(ograd),
-                                   reinterpret_cast<const A *>(w), reinterpret_cast<A *>(igrad),
-                                   accumulate);
+      A *wt = conv_shared<A>(pl, ws);
+      flip_weight(g, reinterpret_cast<const A *>(w), wt);
+      conv_direct_pass<Isa, A>(dgrad_geom(g), pl, ws, reinterpret_cast<const A *>(ograd), wt,
+                               reinterpret_cast<A *>(igrad), accumulate);
       return;
     }
   }
@@ -752,18 +796,6 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
       sample(sl, n, q, r0, nr, dst + q * Kg * Fg, n > 0 || (direct && accumulate));
   });
   if (!direct) finish(1);
-}
-
-// out[n, f, :] = bias[f] (write) or += bias[f] (add).
-template <typename T>
-static void fill_bias(int64_t N, int64_t F, int64_t P, const T *bias, T *out, bool add) {
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t f = 0; f < F; ++f) {
-      T *o = out + (n * F + f) * P;
-      const T b = bias[f];
-      if (add) for (int64_t i = 0; i < P; ++i) o[i] = T(o[i] + b);
-      else for (int64_t i = 0; i < P; ++i) o[i] = b;
-    }
 }
 
 // bgrad[f] (=, +=) sum over n and positions of ograd[n, f, :], in double
