@@ -104,80 +104,42 @@ struct ConvDirect {
 
 namespace mxop {
 
-// Runs f(tag) with the tag type of the instruction set in use: a struct
-// whose `Tile<A>` and `gemm` name that set's copy.
-struct GemmGeneric {
-  template <typename A> using Tile = isa_generic::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_generic::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_generic::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-  template <typename A> using Dot = isa_generic::DotTile<A>;
-  template <typename A>
-  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
-    isa_generic::wgrad_dot<A>(a, r0, nr);
-  }
-  template <typename A> using Direct = isa_generic::DirectTile<A>;
-  template <typename A>
-  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
-    isa_generic::conv_direct<A>(a, row0, row1);
-  }
-};
+// The tag type of one instruction set: a struct whose members name that
+// set's copy of the GEMM (`Tile<A>`, `gemm`, `gemm_direct_a`) and of the
+// convolution kernels (`Dot<A>`, `wgrad_dot`, `Direct<A>`, `conv_direct`).
+#define MX_GEMM_ISA_TAG(NAME, NS)                                                          \
+  struct NAME {                                                                            \
+    template <typename A> using Tile = NS::Tile<A>;                                        \
+    template <typename A, class PA, class PB>                                              \
+    static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc, \
+                     bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {     \
+      NS::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);                   \
+    }                                                                                      \
+    template <typename A, class PB>                                                        \
+    static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda,    \
+                              PB &&pb, A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC,   \
+                              int64_t NC) {                                                \
+      NS::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);                \
+    }                                                                                      \
+    template <typename A> using Dot = NS::DotTile<A>;                                      \
+    template <typename A>                                                                  \
+    static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {                  \
+      NS::wgrad_dot<A>(a, r0, nr);                                                         \
+    }                                                                                      \
+    template <typename A> using Direct = NS::DirectTile<A>;                                \
+    template <typename A>                                                                  \
+    static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {          \
+      NS::conv_direct<A>(a, row0, row1);                                                   \
+    }                                                                                      \
+  };
+MX_GEMM_ISA_TAG(GemmGeneric, isa_generic)
 #if MX_MULTI_ISA
-struct GemmAvx2 {
-  template <typename A> using Tile = isa_avx2::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_avx2::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_avx2::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-  template <typename A> using Dot = isa_avx2::DotTile<A>;
-  template <typename A>
-  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
-    isa_avx2::wgrad_dot<A>(a, r0, nr);
-  }
-  template <typename A> using Direct = isa_avx2::DirectTile<A>;
-  template <typename A>
-  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
-    isa_avx2::conv_direct<A>(a, row0, row1);
-  }
-};
-struct GemmAvx512 {
-  template <typename A> using Tile = isa_avx512::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_avx512::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_avx512::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-  template <typename A> using Dot = isa_avx512::DotTile<A>;
-  template <typename A>
-  static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {
-    isa_avx512::wgrad_dot<A>(a, r0, nr);
-  }
-  template <typename A> using Direct = isa_avx512::DirectTile<A>;
-  template <typename A>
-  static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {
-    isa_avx512::conv_direct<A>(a, row0, row1);
-  }
-};
+MX_GEMM_ISA_TAG(GemmAvx2, isa_avx2)
+MX_GEMM_ISA_TAG(GemmAvx512, isa_avx512)
 #endif
+#undef MX_GEMM_ISA_TAG
 
+// Runs f(tag) with the tag type of the instruction set in use.
 template <class F>
 static inline auto with_gemm_isa(F &&f) {
 #if MX_MULTI_ISA
