@@ -435,6 +435,30 @@ def test_direct_and_dot_paths(nn, case, isa, threads):
         _conv_cpu.set_max_threads(old)
 
 
+
+def test_images_past_the_padded_copy_limit_keep_the_gemm_passes():
+    """A sample's padded channels over 2**21 elements (kConvPaddedElems)
+    are not copied: every pass takes the packed GEMM, with the same
+    results."""
+    shape, nf, params = (1, 4, 600, 1000), 4, dict(kernel=(3, 3), pad=(1, 1), no_bias=True)
+    rng = np.random.default_rng(60)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((nf, 4, 3, 3)) / 6).astype(np.float32)
+    kw = _kw(params)
+    y = invoke("Convolution", [x, w], num_filter=nf, **params)
+    np.testing.assert_allclose(y, ref_fwd(x, w, None, kw), rtol=1e-4, atol=1e-4)
+    o = get("Convolution")
+    packed = o.pack_params(o.parse_params(dict(params, num_filter=nf)), [x.shape, w.shape])
+    plans = [_conv_cpu.plan(p, packed, x.shape, y.shape, 2) for p in ("fwd", "dgrad", "wgrad")]
+    assert not (plans[0]["direct"] or plans[1]["direct"] or plans[2]["dot"])
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **params)
+    np.testing.assert_allclose(dx, ref_dgrad(dy.astype(np.float64), w, x.shape, kw),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, ref_wgrad(x, dy.astype(np.float64), w.shape, kw),
+                               rtol=1e-4, atol=2e-2)
+
+
 # ------------------------------------------------------------ MXNet 1.9.1
 _DATA = os.path.join(os.path.dirname(__file__), "data", "conv3d_mxnet191.npz")
 with np.load(_DATA) as _f:
