@@ -54,7 +54,7 @@ static inline void conv_direct_tile(const ConvDirect<A> &a, int64_t c0, int mc,
           for (int v = 0; v < NV; ++v) u[v] = *reinterpret_cast<const VU *>(b + x[v]);
 #pragma GCC unroll 8
           for (int i = 0; i < MF; ++i) {
-            const V wi = V{} + w[i];
+            const A wi = w[i];        // scalar * vector: a broadcast, no add
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) s[i][v] += wi * u[v];
           }
