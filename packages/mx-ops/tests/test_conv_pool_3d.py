@@ -368,7 +368,8 @@ def isa(request):
 
 
 KERNEL_PATHS = [  # (data shape, num_filter, params)
-    ((2, 4, 4, 5, 35), 6, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),
+    ((2, 4, 4, 5, 30), 6, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),    # rows with a tail
+    ((2, 8, 3, 4, 32), 16, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),   # whole vectors
     ((2, 6, 5, 6, 21), 4, dict(kernel=(2, 3, 3), dilate=(2, 1, 2), pad=(2, 0, 2),
                               num_group=2)),                  # pad = d * (k - 1)
     ((3, 4, 6, 7, 20), 8, dict(kernel=(3, 3, 3), stride=(2, 2, 1), pad=(1, 0, 1))),
@@ -382,15 +383,17 @@ def _expected_paths(shape, params, nf, out_w, isa, dtype):
     """The planner's rules: (direct forward, direct data grad, dot-product
     weight grad).  Each needs stride 1 along W and rows (output rows of the
     forward and weight grad, image rows of the data grad) a vector long;
-    the direct kernel also half a register tile of output channels (8 of
-    AVX-512's, else 4), the dot products filters that the GEMM would take
-    as its rows (F-major)."""
+    the direct kernel rows that fill 4/5 of the vectors they take and half
+    a register tile of output channels (8 of AVX-512's, else 4), the dot
+    products filters that the GEMM would take as its rows (F-major)."""
     k, s, d, p, g = _geom(params)
     lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
     tile = 8 if isa == "avx512" else 4
-    fwd = s[-1] == 1 and out_w >= lanes and 2 * (nf // g) >= tile
+    def fills(w):
+        return 5 * w >= 4 * -(-w // lanes) * lanes
+    fwd = s[-1] == 1 and fills(out_w) and 2 * (nf // g) >= tile
     dgrad = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
-             and shape[-1] >= lanes and 2 * (shape[1] // g) >= tile)
+             and fills(shape[-1]) and 2 * (shape[1] // g) >= tile)
     nr, fg = lanes * (4 if isa == "avx512" else 2), nf // g        # the GEMM's panel width
     f_major = -(-fg // nr) * nr * 8 > -(-fg // 6) * 6 * 9
     return fwd, dgrad, f_major and s[-1] == 1 and out_w >= lanes
