@@ -2,15 +2,16 @@
 PyTorch CPU (torch.nn.functional.conv3d), each in its own interpreter, run
 as subprocesses one after another.
 
-    python benchmarks/compare_conv3d.py [--quick] [--mxnet-python PATH]
-        [--torch-python PATH]
+    python benchmarks/compare_conv3d.py [--quick] [--repeat R]
+        [--mxnet-python PATH] [--torch-python PATH]
 
 Case (float32): data (8, 16, 16, 32, 32), 32 filters 3x3x3, pad 1, with
 bias; forward, and forward + backward (data, weight and bias gradients
 under an out_grad of ones, through autograd on every side).  MXNet runs
 with OPENBLAS_CORETYPE=Haswell (its bundled OpenBLAS misdetects this
 machine's CPU otherwise); every side uses its default threads.  Ratios are
-ours over theirs (below 1: ours is faster).  Best of R runs.
+ours over theirs (below 1: ours is faster).  Best of R runs (default 5; on
+a loaded machine more runs give each side more chances of a quiet one).
 """
 import argparse
 import os
@@ -72,10 +73,11 @@ CASES = [("fwd", "forward"), ("both", "forward + backward")]
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--mxnet-python", default=MXNET_PYTHON)
     parser.add_argument("--torch-python", default=TORCH_PYTHON)
     args = parser.parse_args(argv)
-    sizes = (2, 4, 8, 8, 8, 8, 1) if args.quick else (8, 16, 16, 32, 32, 32, 5)
+    sizes = (2, 4, 8, 8, 8, 8, 1) if args.quick else (8, 16, 16, 32, 32, 32, args.repeat)
     ours = run(sys.executable, _MX_SCRIPT, sizes + ("mx",))
     mxnet = run(args.mxnet_python, _MX_SCRIPT, sizes + ("mxnet",),
                 env=dict(os.environ, OPENBLAS_CORETYPE="Haswell"))
