@@ -25,13 +25,13 @@
 // workspace (TEMP_SPACE), laid out by ConvPlan; the Python workspace
 // function sizes it with the same code (conv_workspace_bytes).
 //
-// Two passes have a second kernel for their common case, each reading a
+// Each pass has a second kernel for its common case, reading a
 // zero-padded copy of one sample's channels with unit stride along W
-// instead of packing unfolded values one at a time: the weight grad's
-// dot products over positions (wgrad_dot_isa.h; stride 1 along W, output
-// rows a vector long) and the stride-1 data grad as a direct convolution
-// of out_grad (conv_direct_isa.h).  The plan picks them (ConvPlan::dot,
-// ::direct); float16 keeps the GEMM passes.
+// instead of packing unfolded values one at a time: the forward, and the
+// stride-1 data grad as the convolution of out_grad, on a direct
+// convolution kernel (conv_direct_isa.h), the weight grad as dot products
+// over positions (wgrad_dot_isa.h).  The plan picks them where rows fill
+// the vectors (ConvPlan::direct, ::dot); float16 keeps the GEMM passes.
 //
 // 1-D (NCW) and 2-D (NCHW) run as 3-D with D = 1 (and H = 1): the
 // packers walk output rows (od, oh), each a run of Wo positions reading
