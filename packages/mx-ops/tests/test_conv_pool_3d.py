@@ -376,6 +376,7 @@ KERNEL_PATHS = [  # (data shape, num_filter, params)
     ((2, 3, 4, 4, 18), 4, dict(kernel=(1, 2, 3), pad=(0, 1, 3))),   # pad > d * (k - 1)
     ((2, 4, 3, 5, 40), 6, dict(kernel=(3, 3, 3), stride=(1, 1, 2), pad=(1, 1, 1))),
     ((2, 160, 3, 20), 256, dict(kernel=(3, 3), pad=(1, 1))),    # 2-D, many filters
+    ((2, 16, 3, 32), 16, dict(kernel=(1, 1))),                  # 1x1: no direct data grad
 ]
 
 
@@ -384,15 +385,17 @@ def _expected_paths(shape, params, nf, out_w, isa, dtype):
     weight grad).  Each needs stride 1 along W and rows (output rows of the
     forward and weight grad, image rows of the data grad) a vector long;
     the direct kernel rows that fill 4/5 of the vectors they take and half
-    a register tile of output channels (8 of AVX-512's, else 4), the dot
-    products filters that the GEMM would take as its rows (F-major)."""
+    a register tile of output channels (8 of AVX-512's, else 4), and for
+    the data grad a kernel bigger than 1x1; the dot products filters that
+    the GEMM would take as its rows (F-major)."""
     k, s, d, p, g = _geom(params)
     lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
     tile = 8 if isa == "avx512" else 4
     def fills(w):
         return 5 * w >= 4 * -(-w // lanes) * lanes
     fwd = s[-1] == 1 and fills(out_w) and 2 * (nf // g) >= tile
-    dgrad = (all(si == 1 and pi <= di * (ki - 1) for ki, si, di, pi in zip(k, s, d, p))
+    dgrad = (max(k) > 1 and all(si == 1 and pi <= di * (ki - 1)
+                                for ki, si, di, pi in zip(k, s, d, p))
              and fills(shape[-1]) and 2 * (shape[1] // g) >= tile)
     nr, fg = lanes * (4 if isa == "avx512" else 2), nf // g        # the GEMM's panel width
     f_major = -(-fg // nr) * nr * 8 > -(-fg // 6) * 6 * 9

@@ -424,7 +424,8 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     pl.items = NG * ((P + pl.chunk - 1) / pl.chunk);
     pl.nt = threads(pl.items);
     pl.cbuf = half ? g.Fg() * pl.chunk : 0;
-  } else if (pass == CONV_DGRAD && dgrad_as_conv(g) && direct(dgrad_geom(g))) {
+  } else if (pass == CONV_DGRAD && g.taps() > 1 && dgrad_as_conv(g) && direct(dgrad_geom(g))) {
+    // (A 1x1 data grad has nothing to fold: its GEMM is faster.)
     return pl;
   } else if (pass == CONV_DGRAD) {
     // Items: (sample, group, channel block), each folding into its own
