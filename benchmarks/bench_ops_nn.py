@@ -1,5 +1,6 @@
 """The NN operators' CPU kernels through mx_ops.invoke (no engine), float32:
-Convolution forward and backward (LeNet- and ResNet-block-sized),
+Convolution forward and backward (LeNet- and ResNet-block-sized, and
+compare_conv3d.py's 3-D layer),
 FullyConnected forward and backward, softmax.  Side-by-side ratios against
 the NumPy floors and PyTorch come from ``benchmarks/compare_conv.py`` and
 ``benchmarks/compare_nn.py``."""
@@ -10,6 +11,7 @@ from mx_ops import invoke
 LAYERS = {  # data shape, num_filter, kernel, pad
     "lenet": ((64, 1, 28, 28), 20, (5, 5), (0, 0)),
     "resnet": ((32, 64, 56, 56), 64, (3, 3), (1, 1)),
+    "3d": ((8, 16, 16, 32, 32), 32, (3, 3, 3), (1, 1, 1)),
 }
 
 

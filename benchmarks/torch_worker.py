@@ -34,7 +34,8 @@ def conv(shape, num_filter, kernel, pad, stride=None, **_):
     w = torch.randn(num_filter, shape[1], *kernel, requires_grad=True)
     b = torch.randn(num_filter, requires_grad=True)
     stride = stride or [1] * len(kernel)
-    f = lambda: F.conv2d(x, w, b, stride=stride, padding=pad)
+    op = F.conv3d if len(kernel) == 3 else F.conv2d
+    f = lambda: op(x, w, b, stride=stride, padding=pad)
     return f, (x, w, b)
 
 def fc(m, k, n, **_):

@@ -152,6 +152,12 @@ def test_compare_conv3d_quick(tmp_path):
     assert "Convolution 3-D, data (2, 4, 8, 8, 8)" in out and "forward + backward" in out
 
 
+def test_compare_conv3d_interleaved_skips_a_missing_torch(tmp_path):
+    out = _run_script("benchmarks/compare_conv3d.py", "--quick", "--interleaved",
+                      "--torch-python", str(tmp_path / "no-torch"), cwd=tmp_path)
+    assert "PyTorch's interpreter is missing" in out
+
+
 def test_compare_ctc_quick(tmp_path):
     out = _run_script("benchmarks/compare_ctc.py", "--quick", "--torch-python", "",
                       cwd=tmp_path)

@@ -353,6 +353,118 @@ def test_pooling_3d(nn, case, pool_type, dtype):
         np.testing.assert_allclose(dx, num, rtol=1e-5, atol=1e-7)
 
 
+
+# --------------------------------------------- the CPU gradient kernels' paths
+# conv_cpu.h: the forward and the stride-1 data grad (a convolution of
+# out_grad with the flipped weight) run on the direct kernel (plan
+# "direct"), the weight grad on the dot-product kernel (plan "dot"), each
+# on a padded image where stride 1 along W and rows at least a vector long
+# allow it, tails included.
+@pytest.fixture(params=_conv_cpu.available_isas())
+def isa(request):
+    old = _conv_cpu.set_isa(request.param)
+    yield request.param
+    _conv_cpu.set_isa(old)
+
+
+KERNEL_PATHS = [  # (data shape, num_filter, params)
+    ((2, 4, 4, 5, 30), 6, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),    # rows with a tail
+    ((2, 8, 3, 4, 32), 16, dict(kernel=(3, 3, 3), pad=(1, 1, 1))),   # whole vectors
+    ((2, 6, 5, 6, 21), 4, dict(kernel=(2, 3, 3), dilate=(2, 1, 2), pad=(2, 0, 2),
+                              num_group=2)),                  # pad = d * (k - 1)
+    ((3, 4, 6, 7, 20), 8, dict(kernel=(3, 3, 3), stride=(2, 2, 1), pad=(1, 0, 1))),
+    ((2, 3, 4, 4, 18), 4, dict(kernel=(1, 2, 3), pad=(0, 1, 3))),   # pad > d * (k - 1)
+    ((2, 4, 3, 5, 40), 6, dict(kernel=(3, 3, 3), stride=(1, 1, 2), pad=(1, 1, 1))),
+    ((2, 160, 3, 20), 256, dict(kernel=(3, 3), pad=(1, 1))),    # 2-D, many filters
+    ((2, 16, 3, 32), 16, dict(kernel=(1, 1))),                  # 1x1: no direct data grad
+]
+
+
+def _expected_paths(shape, params, nf, out_w, isa, dtype):
+    """The planner's rules: (direct forward, direct data grad, dot-product
+    weight grad).  Each needs stride 1 along W and rows (output rows of the
+    forward and weight grad, image rows of the data grad) a vector long;
+    the direct kernel rows that fill 4/5 of the vectors they take and half
+    a register tile of output channels (8 of AVX-512's, else 4), and for
+    the data grad a kernel bigger than 1x1; the dot products filters that
+    the GEMM would take as its rows (F-major)."""
+    k, s, d, p, g = _geom(params)
+    lanes = {"generic": 16, "avx2": 32, "avx512": 64}[isa] // np.dtype(dtype).itemsize
+    tile = 8 if isa == "avx512" else 4
+    def fills(w):
+        return 5 * w >= 4 * -(-w // lanes) * lanes
+    fwd = s[-1] == 1 and fills(out_w) and 2 * (nf // g) >= tile
+    dgrad = (max(k) > 1 and all(si == 1 and pi <= di * (ki - 1)
+                                for ki, si, di, pi in zip(k, s, d, p))
+             and fills(shape[-1]) and 2 * (shape[1] // g) >= tile)
+    nr, fg = lanes * (4 if isa == "avx512" else 2), nf // g        # the GEMM's panel width
+    f_major = -(-fg // nr) * nr * 8 > -(-fg // 6) * 6 * 9
+    return fwd, dgrad, f_major and s[-1] == 1 and out_w >= lanes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", range(len(KERNEL_PATHS)))
+def test_direct_and_dot_paths(nn, case, isa, threads):
+    shape, nf, params = KERNEL_PATHS[case]
+    kw = _kw(params)
+    rng = np.random.default_rng(40 + case)
+    old = _conv_cpu.set_max_threads(threads)
+    try:
+        for dtype in ("float32", "float64"):
+            x = rng.standard_normal(shape).astype(dtype)
+            w = rng.standard_normal((nf, shape[1] // kw.get("num_group", 1)) + kw["kernel"])
+            w = (w / np.sqrt(w[0].size)).astype(dtype)      # sums near 1: float32's tolerance
+            dy = rng.standard_normal(ref_fwd(x, w, None, kw).shape).astype(dtype)
+            o = get("Convolution")
+            packed = o.pack_params(o.parse_params(dict(params, num_filter=nf, no_bias=True)),
+                                   [x.shape, w.shape])
+            want = _expected_paths(shape, kw, nf, dy.shape[-1], isa, dtype)
+            got = (_conv_cpu.plan("fwd", packed, x.shape, dy.shape, threads, dtype)["direct"],
+                   _conv_cpu.plan("dgrad", packed, x.shape, dy.shape, threads, dtype)["direct"],
+                   _conv_cpu.plan("wgrad", packed, x.shape, dy.shape, threads, dtype)["dot"])
+            assert got == want
+            b = rng.standard_normal(nf).astype(dtype)
+            nn.check_reqs("Convolution", [x, w, b], [ref_fwd(x, w, b, kw)],
+                          dict(params, num_filter=nf), dtype)
+            nn.check_reqs("_backward_Convolution", [dy, x, w],
+                          [ref_dgrad(dy.astype(np.float64), w, x.shape, kw),
+                           ref_wgrad(x, dy.astype(np.float64), w.shape, kw)],
+                          dict(params, num_filter=nf, no_bias=True), dtype)
+            if len(shape) == 5 and max(kw.get("dilate", (1,))) > 1:
+                continue          # MXNet 1.9.1 does not dilate 3-D Deconvolution
+            # Deconvolution's forward is the same data grad pass.
+            b = rng.standard_normal(shape[1]).astype(dtype)
+            y, _ = ref_deconv(dy, np.ascontiguousarray(w), b, kw)
+            nn.check_reqs("Deconvolution", [dy, w, b], [y],
+                          dict(params, num_filter=shape[1], no_bias=False), dtype)
+    finally:
+        _conv_cpu.set_max_threads(old)
+
+
+
+def test_images_past_the_padded_copy_limit_keep_the_gemm_passes():
+    """A sample's padded channels over 2**21 elements (kConvPaddedElems)
+    are not copied: every pass takes the packed GEMM, with the same
+    results."""
+    shape, nf, params = (1, 4, 600, 1000), 4, dict(kernel=(3, 3), pad=(1, 1), no_bias=True)
+    rng = np.random.default_rng(60)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((nf, 4, 3, 3)) / 6).astype(np.float32)
+    kw = _kw(params)
+    y = invoke("Convolution", [x, w], num_filter=nf, **params)
+    np.testing.assert_allclose(y, ref_fwd(x, w, None, kw), rtol=1e-4, atol=1e-4)
+    o = get("Convolution")
+    packed = o.pack_params(o.parse_params(dict(params, num_filter=nf)), [x.shape, w.shape])
+    plans = [_conv_cpu.plan(p, packed, x.shape, y.shape, 2) for p in ("fwd", "dgrad", "wgrad")]
+    assert not (plans[0]["direct"] or plans[1]["direct"] or plans[2]["dot"])
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw = invoke("_backward_Convolution", [dy, x, w], num_filter=nf, **params)
+    np.testing.assert_allclose(dx, ref_dgrad(dy.astype(np.float64), w, x.shape, kw),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, ref_wgrad(x, dy.astype(np.float64), w.shape, kw),
+                               rtol=1e-4, atol=2e-2)
+
+
 # ------------------------------------------------------------ MXNet 1.9.1
 _DATA = os.path.join(os.path.dirname(__file__), "data", "conv3d_mxnet191.npz")
 with np.load(_DATA) as _f:

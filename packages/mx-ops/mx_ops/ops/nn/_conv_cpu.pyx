@@ -17,7 +17,7 @@ cdef extern from "conv_ops_cpu.h" namespace "mxop" nogil:
     ctypedef struct ConvPlan:
         int nt
         int64_t items, chunk, cb, wcols, shared
-        bint split_k, f_major
+        bint split_k, f_major, direct, dot
     ConvPlan conv_pass_plan(int pass_, const ConvParam& p, const int64_t* img,
                             const int64_t* out, int ndim, int threads, int dtype)
     int c_max_threads "mxop::max_threads"()
@@ -64,7 +64,7 @@ cdef int _shapes(image_shape, output_shape, int64_t* img, int64_t* out) except -
 
 def plan(pass_name, bytes packed, image_shape, output_shape, threads, dtype="float32"):
     """How one pass ('fwd', 'dgrad' or 'wgrad') splits its work (for tests):
-    {threads, items, chunk, cb, wcols, split_k, f_major, shared}."""
+    {threads, items, chunk, cb, wcols, split_k, f_major, direct, dot, shared}."""
     cdef int64_t img[5]
     cdef int64_t out[5]
     cdef int nd = _shapes(image_shape, output_shape, img, out)
@@ -72,7 +72,8 @@ def plan(pass_name, bytes packed, image_shape, output_shape, threads, dtype="flo
                                       (<const ConvParam*><const char*>packed)[0], img, out, nd,
                                       threads, {"float32": 0, "float64": 1, "float16": 2}[dtype])
     return dict(threads=pl.nt, items=pl.items, chunk=pl.chunk, cb=pl.cb, wcols=pl.wcols,
-                split_k=bool(pl.split_k), f_major=bool(pl.f_major), shared=pl.shared)
+                split_k=bool(pl.split_k), f_major=bool(pl.f_major), direct=bool(pl.direct),
+                dot=bool(pl.dot), shared=pl.shared)
 
 
 def workspace_bytes(op, bytes packed, image_shape, output_shape, threads=None):

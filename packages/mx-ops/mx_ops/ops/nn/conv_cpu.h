@@ -25,6 +25,14 @@
 // workspace (TEMP_SPACE), laid out by ConvPlan; the Python workspace
 // function sizes it with the same code (conv_workspace_bytes).
 //
+// Each pass has a second kernel for its common case, reading a
+// zero-padded copy of one sample's channels with unit stride along W
+// instead of packing unfolded values one at a time: the forward, and the
+// stride-1 data grad as the convolution of out_grad, on a direct
+// convolution kernel (conv_direct_isa.h), the weight grad as dot products
+// over positions (wgrad_dot_isa.h).  The plan picks them where rows fill
+// the vectors (ConvPlan::direct, ::dot); float16 keeps the GEMM passes.
+//
 // 1-D (NCW) and 2-D (NCHW) run as 3-D with D = 1 (and H = 1): the
 // packers walk output rows (od, oh), each a run of Wo positions reading
 // one image row (id, ih) per kernel tap, so the extra axis costs nothing
@@ -239,6 +247,48 @@ MX_PACKER void unfold_lanes(const ConvGeom &g, const S *x, int64_t r0, int64_t n
   }
 }
 
+// ------------------------------------------- data grad as a convolution
+// With stride 1 the data grad is itself a convolution: of out_grad (F
+// channels) with the weight flipped along every spatial axis and its two
+// channel axes swapped, dilation kept, padding d*(k-1) - p.  Run on the
+// direct kernel (conv_direct_isa.h) it multiplies straight into the image,
+// without the fold's taps-times larger result block (27x for 3x3x3) to
+// write and re-add, and without packing the unfolded out_grad.
+static inline bool dgrad_as_conv(const ConvGeom &g) {
+  auto axis = [](int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t p) {
+    return s == 1 && p <= d * (k - 1) && in == out + d * (k - 1) - 2 * p;
+  };
+  return axis(g.D, g.Do, g.kd, g.sd, g.dd, g.pd) && axis(g.H, g.Ho, g.kh, g.sh, g.dh, g.ph) &&
+         axis(g.W, g.Wo, g.kw, g.sw, g.dw, g.pw);
+}
+
+// The geometry of that convolution: out_grad is its image, the data grad
+// its output.
+static inline ConvGeom dgrad_geom(const ConvGeom &g) {
+  ConvGeom t = g;
+  t.C = g.F; t.D = g.Do; t.H = g.Ho; t.W = g.Wo;
+  t.F = g.C; t.Do = g.D; t.Ho = g.H; t.Wo = g.W;
+  t.pd = g.dd * (g.kd - 1) - g.pd;
+  t.ph = g.dh * (g.kh - 1) - g.ph;
+  t.pw = g.dw * (g.kw - 1) - g.pw;
+  return t;
+}
+
+// The weight of that convolution as the direct kernel's rows: per group,
+// row (f, t) holds w[f, c, taps - 1 - t] for every channel c (reversing
+// the linear tap index flips all three spatial axes).
+template <typename A>
+static void flip_weight(const ConvGeom &g, const A *w, A *wt) {
+  const int64_t taps = g.taps(), Fg = g.Fg(), Cg = g.Cg();
+  for (int64_t q = 0; q < g.G; ++q)
+    for (int64_t f = 0; f < Fg; ++f)
+      for (int64_t c = 0; c < Cg; ++c) {
+        const A *src = w + ((q * Fg + f) * Cg + c) * taps;
+        A *dst = wt + ((q * Fg + f) * taps + taps - 1) * Cg + c;
+        for (int64_t t = 0; t < taps; ++t) dst[-t * Cg] = src[t];
+      }
+}
+
 // ------------------------------------------------------------------ plan
 // How a pass splits its work and lays out its workspace: per thread the
 // GEMM packing buffers, a result buffer and (float16) an image-plane
@@ -254,6 +304,8 @@ struct ConvPlan {
   int64_t wcols = 0;          // weight columns per item (WGRAD, split_k false)
   bool split_k = false;       // WGRAD: threads take samples, partial sums
   bool f_major = false;       // WGRAD: dW = dY . unfold^T (see conv_bwd_weight)
+  bool direct = false;        // FWD, DGRAD: conv_direct_isa.h's kernel
+  bool dot = false;           // WGRAD: wgrad_dot_isa.h's kernel on a padded image
   int64_t pack = 0, cbuf = 0, plane = 0, shared = 0;
   GemmBlocks blk;
 
@@ -273,6 +325,54 @@ constexpr int64_t kConvFoldElems = int64_t(1) << 18;
 // The weight grad sums samples into per-chunk partial weights when all of
 // them fit in this many elements, else splits the weight's columns.
 constexpr int64_t kConvPartialElems = int64_t(1) << 20;
+// The weight grad's dot-product kernel and the data grad's direct kernel
+// pad a sample's group of channels (image, out_grad) when the copy takes
+// at most this many elements (8 MiB of floats).
+constexpr int64_t kConvPaddedElems = int64_t(1) << 21;
+
+// Elements of one channel of the zero-padded image.
+static inline int64_t padded_plane(const ConvGeom &g) {
+  return (g.D + 2 * g.pd) * (g.H + 2 * g.ph) * (g.W + 2 * g.pw);
+}
+
+// The unfolded image's rows in the padded image.
+static inline PaddedLanes padded_lanes(const ConvGeom &g) {
+  const int64_t Hp = g.H + 2 * g.ph, Wp = g.W + 2 * g.pw;
+  return PaddedLanes{g.kd, g.kh, g.kw, padded_plane(g), g.dd * Hp * Wp, g.dh * Wp, g.dw};
+}
+
+// xp = the channels [0, Cg) of image x zero-padded (Cg x padded_plane).
+template <typename A>
+static void pad_image(const ConvGeom &g, const A *x, A *xp) {
+  const int64_t Dp = g.D + 2 * g.pd, Hp = g.H + 2 * g.ph, Wp = g.W + 2 * g.pw;
+  std::memset(xp, 0, g.Cg() * Dp * Hp * Wp * sizeof(A));
+  for (int64_t c = 0; c < g.Cg(); ++c)
+    for (int64_t d = 0; d < g.D; ++d)
+      for (int64_t h = 0; h < g.H; ++h)
+        std::memcpy(xp + ((c * Dp + d + g.pd) * Hp + h + g.ph) * Wp + g.pw,
+                    x + ((c * g.D + d) * g.H + h) * g.W, g.W * sizeof(A));
+}
+
+// The dot-product kernel's operands for one sample's group: out_grad rows
+// dy, padded image xp, results into dw as F-major (f, r) or Kg-major.
+template <typename A>
+static inline WgradDot<A> wgrad_dot_args(const ConvGeom &g, const A *dy, const A *dy_end,
+                                         const A *xp, A *dw, bool f_major, bool accumulate) {
+  const int64_t Hp = g.H + 2 * g.ph, Wp = g.W + 2 * g.pw;
+  WgradDot<A> a;
+  a.dy = dy;
+  a.dy_end = dy_end;
+  a.xp = xp;
+  a.F = g.Fg(); a.P = g.P(); a.Do = g.Do; a.Ho = g.Ho; a.Wo = g.Wo;
+  a.step_d = g.sd * Hp * Wp;
+  a.step_h = g.sh * Wp;
+  a.lanes = padded_lanes(g);
+  a.dw = dw;
+  a.ldf = f_major ? g.Kg() : 1;
+  a.ldr = f_major ? 1 : g.Fg();
+  a.accumulate = accumulate;
+  return a;
+}
 
 template <class Isa, typename A>
 static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
@@ -285,7 +385,31 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     int nt = parallel_threads(g.macs(), items);
     return nt < nt_max ? nt : nt_max;
   };
-  if (pass == CONV_FWD) {
+  // The direct kernel on convolution t (the forward's, or the data
+  // grad's as a convolution), where t's rows are read with unit stride and
+  // fill at least 4/5 of the vectors they take (the packed GEMM is as fast
+  // on shorter rows: 20 or 24 of 32 AVX-512 lanes), and its output
+  // channels half a register tile: items are
+  // (sample, group, block of output rows), each padding its image channels;
+  // the weight, in the kernel's layout, is shared.
+  auto direct = [&](const ConvGeom &t) {
+    typedef typename Isa::template Direct<A> DT;
+    if (half || t.sw != 1 || 5 * t.Wo < 4 * round_up(t.Wo, DT::W) || 2 * t.Fg() < DT::MF ||
+        t.Cg() * padded_plane(t) > kConvPaddedElems)
+      return false;
+    const int64_t rows = t.Do * t.Ho;
+    const int64_t per = NG < want ? (want + NG - 1) / NG : 1;
+    pl.direct = true;
+    pl.chunk = (rows + per - 1) / per;                 // output rows per item
+    pl.items = NG * ((rows + pl.chunk - 1) / pl.chunk);
+    pl.nt = threads(pl.items);
+    pl.plane = t.Cg() * padded_plane(t) + DT::W;      // a vector's slack
+    pl.shared = t.F * t.Kg() + DT::MF;
+    return true;
+  };
+  if (pass == CONV_FWD && direct(g)) {
+    return pl;
+  } else if (pass == CONV_FWD) {
     // Items: (sample, group, position chunk); about 4 items per thread at
     // least, so that threads starting late are made up for, and (float16)
     // chunks that bound the float result block.
@@ -300,6 +424,9 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
     pl.items = NG * ((P + pl.chunk - 1) / pl.chunk);
     pl.nt = threads(pl.items);
     pl.cbuf = half ? g.Fg() * pl.chunk : 0;
+  } else if (pass == CONV_DGRAD && g.taps() > 1 && dgrad_as_conv(g) && direct(dgrad_geom(g))) {
+    // (A 1x1 data grad has nothing to fold: its GEMM is faster.)
+    return pl;
   } else if (pass == CONV_DGRAD) {
     // Items: (sample, group, channel block), each folding into its own
     // channels; the GEMM runs in position chunks that keep its result
@@ -351,6 +478,18 @@ static ConvPlan conv_plan(const ConvGeom &g, int pass, bool half, int nt_max) {
       pl.nt = threads(pl.items);
       pl.shared = wsz;
     }
+    // The dot-product kernel where the GEMM would take the filters as its
+    // rows (few filters: the unfolded image is the operand it transposes)
+    // and the image rows are read with unit stride and fill its vectors;
+    // it needs no packing buffers, only a padded copy of one sample's
+    // group of channels.  With many filters the Kg-major GEMM is as fast.
+    const int64_t padded = g.Cg() * padded_plane(g);
+    pl.dot = pl.f_major && !half && g.sw == 1 && g.Wo >= Isa::template Dot<A>::W &&
+             padded <= kConvPaddedElems;
+    if (pl.dot) {
+      pl.plane = padded + Isa::template Dot<A>::W;      // the tail loads' slack
+      return pl;
+    }
   }
   pl.pack = gemm_pack_elems(pl.blk);
   return pl;
@@ -380,12 +519,74 @@ static inline A *conv_shared(const ConvPlan &pl, void *ws) {
   return reinterpret_cast<A *>(static_cast<char *>(ws) + pl.nt * pl.slab_bytes(sizeof(A)));
 }
 
+// out[n, f, :] = bias[f] (write) or += bias[f] (add).
+template <typename T>
+static void fill_bias(int64_t N, int64_t F, int64_t P, const T *bias, T *out, bool add) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f) {
+      T *o = out + (n * F + f) * P;
+      const T b = bias[f];
+      if (add) for (int64_t i = 0; i < P; ++i) o[i] = T(o[i] + b);
+      else for (int64_t i = 0; i < P; ++i) o[i] = b;
+    }
+}
+
+// ------------------------------------------------------ direct kernel
+// out (=, +=) convolution t of img on the direct kernel (ConvPlan::direct),
+// wt the weight in its layout (per group Kg rows of Fg values): per item,
+// the sample's image channels of the group padded, then output rows
+// [r0, r1) of the group's channels.
+template <class Isa, typename A>
+static void conv_direct_pass(const ConvGeom &t, const ConvPlan &pl, void *ws, const A *img,
+                             const A *wt, A *out, bool accumulate) {
+  const int64_t rows = t.Do * t.Ho, blocks = (rows + pl.chunk - 1) / pl.chunk;
+  const int64_t Hp = t.H + 2 * t.ph, Wp = t.W + 2 * t.pw;
+  gemm_team(pl.nt, pl.items, [&](int th, int64_t it) {
+    const ConvSlab<A> sl = conv_slab<A>(pl, ws, th);
+    const int64_t nq = it / blocks, n = nq / t.G, q = nq % t.G;
+    const int64_t r0 = it % blocks * pl.chunk, r1 = r0 + pl.chunk < rows ? r0 + pl.chunk : rows;
+    pad_image(t, img + (n * t.C + q * t.Cg()) * t.plane(), sl.plane);
+    ConvDirect<A> a;
+    a.xp = sl.plane;
+    a.wt = wt + q * t.Kg() * t.Fg();
+    a.lanes = padded_lanes(t);
+    a.Cin = t.Cg(); a.C = t.Fg(); a.P = t.P(); a.Ho = t.Ho; a.Wo = t.Wo;
+    a.step_d = t.sd * Hp * Wp;
+    a.step_h = t.sh * Wp;
+    a.out = out + (n * t.F + q * t.Fg()) * t.P();
+    a.accumulate = accumulate;
+    Isa::template conv_direct<A>(a, r0, r1);
+  });
+}
+
+// The forward's weight in the direct kernel's layout: per group, row r
+// holds w[f, r] for every filter f.
+template <typename A>
+static void transpose_weight(const ConvGeom &g, const A *w, A *wt) {
+  const int64_t Fg = g.Fg(), Kg = g.Kg();
+  for (int64_t q = 0; q < g.G; ++q)
+    for (int64_t f = 0; f < Fg; ++f)
+      for (int64_t r = 0; r < Kg; ++r) wt[(q * Kg + r) * Fg + f] = w[(q * Fg + f) * Kg + r];
+}
+
 // ---------------------------------------------------------------- forward
 // out[n] (F x P) = (accumulate ? out[n] : 0) + bias + W . unfold(img[n]),
 // per group.  S is the storage type, A the compute type.
 template <class Isa, typename S, typename A>
 static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *img, const S *w,
                      const S *bias, S *out, bool accumulate) {
+  if constexpr (sizeof(S) == sizeof(A)) {
+    if (pl.direct) {
+      A *wt = conv_shared<A>(pl, ws), *o = reinterpret_cast<A *>(out);
+      transpose_weight(g, reinterpret_cast<const A *>(w), wt);
+      if (bias) {             // the bias first, the kernel adds onto it
+        fill_bias(g.N, g.F, g.P(), reinterpret_cast<const A *>(bias), o, accumulate);
+        accumulate = true;
+      }
+      conv_direct_pass<Isa, A>(g, pl, ws, reinterpret_cast<const A *>(img), wt, o, accumulate);
+      return;
+    }
+  }
   constexpr bool same = sizeof(S) == sizeof(A);
   const GemmBlocks blk = pl.blk;
   const int64_t NR = blk.NR;
@@ -432,6 +633,15 @@ static void conv_fwd(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *i
 template <class Isa, typename S, typename A>
 static void conv_bwd_data(const ConvGeom &g, const ConvPlan &pl, void *ws, const S *ograd,
                           const S *w, S *igrad, bool accumulate) {
+  if constexpr (sizeof(S) == sizeof(A)) {
+    if (pl.direct) {
+      A *wt = conv_shared<A>(pl, ws);
+      flip_weight(g, reinterpret_cast<const A *>(w), wt);
+      conv_direct_pass<Isa, A>(dgrad_geom(g), pl, ws, reinterpret_cast<const A *>(ograd), wt,
+                               reinterpret_cast<A *>(igrad), accumulate);
+      return;
+    }
+  }
   constexpr bool same = sizeof(S) == sizeof(A);
   const GemmBlocks blk = pl.blk;
   const int64_t P = g.P(), Fg = g.Fg(), Kg = g.Kg(), HW = g.plane(), taps = g.taps();
@@ -516,6 +726,17 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
                     bool acc) {
     const S *x = img + (n * g.C + q * g.Cg()) * g.plane();
     const S *dy = ograd + (n * g.F + q * Fg) * P;
+    if constexpr (sizeof(S) == sizeof(A)) {
+      if (pl.dot) {
+        pad_image(g, reinterpret_cast<const A *>(x), sl.plane);
+        Isa::template wgrad_dot<A>(
+            wgrad_dot_args(g, reinterpret_cast<const A *>(dy),
+                           reinterpret_cast<const A *>(ograd + g.N * g.F * P), sl.plane, Cq,
+                           pl.f_major, acc),
+            r0, nr);
+        return;
+      }
+    }
     if (pl.f_major)
       Isa::template gemm<A>(
           Fg, nr, P,
@@ -578,18 +799,6 @@ static void conv_bwd_weight(const ConvGeom &g, const ConvPlan &pl, void *ws, con
       sample(sl, n, q, r0, nr, dst + q * Kg * Fg, n > 0 || (direct && accumulate));
   });
   if (!direct) finish(1);
-}
-
-// out[n, f, :] = bias[f] (write) or += bias[f] (add).
-template <typename T>
-static void fill_bias(int64_t N, int64_t F, int64_t P, const T *bias, T *out, bool add) {
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t f = 0; f < F; ++f) {
-      T *o = out + (n * F + f) * P;
-      const T b = bias[f];
-      if (add) for (int64_t i = 0; i < P; ++i) o[i] = T(o[i] + b);
-      else for (int64_t i = 0; i < P; ++i) o[i] = b;
-    }
 }
 
 // bgrad[f] (=, +=) sum over n and positions of ograd[n, f, :], in double

@@ -20,6 +20,7 @@
 #define MX_OPS_GEMM_CPU_H_
 
 #include <atomic>
+#include <type_traits>
 #include <cstdint>
 #include <cstring>
 
@@ -28,12 +29,55 @@
 #include "parallel.h"
 #include "team.h"
 
+namespace mxop {
+// Where row r = ((c * kd + kz) * kh + ki) * kw + kj of an unfolded image
+// starts in the image's zero-padded copy (channels c_step elements apart).
+struct PaddedLanes {
+  int64_t kd, kh, kw, c_step, kz_step, ki_step, kj_step;
+  int64_t operator()(int64_t r) const {
+    const int64_t kj = r % kw, ki = r / kw % kh, kz = r / (kw * kh) % kd, c = r / (kw * kh * kd);
+    return c * c_step + kz * kz_step + ki * ki_step + kj * kj_step;
+  }
+};
+
+// The operands of the convolution weight grad's dot-product kernel
+// (wgrad_dot_isa.h) for one sample and group: out_grad's F rows of P
+// positions (its array ends at dy_end), and the padded image xp (with a
+// vector's worth of slack past its end), in which output row (od, oh) is
+// od * step_d + oh * step_h past a row's lane.  Results: dw[f * ldf + r * ldr].
+template <typename A>
+struct WgradDot {
+  const A *dy, *dy_end, *xp;
+  PaddedLanes lanes;
+  int64_t F, P, Do, Ho, Wo, step_d, step_h;
+  A *dw;
+  int64_t ldf, ldr;
+  bool accumulate;
+};
+
+// The operands of the direct convolution kernel (conv_direct_isa.h): the
+// padded image xp of Cin channels (with slack), the weight as Cin * taps
+// rows of C values (and MF values of slack), the output's C channels of P
+// positions in rows of Wo, output row (od, oh) at od * step_d + oh * step_h
+// past a row's lane.
+template <typename A>
+struct ConvDirect {
+  const A *xp, *wt;
+  PaddedLanes lanes;
+  int64_t Cin, C, P, Ho, Wo, step_d, step_h;
+  A *out;
+  bool accumulate;
+};
+}  // namespace mxop
+
 #if MX_MULTI_ISA
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
 #define MX_GEMM_NS isa_avx512
 #define MX_GEMM_VBYTES 64
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 #pragma GCC pop_options
@@ -43,6 +87,8 @@
 #define MX_GEMM_NS isa_avx2
 #define MX_GEMM_VBYTES 32
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 #pragma GCC pop_options
@@ -51,55 +97,49 @@
 #define MX_GEMM_NS isa_generic
 #define MX_GEMM_VBYTES 16
 #include "gemm_isa.h"
+#include "wgrad_dot_isa.h"
+#include "conv_direct_isa.h"
 #undef MX_GEMM_NS
 #undef MX_GEMM_VBYTES
 
 namespace mxop {
 
-// Runs f(tag) with the tag type of the instruction set in use: a struct
-// whose `Tile<A>` and `gemm` name that set's copy.
-struct GemmGeneric {
-  template <typename A> using Tile = isa_generic::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_generic::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_generic::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-};
+// The tag type of one instruction set: a struct whose members name that
+// set's copy of the GEMM (`Tile<A>`, `gemm`, `gemm_direct_a`) and of the
+// convolution kernels (`Dot<A>`, `wgrad_dot`, `Direct<A>`, `conv_direct`).
+#define MX_GEMM_ISA_TAG(NAME, NS)                                                          \
+  struct NAME {                                                                            \
+    template <typename A> using Tile = NS::Tile<A>;                                        \
+    template <typename A, class PA, class PB>                                              \
+    static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc, \
+                     bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {     \
+      NS::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);                   \
+    }                                                                                      \
+    template <typename A, class PB>                                                        \
+    static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda,    \
+                              PB &&pb, A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC,   \
+                              int64_t NC) {                                                \
+      NS::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);                \
+    }                                                                                      \
+    template <typename A> using Dot = NS::DotTile<A>;                                      \
+    template <typename A>                                                                  \
+    static void wgrad_dot(const WgradDot<A> &a, int64_t r0, int64_t nr) {                  \
+      NS::wgrad_dot<A>(a, r0, nr);                                                         \
+    }                                                                                      \
+    template <typename A> using Direct = NS::DirectTile<A>;                                \
+    template <typename A>                                                                  \
+    static void conv_direct(const ConvDirect<A> &a, int64_t row0, int64_t row1) {          \
+      NS::conv_direct<A>(a, row0, row1);                                                   \
+    }                                                                                      \
+  };
+MX_GEMM_ISA_TAG(GemmGeneric, isa_generic)
 #if MX_MULTI_ISA
-struct GemmAvx2 {
-  template <typename A> using Tile = isa_avx2::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_avx2::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_avx2::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-};
-struct GemmAvx512 {
-  template <typename A> using Tile = isa_avx512::Tile<A>;
-  template <typename A, class PA, class PB>
-  static void gemm(int64_t M, int64_t N, int64_t K, PA &&pa, PB &&pb, A *C, int64_t ldc,
-                   bool acc, A *abuf, A *bbuf, int64_t MC, int64_t KC, int64_t NC) {
-    isa_avx512::gemm<A>(M, N, K, pa, pb, C, ldc, acc, abuf, bbuf, MC, KC, NC);
-  }
-  template <typename A, class PB>
-  static void gemm_direct_a(int64_t M, int64_t N, int64_t K, const A *a, int64_t lda, PB &&pb,
-                            A *C, int64_t ldc, bool acc, A *bbuf, int64_t KC, int64_t NC) {
-    isa_avx512::gemm_direct_a<A>(M, N, K, a, lda, pb, C, ldc, acc, bbuf, KC, NC);
-  }
-};
+MX_GEMM_ISA_TAG(GemmAvx2, isa_avx2)
+MX_GEMM_ISA_TAG(GemmAvx512, isa_avx512)
 #endif
+#undef MX_GEMM_ISA_TAG
 
+// Runs f(tag) with the tag type of the instruction set in use.
 template <class F>
 static inline auto with_gemm_isa(F &&f) {
 #if MX_MULTI_ISA
