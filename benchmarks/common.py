@@ -206,6 +206,11 @@ def side_by_side_main(doc, cases, width, argv=None):
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats, no PyTorch")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--burst", type=int, default=BURST,
+                        help=f"calls per burst, the first untimed (default {BURST})")
+    parser.add_argument("--gap", type=float, default=GAP_S,
+                        help=f"seconds idle before each burst (default {GAP_S}); with 0 and "
+                        "a long burst every side runs warm, back to back")
     args = parser.parse_args(argv)
     repeat = 2 if args.quick else args.repeat
     threads = max_threads()
@@ -214,7 +219,8 @@ def side_by_side_main(doc, cases, width, argv=None):
           f" {'torch ms':>9s} {'torch/ours':>10s}")
     for name, sides in cases(torch):
         keys = list(sides)
-        ms, ratio = summary(interleaved([sides[k] for k in keys], repeat))
+        ms, ratio = summary(interleaved([sides[k] for k in keys], repeat, args.gap,
+                                        args.burst))
         got = {k: (t, r) for k, t, r in zip(keys, ms, ratio)}
         torch_col = (f"{got['torch'][0]:9.3f} {got['torch'][1]:10.2f}" if "torch" in got
                      else f"{'-':>9s} {'-':>10s}")
@@ -222,6 +228,7 @@ def side_by_side_main(doc, cases, width, argv=None):
               f" {got['numpy'][1]:8.2f} {torch_col}", flush=True)
     print(f"(float32; {os.cpu_count()} cpu cores; ours and PyTorch "
           f"{'(' + torch.version + ') ' if torch else ''}on {threads} threads; medians of "
-          f"{repeat} interleaved bursts x {BURST - 1} warm calls)")
+          f"{repeat} interleaved bursts x {args.burst - 1} warm calls, {args.gap} s idle "
+          f"before each)")
     if torch is not None:
         torch.close()

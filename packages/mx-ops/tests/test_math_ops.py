@@ -201,6 +201,21 @@ def test_softmax_cross_entropy_against_numpy(nn, dtype, shape):
                   [0.7 * grad, np.zeros(shape[0])], {}, dtype)
 
 
+@pytest.mark.parametrize("n", [31, 32, 33, 100, 1000])
+def test_softmax_cross_entropy_row_maximum_at_every_lane(nn, n):
+    # Logits near 1000 overflow float32's exp unless the shift is the row's
+    # true maximum: one row per position of the maximum (every lane of the
+    # kernel's max, the blocks' tail, the first element).
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-40.0, 0.0, (n, n)).astype(np.float32) + 900.0
+    x[np.arange(n), np.arange(n)] = 1000.0
+    label = rng.integers(0, n, n).astype(np.float32)
+    loss, grad = _ce_numpy(x, label)
+    np.testing.assert_allclose(invoke("softmax_cross_entropy", [x, label]), loss, rtol=1e-5)
+    got = invoke("_backward_softmax_cross_entropy", [np.ones(1, np.float32), x, label])[0]
+    np.testing.assert_allclose(got, grad, rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_cross_entropy_labels_clip_and_shapes():
     x = np.random.default_rng(7).standard_normal((4, 3))
     label = np.array([-2.0, 2.9, 7.0, np.nan])         # truncated, then clipped to the row
