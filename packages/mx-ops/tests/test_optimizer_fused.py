@@ -191,6 +191,11 @@ def _draw_inputs(name, shape, dtype, rng):
         xs.append(x.astype("float32" if i in spec.fp32 else dtype))
     if "weight32" in spec.inputs:
         xs[spec.inputs.index("weight32")] = xs[0].astype(np.float32)
+    if "n" in spec.inputs and "g" in spec.inputs:
+        # centered RMSProp's states are running means of g^2 and g, so n >= g^2
+        # (otherwise the reference takes the root of a negative: NaN on both sides)
+        n, g = spec.inputs.index("n"), spec.inputs.index("g")
+        xs[g] = np.array(np.tanh(xs[g]) * 0.9 * np.sqrt(xs[n]), dtype=xs[g].dtype)
     return xs
 
 
