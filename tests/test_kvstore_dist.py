@@ -49,13 +49,14 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     return proc, reports
 
 
-def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater():
-    proc, reports = launch("sync_sums.py")
+@pytest.mark.parametrize("kv_type", ["dist_sync", "dist"])   # 'dist': MXNet's sync store
+def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater(kv_type):
+    proc, reports = launch("sync_sums.py", env={"KV_TYPE": kv_type})
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
     ramp = np.arange(15, dtype=np.float32).reshape(3, 5)
     for r in reports.values():
-        assert r["num_workers"] == 2 and r["type"] == "dist_sync"
+        assert r["num_workers"] == 2 and r["type"] == kv_type
         for step, (k3, b0, b1) in enumerate(r["results"][:3]):
             # sum over workers of ramp*(rank+1)+step
             np.testing.assert_array_equal(k3, ramp * 3 + 2 * step)

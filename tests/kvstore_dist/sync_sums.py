@@ -1,14 +1,17 @@
 """dist_sync without an optimizer: a pull gives the sum of every worker's
 push (each worker pushes rank+1 times a ramp, plus a list of two device
 values for key 4), several rounds; then SGD on the servers
-(server_sgd.py)."""
+(server_sgd.py).  KV_TYPE names the store (default 'dist_sync'; MXNet's
+'dist' is the same sync store)."""
+import os
+
 import numpy as np
 
 import mx
 import server_sgd
 from common import report
 
-kv = mx.kv.create("dist_sync")
+kv = mx.kv.create(os.environ.get("KV_TYPE", "dist_sync"))
 shape = (3, 5)
 ramp = np.arange(15, dtype=np.float32).reshape(shape)
 kv.init(3, mx.nd.array(ramp))

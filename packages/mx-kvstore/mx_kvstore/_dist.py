@@ -30,7 +30,8 @@ from mx_kvstore.compression import GradientCompression
 from mx_kvstore.errors import KVStoreError
 from mx_kvstore.kvstore import KVStore
 
-DIST_TYPES = ("dist_sync", "dist_async", "dist_sync_device", "dist_device_sync")
+# 'dist' is MXNet's name for a sync store (its KVStoreServer creates one)
+DIST_TYPES = ("dist_sync", "dist_async", "dist_sync_device", "dist_device_sync", "dist")
 _CPU = Context("cpu", 0)
 
 

@@ -15,7 +15,8 @@ class KVStoreLocal(KVStore):
 
     def __init__(self, kv_type="local"):
         super().__init__(kv_type)
-        self._comm = CommDevice() if kv_type == "device" else CommCPU()
+        # MXNet sums on the devices for every name with 'device' in it
+        self._comm = CommDevice() if "device" in kv_type else CommCPU()
         self._store = {}
 
     def _set_compression_impl(self, compression):
@@ -79,6 +80,10 @@ def _nccl(name):
     return KVStoreNCCL(name)
 
 
-for _name in ("local", "device"):
+# MXNet 1.9.1's names (include/mxnet/kvstore.h): 'local_update_cpu' and
+# 'local_allreduce_cpu' are 'local', 'local_allreduce_device' is 'device';
+# `type` keeps the name given, as MXNet's does.
+for _name in ("local", "device", "local_update_cpu", "local_allreduce_cpu",
+              "local_allreduce_device"):
     register_type(_name, KVStoreLocal)
 register_type("nccl", _nccl)

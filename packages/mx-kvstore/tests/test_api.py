@@ -10,6 +10,7 @@ import mx_ndarray as nd
 import mx_kvstore as kvs
 from mx_engine import cpu
 from mx_kvstore import KVStoreError, UnknownKeyError, optimizer_hooks
+from mx_kvstore._comm import CommDevice
 from mx_ops.ext import custom
 
 
@@ -106,6 +107,30 @@ def test_create_and_registry():
         assert isinstance(kvs.create("myteststore"), MyTestStore)
     finally:
         del kvs.KVStoreBase.kv_registry["myteststore"]
+
+
+@pytest.mark.parametrize("name, on_devices", [("local_update_cpu", False),
+                                              ("local_allreduce_cpu", False),
+                                              ("local_allreduce_device", True)])
+def test_mxnet_local_type_names(name, on_devices):
+    # include/mxnet/kvstore.h: the first two are 'local', the last 'device';
+    # `type` keeps the name given, and only 'device' ones take compression
+    kv = kvs.create(name.upper())
+    assert kv.type == name
+    assert isinstance(kv._comm, CommDevice) == on_devices
+    if on_devices:
+        kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
+    else:
+        with pytest.raises(KVStoreError, match="not supported for this type of kvstore"):
+            kv.set_gradient_compression({"type": "2bit"})
+    kv.init(5, nd.zeros((2, 3)))
+    kv.push(5, [nd.ones((2, 3)), nd.ones((2, 3)) * 2])
+    out = nd.zeros((2, 3))
+    kv.pull(5, out=out)
+    want = np.full((2, 3), 3.0, np.float32)
+    if on_devices:       # 2bit: each value quantised to +-0.5 or 0 first
+        want = np.full((2, 3), 1.0, np.float32)
+    np.testing.assert_array_equal(out.asnumpy(), want)
 
 
 def test_gradient_compression_parameters():
