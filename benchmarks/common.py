@@ -212,6 +212,9 @@ def side_by_side_main(doc, cases, width, argv=None):
                         help=f"seconds idle before each burst (default {GAP_S}); with 0 and "
                         "a long burst every side runs warm, back to back")
     args = parser.parse_args(argv)
+    if args.burst < 2 or args.gap < 0:
+        parser.error(f"--burst must be 2 or more (the first call is untimed), got {args.burst}; "
+                     f"--gap must be 0 or more, got {args.gap}")
     repeat = 2 if args.quick else args.repeat
     threads = max_threads()
     torch = None if args.quick else TorchWorker.start(threads)
