@@ -3,15 +3,18 @@ requests in flight (``Loop``), and a worker's ``Client`` turns each
 push/pull into requests to servers, with a deadline.
 
 The loop never blocks inside MPI: it tests its requests
-(``MPI.Request.Testsome``) and, when none finished, waits on a condition
-variable for a short, growing time (``POLL_MIN_S`` doubling up to
+(``MPI.Request.Testsome``) and, when none finished, waits on its wake-up
+lock for a short, growing time (``POLL_MIN_S`` doubling up to
 ``POLL_MAX_S``, or ``POLL_BUSY_MAX_S`` while several requests are in
 flight, ``tick`` when none are).
 MPICH's blocking waits spin a core; on a machine with fewer cores than
 busy threads that spinning thread took the core the engine and main
 threads needed (a 4 KB pushpull took 7-8 ms instead of 0.45 ms).  Other
-threads hand work over with ``call_soon``, which notifies the condition,
-so the loop picks it up at once; deadlines are checked at least every
+threads hand work over with ``call_soon``, which releases the wake-up lock,
+so the loop picks it up at once (a plain lock used as a binary semaphore:
+its timed acquire is one C call, where a Condition's timed wait costs a
+new lock and Python bookkeeping on every pass, a pass being most of the
+loop's CPU for a small request); deadlines are checked at least every
 ``tick`` seconds, so a dead or hung peer is noticed without any message.
 An idle process sleeps (the server, with only its next header posted,
 wakes every ``POLL_MAX_S`` for one test).
@@ -38,7 +41,9 @@ class Loop:
 
     def __init__(self, MPI, comm, tick):
         self.MPI, self.comm, self.tick = MPI, comm, tick
-        self._cv = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()       # guards _incoming and _stopped
+        self._wake = threading.Lock()       # released: work was handed over
+        self._wake.acquire()
         self._incoming = []
         self._stopped = False
         self._reqs, self._callbacks = [], []
@@ -50,14 +55,20 @@ class Loop:
 
     # -- any thread ---------------------------------------------------------
     def call_soon(self, fn):
-        with self._cv:
+        with self._lock:
             self._incoming.append(fn)
-            self._cv.notify()
+        self._signal()
 
     def stop(self):
-        with self._cv:
+        with self._lock:
             self._stopped = True
-            self._cv.notify()
+        self._signal()
+
+    def _signal(self):
+        try:
+            self._wake.release()
+        except RuntimeError:    # already released: the loop has yet to see it
+            pass
 
     def cancel_pending(self, wait_s=0.5):
         """At the end: cancels the receives still posted (the server's next
@@ -101,10 +112,11 @@ class Loop:
         """Runs handed-over work, tests the requests (after a pause when
         the last test found nothing), runs the callbacks of those that
         finished, and the checks once a tick.  False once stopped."""
-        with self._cv:
+        if self._pause:
+            # Returns at once when work was handed over meanwhile.
             busy = len(self._reqs) - self._standing
-            if not self._incoming and not self._stopped and self._pause:
-                self._cv.wait(self._pause if busy else self.tick)
+            self._wake.acquire(True, self._pause if busy else self.tick)
+        with self._lock:
             todo, self._incoming = self._incoming, []
             stopped = self._stopped
         for fn in todo:
