@@ -243,8 +243,8 @@ class Client:
         self._calls = {}
         self.failure = None     # set once a server is unusable: every request fails
         # A server that stops after a failure tells every worker (wire.ABORT).
-        self._abort = np.zeros(wire.HEADER_WORDS, np.uint64)
-        self.loop.add_standing(comm.Irecv([self._abort, MPI.BYTE], source=MPI.ANY_SOURCE,
+        self._abort_head = np.zeros(wire.HEADER_WORDS, np.uint64)
+        self.loop.add_standing(comm.Irecv([self._abort_head, MPI.BYTE], source=MPI.ANY_SOURCE,
                                           tag=wire.TAG_ABORT), self._on_abort)
         self._thread = threading.Thread(target=self._run, daemon=True, name="mx-kvstore-mpi")
         self._thread.start()
@@ -342,7 +342,7 @@ class Client:
             self._finish(call, seq, error)
 
     def _on_abort(self):
-        self._fail_all(wire.get_text(self._abort))
+        self._fail_all(wire.get_text(self._abort_head))
 
     def _check_deadlines(self):
         if not self._calls:
