@@ -19,6 +19,7 @@ DMLC_PS_ROOT_PORT (tools/launch.py is not in the wheel), OPENBLAS_CORETYPE
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -131,8 +132,17 @@ def _run(cmd, env=None):
     raise RuntimeError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
 
 
-def _run_mxnet(python, script, args, port=9392):
+def _free_port():
+    """A TCP port nobody listens on now (a fixed one collided with a second
+    run of this script: both jobs then hung)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_mxnet(python, script, args):
     """MXNet's ps-lite roles on 127.0.0.1: scheduler, 1 server, 2 workers."""
+    port = _free_port()
     with tempfile.TemporaryDirectory() as shim:
         with open(os.path.join(shim, "mx.py"), "w") as f:
             f.write("import sys, mxnet\nsys.modules['mx'] = mxnet\n")
@@ -142,7 +152,12 @@ def _run_mxnet(python, script, args, port=9392):
         procs = [subprocess.Popen([python, script] + args, env=dict(env, DMLC_ROLE=role),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for role in ("scheduler", "server", "worker", "worker")]
-        outs = [p.communicate(timeout=300) for p in procs]
+        try:
+            outs = [p.communicate(timeout=300) for p in procs]
+        finally:        # a hung job must not outlive the run
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
     for p, (out, err) in zip(procs, outs):
         if p.returncode != 0:
             raise RuntimeError(f"MXNet {script} failed ({p.returncode}):\n{out}\n{err}")

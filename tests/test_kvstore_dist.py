@@ -165,3 +165,41 @@ def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order():
         assert after == [[30.0] * 3] * 4
         assert reused == [[60.0] * 3] * 4
         assert r["big_ok"] == [True, True, True]
+
+
+# What the server's SGD raises for an int32 key (MXNet 1.9.1's server:
+# "This operation only support floating point types, not int32", then it
+# terminates and its workers wait forever).
+SERVER_ERROR = ("TypeInferenceError: multi_sgd_update: argument 'weight_0' has dtype int32; "
+                "supported: float16, float32, float64")
+
+
+def test_server_that_raises_fails_every_worker_at_once_naming_itself():
+    # A 100 s timeout the job must not come near: the server's failure is
+    # told, not waited out (the test's own limit is 40 s).
+    proc, reports = launch("server_raises.py", timeout=100, limit=40)
+    assert proc.returncode != 0
+    assert sorted(reports) == [0, 1], proc.stderr
+    server = "server 0 (MPI rank 2) failed on the pushpull of key 3 from worker"
+    for r in reports.values():
+        errors = r["errors"]
+        assert server in errors["wait"] and SERVER_ERROR in errors["wait"], errors["wait"]
+        assert r["after"] < 5.0
+        for call in ("push", "barrier"):
+            kind, text = errors[call]
+            assert kind == "KVStoreError" and server in text and SERVER_ERROR in text, text
+    assert "rank 2 (server 0 (MPI rank 2)) exited with status 1:\nkvstore: " + server \
+        in proc.stderr, proc.stderr
+
+
+def test_refused_command_raises_once_and_the_store_stays_usable():
+    proc, reports = launch("command_refused.py", timeout=100, limit=40)
+    assert proc.returncode == 0, proc.stderr
+    kind, text = reports[0]["refused"]
+    assert kind == "KVStoreError", text
+    assert "server 0 (MPI rank 2): command failed: ValueError: from_json: unknown " \
+           "optimizer 'scriptonlysgd'" in text, text
+    assert reports[1]["refused"] is None     # worker 0 sent the command
+    for r in reports.values():
+        # SGD, lr 0.5, on the two workers' summed ones
+        assert r["value"] == [-1.0] * 4

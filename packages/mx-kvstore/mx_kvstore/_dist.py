@@ -9,6 +9,12 @@ pull is one engine function that receives straight into the destination
 array.  Both return at once: they order against other work through the
 arrays' engine variables, and an error (a peer that died or hangs, within
 MXNET_KVSTORE_TIMEOUT) surfaces at the next wait on the arrays they write.
+
+A server that failed (it raised while serving, or timed out waiting for a
+worker) is unusable: it tells every worker, whose waiting calls then fail
+and whose later calls raise KVStoreError at once, naming the server, the
+key and the server's error.  A request the server only refused (a command
+it could not carry out) fails alone and the store stays usable.
 """
 import json
 import threading
@@ -16,7 +22,6 @@ import threading
 import numpy as np
 
 from mx_engine import Context
-from mx_engine.base import MXNetError
 
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_rows as rows
@@ -115,10 +120,8 @@ class KVStoreDist(KVStore):
         # CommDevice), in CPU memory otherwise (CommCPU).
         self._comm = CommCPU()
         self._sum_on_device = "device" in name
-        if self.rank == 0:
-            delay = env_int("MXNET_KVSTORE_MAX_DELAY", unit=" steps")
-            self._command({"sync_mode": "async" not in name, "max_delay": delay})
-        self._barrier()
+        delay = env_int("MXNET_KVSTORE_MAX_DELAY", unit=" steps")
+        self._command_then_barrier({"sync_mode": "async" not in name, "max_delay": delay})
 
     # -- MXNet's properties ----------------------------------------------------
     @property
@@ -130,6 +133,13 @@ class KVStoreDist(KVStore):
         return self._layout.num_workers
 
     # -- keys and values -------------------------------------------------------
+    def _groups(self, key, value, api, what="value"):
+        """Every data call starts here: after a server failed, each raises."""
+        failure = self._client.failure
+        if failure is not None:
+            raise KVStoreError(f"KVStore.{api}: the distributed store failed earlier: {failure}")
+        return super()._groups(key, value, api, what)
+
     def _int_key(self, key):
         """str keys become ints in the order of their init (the same on
         every worker, as every worker inits the same keys)."""
@@ -249,10 +259,8 @@ class KVStoreDist(KVStore):
         """The servers learn the threshold (rank 0 tells them), then every
         push of float32 values is sent as 2bit words."""
         super()._set_compression_impl(compression)
-        if self.rank == 0:
-            self._command({"compression": {"type": compression.type,
-                                           "threshold": compression.threshold}})
-        self._barrier()
+        self._command_then_barrier({"compression": {"type": compression.type,
+                                                    "threshold": compression.threshold}})
 
     def _barrier(self):
         """Blocks until every worker reached it (server 0 counts)."""
@@ -267,10 +275,7 @@ class KVStoreDist(KVStore):
     def set_optimizer(self, optimizer):
         """Ships the optimizer to every server as JSON (its registered name and
         parameters; never pickle): the servers then update the weights."""
-        text = optimizer_hooks.to_json(optimizer)
-        if self.rank == 0:
-            self._command({"optimizer": text})
-        self._barrier()
+        self._command_then_barrier({"optimizer": optimizer_hooks.to_json(optimizer)})
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         raise KVStoreError("KVStore.save_optimizer_states: cannot save states for "
@@ -409,9 +414,26 @@ class KVStoreDist(KVStore):
         self._client.request(server, op, key, done, send=payload)
         finished.wait()
         if result[0] is not None:
-            raise MXNetError(f"kvstore.{what}: {result[0]}")
+            raise KVStoreError(f"kvstore.{what}: {result[0]}")
 
     def _command(self, command):
         payload = np.frombuffer(json.dumps(command).encode(), np.uint8)
         for server in range(self._layout.num_servers):
             self._blocking(server, wire.COMMAND, 0, payload, "command")
+
+    def _command_then_barrier(self, command):
+        """Worker 0 sends ``command`` to the servers, then every worker
+        waits for the others.  A command a server refused raises on worker 0
+        after the barrier, so the workers stay in step and the store usable
+        (another command may follow); a failed server fails the barrier too."""
+        refused = None
+        if self.rank == 0:
+            try:
+                self._command(command)
+            except KVStoreError as exc:
+                if self._client.failure is not None:
+                    raise
+                refused = exc
+        self._barrier()
+        if refused is not None:
+            raise refused

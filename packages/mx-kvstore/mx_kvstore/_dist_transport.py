@@ -3,15 +3,18 @@ requests in flight (``Loop``), and a worker's ``Client`` turns each
 push/pull into requests to servers, with a deadline.
 
 The loop never blocks inside MPI: it tests its requests
-(``MPI.Request.Testsome``) and, when none finished, waits on a condition
-variable for a short, growing time (``POLL_MIN_S`` doubling up to
+(``MPI.Request.Testsome``) and, when none finished, waits on its wake-up
+lock for a short, growing time (``POLL_MIN_S`` doubling up to
 ``POLL_MAX_S``, or ``POLL_BUSY_MAX_S`` while several requests are in
 flight, ``tick`` when none are).
 MPICH's blocking waits spin a core; on a machine with fewer cores than
 busy threads that spinning thread took the core the engine and main
 threads needed (a 4 KB pushpull took 7-8 ms instead of 0.45 ms).  Other
-threads hand work over with ``call_soon``, which notifies the condition,
-so the loop picks it up at once; deadlines are checked at least every
+threads hand work over with ``call_soon``, which releases the wake-up lock,
+so the loop picks it up at once (a plain lock used as a binary semaphore:
+its timed acquire is one C call, where a Condition's timed wait costs a
+new lock and Python bookkeeping on every pass, a pass being most of the
+loop's CPU for a small request); deadlines are checked at least every
 ``tick`` seconds, so a dead or hung peer is noticed without any message.
 An idle process sleeps (the server, with only its next header posted,
 wakes every ``POLL_MAX_S`` for one test).
@@ -38,10 +41,13 @@ class Loop:
 
     def __init__(self, MPI, comm, tick):
         self.MPI, self.comm, self.tick = MPI, comm, tick
-        self._cv = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()       # guards _incoming and _stopped
+        self._wake = threading.Lock()       # released: work was handed over
+        self._wake.acquire()
         self._incoming = []
         self._stopped = False
         self._reqs, self._callbacks = [], []
+        self._standing = 0          # of those, receives kept posted (no work in flight)
         self._pause = 0.0           # how long to wait before the next test
         self._last_check = time.monotonic()
         self._parent = os.getppid()
@@ -49,14 +55,20 @@ class Loop:
 
     # -- any thread ---------------------------------------------------------
     def call_soon(self, fn):
-        with self._cv:
+        with self._lock:
             self._incoming.append(fn)
-            self._cv.notify()
+        self._signal()
 
     def stop(self):
-        with self._cv:
+        with self._lock:
             self._stopped = True
-            self._cv.notify()
+        self._signal()
+
+    def _signal(self):
+        try:
+            self._wake.release()
+        except RuntimeError:    # already released: the loop has yet to see it
+            pass
 
     def cancel_pending(self, wait_s=0.5):
         """At the end: cancels the receives still posted (the server's next
@@ -68,7 +80,7 @@ class Loop:
         deadline = time.monotonic() + wait_s
         while reqs and not self.MPI.Request.Testall(reqs) and time.monotonic() < deadline:
             time.sleep(0.001)
-        self._reqs, self._callbacks = [], []
+        self._reqs, self._callbacks, self._standing = [], [], 0
 
     # -- the loop's thread --------------------------------------------------
     def _exit_if_orphaned(self):
@@ -85,13 +97,26 @@ class Loop:
         self._reqs.append(req)
         self._callbacks.append(callback)
 
+    def add_standing(self, req, callback):
+        """A receive kept posted for a message that may never come (a
+        worker's abort notice): tested with the others, but alone it leaves
+        the loop idle (waiting a tick, not polling)."""
+        self._standing += 1
+
+        def arrived():
+            self._standing -= 1
+            callback()
+        self.add(req, arrived)
+
     def run_once(self):
         """Runs handed-over work, tests the requests (after a pause when
         the last test found nothing), runs the callbacks of those that
         finished, and the checks once a tick.  False once stopped."""
-        with self._cv:
-            if not self._incoming and not self._stopped and self._pause:
-                self._cv.wait(self._pause if self._reqs else self.tick)
+        if self._pause:
+            # Returns at once when work was handed over meanwhile.
+            busy = len(self._reqs) - self._standing
+            self._wake.acquire(True, self._pause if busy else self.tick)
+        with self._lock:
             todo, self._incoming = self._incoming, []
             stopped = self._stopped
         for fn in todo:
@@ -106,14 +131,14 @@ class Loop:
                 del self._callbacks[i]
             for cb in callbacks:
                 cb()
-            self._pause = 0.0
-        elif todo:
+        busy = len(self._reqs) - self._standing
+        if finished or todo:
             self._pause = 0.0
         else:
-            longest = POLL_BUSY_MAX_S if len(self._reqs) > 1 else POLL_MAX_S
+            longest = POLL_BUSY_MAX_S if busy > 1 else POLL_MAX_S
             self._pause = min(longest, max(POLL_MIN_S, 2 * self._pause))
         now = time.monotonic()
-        if now - self._last_check >= self.tick or not self._reqs:
+        if now - self._last_check >= self.tick or not busy:
             self._last_check = now
             for check in self.checks:
                 check()
@@ -187,10 +212,22 @@ class KVStoreTimeout(RuntimeError):
     pass
 
 
+def send_abort(MPI, comm, ranks, text, wait_s=0.5):
+    """Tells ``ranks`` (the workers) that this server stopped, with ``text``:
+    small sends, given ``wait_s`` seconds to leave (a dead worker does not
+    hold the server up)."""
+    head = wire.header(wire.ABORT)
+    wire.set_text(head, text)
+    reqs = [comm.Isend([head, MPI.BYTE], dest=rank, tag=wire.TAG_ABORT) for rank in ranks]
+    deadline = time.monotonic() + wait_s
+    while not MPI.Request.Testall(reqs) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 class _Call:
     """One request to one server: its MPI requests and its deadline."""
     __slots__ = ("client", "server", "op", "key", "reply", "keep", "left", "deadline",
-                 "on_done", "finished")
+                 "on_done", "finished", "data_recvs")
 
 
 class Client:
@@ -204,7 +241,11 @@ class Client:
         self.loop.checks.append(self._check_deadlines)
         self._seq = itertools.count()
         self._calls = {}
-        self.failure = None
+        self.failure = None     # set once a server is unusable: every request fails
+        # A server that stops after a failure tells every worker (wire.ABORT).
+        self._abort_head = np.zeros(wire.HEADER_WORDS, np.uint64)
+        self.loop.add_standing(comm.Irecv([self._abort_head, MPI.BYTE], source=MPI.ANY_SOURCE,
+                                          tag=wire.TAG_ABORT), self._on_abort)
         self._thread = threading.Thread(target=self._run, daemon=True, name="mx-kvstore-mpi")
         self._thread.start()
 
@@ -247,9 +288,10 @@ class Client:
         call.deadline = time.monotonic() + self.timeout
         call.on_done, call.finished = on_done, False
         reqs = [comm.Irecv([call.reply, MPI.BYTE], source=rank, tag=rep_tag)]
-        if recv is not None:
-            reqs += wire.post_chunks(lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank,
-                                                                   tag=tag), recv, rep_data_tag)
+        call.data_recvs = [] if recv is None else wire.post_chunks(
+            lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank, tag=tag), recv,
+            rep_data_tag)
+        reqs += call.data_recvs
         reqs.append(comm.Isend([head, MPI.BYTE], dest=rank, tag=wire.TAG_REQUEST))
         if send is not None:
             reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
@@ -261,24 +303,46 @@ class Client:
         self._calls[seq] = call
         for i, req in enumerate(reqs):
             self.loop.add(req, lambda c=call, s=seq, first=(i == 0): self._part_done(c, s, first))
+        if self.failure is not None:       # a server failed while this was posted
+            self._finish(call, seq, self.failure)
 
     def _part_done(self, call, seq, is_reply):
         if call.finished:
             return
         if is_reply and int(call.reply[wire.OP]) == wire.FAILED:
-            # The data never comes: the call ends here (its receive stays posted).
-            self._finish(call, seq, wire.get_text(call.reply), fatal=True)
+            # The data never comes: the call ends here.  Only a failure that
+            # left the server unusable fails the client's other calls too.
+            text = wire.get_text(call.reply)
+            if int(call.reply[wire.ARG]) == wire.SERVER_FAILED:
+                self._fail_all(text)
+            self._finish(call, seq, text)
             return
         call.left -= 1
         if call.left == 0:
             self._finish(call, seq, None)
 
-    def _finish(self, call, seq, error, fatal=False):
+    def _finish(self, call, seq, error):
+        if call.finished:
+            return
         call.finished = True
         self._calls.pop(seq, None)
-        if error is not None and fatal and self.failure is None:
-            self.failure = error
+        if error is not None:
+            # The answer's data will not come: its receives are cancelled
+            # (they complete, cancelled, and their callbacks see ``finished``).
+            for req in call.data_recvs:
+                req.Cancel()
         call.on_done(error)
+
+    def _fail_all(self, error):
+        """A server is unusable: this call and every call in flight fail with
+        ``error``, and so does every later request."""
+        if self.failure is None:
+            self.failure = error
+        for seq, call in list(self._calls.items()):
+            self._finish(call, seq, error)
+
+    def _on_abort(self):
+        self._fail_all(wire.get_text(self._abort_head))
 
     def _check_deadlines(self):
         if not self._calls:
@@ -287,7 +351,9 @@ class Client:
         for seq, call in list(self._calls.items()):
             if now > call.deadline:
                 who = self.layout.describe(self.layout.servers[call.server])
-                self._finish(call, seq, (
-                    f"kvstore: {who} did not answer {wire.OP_NAMES[call.op]} of key "
-                    f"{call.key} within MXNET_KVSTORE_TIMEOUT={self.timeout:g} s: it died or "
-                    f"hangs"), fatal=True)
+                error = (f"kvstore: {who} did not answer {wire.OP_NAMES[call.op]} of key "
+                         f"{call.key} within MXNET_KVSTORE_TIMEOUT={self.timeout:g} s: it "
+                         f"died or hangs")
+                if self.failure is None:
+                    self.failure = error
+                self._finish(call, seq, error)

@@ -10,6 +10,12 @@ server answers on the request's reply tag with a reply header (whose tail
 holds an error text when it failed), then, for PULL/PUSHPULL, the bytes on
 the reply-data tag, which the worker had posted a receive for before
 asking, straight into the destination array.
+
+A FAILED reply with word ARG set says the server is unusable (every later
+request would fail too); without it only that request failed.  A server
+that stops after a failure also sends each worker an ABORT header (error
+text in its tail) on TAG_ABORT, which every worker keeps a receive posted
+for, so calls waiting on other requests fail at once too.
 """
 import numpy as np
 
@@ -28,8 +34,12 @@ PUSH_ROWS, PULL_ROWS = 8, 9
 OP_NAMES.update({PUSH_ROWS: "row_sparse push", PULL_ROWS: "row_sparse_pull"})
 # Reply kinds.
 OK, FAILED = 1, 2
+ABORT = 3
+# Word ARG of a FAILED reply.
+REQUEST_FAILED, SERVER_FAILED = 0, 1
 
 TAG_REQUEST = 1
+TAG_ABORT = 2
 _TAG_BASE = 16
 
 # Large enough that the per-message costs (a rendezvous and its answer, a

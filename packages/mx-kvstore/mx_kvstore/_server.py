@@ -9,6 +9,15 @@ push updates at once.  Beyond ps-lite: bounded delay (a worker more than
 that one catches up) and deadlines: a round, barrier or held push waiting
 longer than the timeout for some worker fails every waiting request with a
 message naming the workers that never came.
+
+A request the server cannot serve (a key never initialised, a value of the
+wrong size, an optimizer command it cannot build) is answered with the
+reason and the server goes on.  An exception while serving (an updater
+that raised, say) leaves the key's round or value half done: the server
+answers the request with the server's rank, the key and the exception,
+tells every worker (``_abort``: they fail their waiting and later calls at
+once) and ends with status 1.  MXNet's ps-lite server dies there too, but
+its workers are not told and wait.
 """
 import json
 import time
@@ -17,8 +26,8 @@ import numpy as np
 
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
-from mx_kvstore import _native, _server_rows, optimizer_hooks
-from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop
+from mx_kvstore import _native, _server_role, _server_rows, optimizer_hooks
+from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop, send_abort
 from mx_kvstore.compression import GradientCompression
 
 
@@ -114,7 +123,7 @@ class Server:
     def _on_header(self):
         head = self._head        # a worker names its own MPI rank in word ARG2
         self._post_header()
-        self._dispatch(head)
+        self._guarded(int(head[wire.ARG2]), head, self._dispatch)(head)
 
     def _dispatch(self, head):
         op = int(head[wire.OP])
@@ -123,7 +132,7 @@ class Server:
             self.stopped.add(worker_rank)
             return
         if self.failure is not None:
-            self._answer(worker_rank, head, error=self.failure)
+            self._answer(worker_rank, head, error=self.failure, fatal=True)
             return
         key = int(head[wire.KEY])
         nbytes = int(head[wire.NBYTES])
@@ -207,6 +216,7 @@ class Server:
                                                                  source=rank, tag=t), buf, tag)
         left = [len(reqs)]
 
+        @self._guarded(rank, head)
         def landed(i):
             if each is not None:
                 each(i)
@@ -239,9 +249,12 @@ class Server:
         return keys.decode(server_key, self.index, self.layout.num_servers)
 
     # -- answering -------------------------------------------------------------
-    def _answer(self, rank, head, error=None, data=False):
+    def _answer(self, rank, head, error=None, data=False, fatal=False):
+        """OK (with the key's value when ``data``) or FAILED with ``error``;
+        ``fatal``: this server is unusable (the worker fails every call)."""
         rep_tag, rep_data_tag, _ = self.tags.of(int(head[wire.SEQ]))
-        reply = wire.header(wire.FAILED if error else wire.OK, head[wire.KEY], head[wire.SEQ])
+        reply = wire.header(wire.FAILED if error else wire.OK, head[wire.KEY], head[wire.SEQ],
+                            arg=wire.SERVER_FAILED if fatal else wire.REQUEST_FAILED)
         if error:
             wire.set_text(reply, error)
         self.loop.add(self.comm.Isend([reply, self.MPI.BYTE], dest=rank, tag=rep_tag),
@@ -381,25 +394,31 @@ class Server:
         self.held[key] = still
 
     def _command(self, rank, head, text):
+        """Every setting is read first and set only once all are valid: a
+        command that failed leaves the server as it was (and serving)."""
+        settings = {}
         try:
             command = json.loads(text)
             if "sync_mode" in command:
-                self.sync = bool(command["sync_mode"])
+                settings["sync"] = bool(command["sync_mode"])
             if "max_delay" in command:
                 delay = command["max_delay"]
-                self.max_delay = None if delay is None else int(delay)
+                settings["max_delay"] = None if delay is None else int(delay)
             if "compression" in command:
-                self.threshold = float(command["compression"]["threshold"])
-            if "user" in command and self.controller is not None:
-                self.controller(*command["user"])
+                settings["threshold"] = float(command["compression"]["threshold"])
             if "optimizer" in command:
                 # The optimizer's registered name and parameters (never pickle).
-                self.updater = optimizer_hooks.get_updater(
+                settings["updater"] = optimizer_hooks.get_updater(
                     optimizer_hooks.from_json(command["optimizer"]))
+            if "user" in command and self.controller is not None:
+                self.controller(*command["user"])
         except Exception as exc:   # the worker gets the reason; the server goes on
-            self._answer(rank, head, error=f"kvstore server: command failed: "
-                                           f"{type(exc).__name__}: {exc}")
+            self._answer(rank, head, error=(
+                f"kvstore: {self.layout.describe(self.layout.rank)}: command failed: "
+                f"{type(exc).__name__}: {exc}"))
             return
+        for name, value in settings.items():
+            setattr(self, name, value)
         self._answer(rank, head)
 
     # -- failures --------------------------------------------------------------
@@ -434,17 +453,57 @@ class Server:
             if self.failure is None:
                 self.failure, self.failed_at = text, now
             for rank, head in waiting:
-                self._answer(rank, head, error=text)
+                self._answer(rank, head, error=text, fatal=True)
+
+    def _guarded(self, rank, head, fn=None):
+        """``fn`` (or the decorated function) run for ``rank``'s request
+        ``head``: an exception there stops this server (``_abort``) instead
+        of leaving the workers waiting for answers that never come."""
+        if fn is None:
+            return lambda f: self._guarded(rank, head, f)
+
+        def run(*args):
+            try:
+                fn(*args)
+            except Exception as exc:
+                self._abort(self._failed_text(rank, head, exc), rank, head)
+        return run
+
+    def _failed_text(self, rank, head, exc):
+        op = int(head[wire.OP])
+        what = wire.OP_NAMES.get(op, f"request {op}")
+        if op not in (wire.BARRIER, wire.COMMAND):
+            try:
+                what += f" of key {self._user_key(int(head[wire.KEY]))}"
+            except Exception:        # a key no worker could have sent
+                what += f" of server key {int(head[wire.KEY])}"
+        return (f"kvstore: {self.layout.describe(self.layout.rank)} failed on the {what} from "
+                f"{self.layout.describe(rank)}: {type(exc).__name__}: {exc} (the server stopped)")
+
+    def _abort(self, text, rank=None, head=None):
+        """After an exception while serving: the request that raised gets
+        ``text``, then every worker an ABORT with it (their waiting and
+        later calls fail at once); later requests get it too, and serve()
+        ends with status 1.  Only the first failure is sent."""
+        if head is not None:
+            self._answer(rank, head, error=self.failure or text, fatal=True)
+        if self.failure is not None:
+            return
+        self.failure, self.failed_at = text, time.monotonic()
+        _server_role.record_error(text)     # the launcher names this rank with it
+        send_abort(self.MPI, self.comm, self.layout.workers, text)
 
     def serve(self):
         """Serves until every worker stopped; 0, or 1 after a failure (the
         answers carrying it get a moment to leave)."""
-        code = 0
         while len(self.stopped) < self.layout.num_workers:
-            self.loop.run_once()
+            try:
+                self.loop.run_once()
+            except Exception as exc:
+                self._abort(f"kvstore: {self.layout.describe(self.layout.rank)} failed: "
+                            f"{type(exc).__name__}: {exc} (the server stopped)")
             if self.failure is not None and time.monotonic() - self.failed_at > 0.5:
-                code = 1
                 break
         self.loop.stop()
         self.loop.cancel_pending()
-        return code
+        return 0 if self.failure is None else 1

@@ -90,12 +90,24 @@ def join(serve=None):
         try:
             code = (serve() if serve is not None
                     else Server(MPI, comm, layout, timeout()).serve())
-        except BaseException:
+        except BaseException as exc:
+            # The workers must not wait for a server that is gone.
+            from mx_kvstore._dist_transport import send_abort
+            send_abort(MPI, comm, layout.workers, f"kvstore: {layout.describe(layout.rank)} "
+                                                  f"failed: {type(exc).__name__}: {exc}")
             _leave(1, traceback.format_exc())
-        _leave(code, None if code == 0 else "a worker failed (see the workers' errors)")
+        _leave(code, None if code == 0 else
+               _job.last_error or "a worker failed (see the workers' errors)")
         raise SystemExit(code)
     _watch_exceptions()
     atexit.register(_worker_exit)
+
+
+def record_error(text):
+    """The error this rank's exit record gives the launcher (a server's own
+    failure; a worker's uncaught exception is recorded by its hook)."""
+    if _job is not None and _job.last_error is None:
+        _job.last_error = text
 
 
 def _watch_exceptions():
