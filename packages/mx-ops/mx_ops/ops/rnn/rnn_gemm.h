@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "rnn_layout.h"
+#include "rnn_pack.h"
 
 namespace mxop {
 
@@ -80,7 +81,7 @@ static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, in
   for (int64_t pc = 0; pc < K; pc += b.KC) {
     const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
     rnn_pack_split<NR>(N, kc, [&](int64_t l0, int64_t nl, int64_t o) {
-      if (tb) pack_lanes_strided<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
+      if (tb) rnn_pack_strided<Isa>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
       else pack_lanes_contiguous<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
     });
   }
@@ -168,7 +169,7 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
     for (int g = 0; g < G; ++g)
       rnn_pack_split<NR>(H, kc, [&](int64_t l0, int64_t nl, int64_t o) {
         T *gate = dst + pc * G * hpad + g * hpad * kc;
-        pack_lanes_strided<NR>(W, P, g * H + l0, pc, nl, kc, gate + o);
+        rnn_pack_strided<Isa>(W, P, g * H + l0, pc, nl, kc, gate + o);
       });
   }
   return RnnPackedB<T>{dst, P, G * H, hpad};

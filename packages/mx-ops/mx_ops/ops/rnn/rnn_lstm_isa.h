@@ -7,8 +7,57 @@
 namespace mxop {
 namespace MX_RNN_CELL_NS {
 
-using MX_VEXP_NS::sigmoid1;
+using MX_VEXP_NS::abs1;
+using MX_VEXP_NS::exp1;
 using MX_VEXP_NS::tanh1;
+
+// e^x for x <= 0 in float, for the gates: vexp's exp1 (the same reduction
+// and polynomial) less what a gate does not need: 2^n is one multiply, and x
+// below -87 is taken as -87 (e^x about 1.6e-38 instead of a subnormal: a
+// gate that saturated differs from 0 or 1 by less than 1e-37 either way).
+// Five of these per unit are most of a step's nonlinearity time; exp1's
+// overflow and subnormal care made them half again as expensive.
+static inline float exp_neg(float x) {
+  const float xc = __builtin_isless(x, -87.0f) ? -87.0f : x;     // nan stays nan
+  const float nf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   // round(x/ln2)
+  float r = xc - nf * 0.693359375f;
+  r = r + nf * 2.12194440e-4f;
+  float p = 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  const float y = p * (r * r) + r + 1.0f;
+  return y * __builtin_bit_cast(float, uint32_t(int32_t(nf) + 127) << 23);
+}
+static inline double exp_neg(double x) { return exp1(x); }
+
+// vexp's sigmoid1 on exp_neg: 1 / (1 + e) for x >= 0, e / (1 + e) below.
+template <typename A>
+static inline A gate_sigmoid(A x) {
+  const A e = exp_neg(-abs1(x));
+  const A r = A(1) / (A(1) + e);
+  return __builtin_isless(x, A(0)) ? e * r : r;
+}
+
+// tanh in float: tanh1's odd polynomial below |x| = 0.625, above it
+// (1 - e) / (1 + e) with e = exp_neg(-2|x|) (tanh1 computes the same as
+// 1 - 2 / (e^2|x| + 1) with the full exp); x's sign put back.  Double: tanh1.
+static inline float gate_tanh(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float z = x * x;
+  float p = -5.70498872745E-3f;
+  p = p * z + 2.06390887954E-2f;
+  p = p * z - 5.37397155531E-2f;
+  p = p * z + 1.33314422036E-1f;
+  p = p * z - 3.33332819422E-1f;
+  const float small = p * z * x + x;
+  const float e = exp_neg(-(ax + ax));
+  const float large = (1.0f - e) / (1.0f + e);
+  return __builtin_copysignf(__builtin_isless(ax, 0.625f) ? small : large, x);
+}
+static inline double gate_tanh(double x) { return tanh1(x); }
 
 // One batch row, units [0, len): the bias added, the four gates activated
 // in place, c = f * c_prev + i * g (clipped) and h = o * tanh(c), all in
@@ -27,8 +76,8 @@ __attribute__((flatten)) static void lstm_row_clip(const LstmRow<A> &r, int64_t 
   const A lo = r.clip_min, hi = r.clip_max;
 #pragma omp simd
   for (int64_t j = 0; j < len; ++j) {
-    const A i = sigmoid1(gi[j] + bi[j]), f = sigmoid1(gf[j] + bf[j]);
-    const A g = tanh1(gg[j] + bg[j]), o = sigmoid1(go[j] + bo[j]);
+    const A i = gate_sigmoid(gi[j] + bi[j]), f = gate_sigmoid(gf[j] + bf[j]);
+    const A g = gate_tanh(gg[j] + bg[j]), o = gate_sigmoid(go[j] + bo[j]);
     gi[j] = i;
     gf[j] = f;
     gg[j] = g;
@@ -39,7 +88,7 @@ __attribute__((flatten)) static void lstm_row_clip(const LstmRow<A> &r, int64_t 
     if (CLIP) cn = __builtin_isless(cn, lo) ? lo : (__builtin_isgreater(cn, hi) ? hi : cn);
     if (CLIP_NAN) cn = __builtin_isunordered(cn, cn) ? lo : cn;
     c[j] = cn;
-    h[j] = o * tanh1(cn);
+    h[j] = o * gate_tanh(cn);
   }
 }
 
