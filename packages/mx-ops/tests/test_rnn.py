@@ -217,6 +217,24 @@ def test_lstm_cell_every_isa(clip, dtype, isa):
         np.testing.assert_allclose(o, w, **tol)
 
 
+@pytest.mark.parametrize("isa", _rnn_cpu.available_isas())
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gru_cell_every_isa(dtype, isa):
+    """The GRU cell's vectorized loop (rnn_cell_isa.h) in every instruction
+    set's copy, on 37 units, both directions and saturating inputs."""
+    p = dict(state_size=37, num_layers=2, mode="gru", bidirectional=True, state_outputs=True)
+    ins = _inputs(4, 3, 5, dtype, scale=1.0, **p)
+    ins[0] *= 3
+    old = _rnn_cpu.set_isa(isa)
+    try:
+        outs = _visible(invoke("RNN", ins, **p), p)
+    finally:
+        _rnn_cpu.set_isa(old)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-11, atol=1e-12)
+    for o, w in zip(outs, reference(*[a.astype(np.float64) for a in ins], **p)):
+        np.testing.assert_allclose(o, w, **tol)
+
+
 # --- gradients: finite differences ----------------------------------------------------
 
 @pytest.mark.parametrize("params", [

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "rnn_gemm.h"
-#include "rnn_lstm_cell.h"
+#include "rnn_cell_fwd.h"
 #include "vexp.h"
 
 namespace mxop {
@@ -92,22 +92,9 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *lstm_bia
       const LstmRow<T> row{an, lstm_bias + j0, cprev + n * ldcp + j0, cnew + n * H + j0, h, H,
                            p.clip != 0, p.clip_nan != 0, T(p.clip_min), T(p.clip_max)};
       rnn_lstm_row(row, len);
-    } else if (p.mode == kGru) {
-      for (int64_t j = 0; j < len; ++j) {
-        an[j] += sn[j];
-        an[H + j] += sn[H + j];
-      }
-      vsigmoid(an, an, len);
-      vsigmoid(an + H, an + H, len);
-      T *hnn = hn + n * H + j0;
-      for (int64_t j = 0; j < len; ++j) {
-        hnn[j] = sn[2 * H + j];
-        an[2 * H + j] += an[j] * hnn[j];
-      }
-      vtanh(an + 2 * H, an + 2 * H, len);
-      const T *hp = cprev + n * ldcp + j0;      // GRU: cprev is h_{t-1}
-      for (int64_t j = 0; j < len; ++j)
-        h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
+    } else if (p.mode == kGru) {      // cprev is h_{t-1}
+      const GruRow<T> row{an, sn, cprev + n * ldcp + j0, hn + n * H + j0, h, H};
+      rnn_gru_row(row, len);
     } else {
       if (s)
         for (int64_t j = 0; j < len; ++j) an[j] += sn[j];

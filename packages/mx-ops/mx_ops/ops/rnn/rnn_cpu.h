@@ -5,7 +5,7 @@
 // Per layer and direction the input projections of all T steps are one
 // GEMM (T*N rows, W_i2h packed once) into the gate buffer, which starts
 // from both biases (but GRU's: its n gate needs the recurrent side apart;
-// and LSTM's, which its cell loop adds: rnn_lstm_cell.h); each step then
+// and LSTM's, which its cell loop adds: rnn_cell_fwd.h); each step then
 // adds the recurrent GEMM (N rows, W_h2h packed once) to its rows and
 // applies the gate nonlinearities in one pass of the team, each thread
 // taking a block of hidden units of every gate (rnn_step_fused).  The

@@ -1,5 +1,5 @@
-// One instruction set's copy of the LSTM cell's forward pass (see
-// rnn_lstm_cell.h, which includes this file once per instruction set inside
+// One instruction set's copy of the LSTM and GRU cells' forward pass (see
+// rnn_cell_fwd.h, which includes this file once per instruction set inside
 // a `#pragma GCC target` region, with MX_RNN_CELL_NS naming the namespace
 // and MX_VEXP_NS vexp.h's functions of the same set).  No include guard on
 // purpose.
@@ -97,6 +97,28 @@ static void lstm_row(const LstmRow<A> &r, int64_t len) {
   if (!r.clip) return lstm_row_clip<false, false>(r, len);
   if (r.clip_nan) return lstm_row_clip<true, true>(r, len);
   lstm_row_clip<true, false>(r, len);
+}
+
+// One GRU batch row, units [0, len): r and z from both sides, hn = the
+// recurrent n term (kept for the backward), n = tanh(x W_in + b_in + r hn),
+// h = (1 - z) n + z h_prev; the activated gates written over a.
+template <typename A>
+__attribute__((flatten)) static void gru_row(const GruRow<A> &w, int64_t len) {
+  const int64_t H = w.H;
+  A *__restrict ar = w.a, *__restrict az = w.a + H, *__restrict an = w.a + 2 * H;
+  const A *__restrict sr = w.s, *__restrict sz = w.s + H, *__restrict sn = w.s + 2 * H;
+  const A *__restrict hp = w.hprev;
+  A *__restrict hn = w.hn, *__restrict h = w.h;
+#pragma omp simd
+  for (int64_t j = 0; j < len; ++j) {
+    const A r = gate_sigmoid(ar[j] + sr[j]), z = gate_sigmoid(az[j] + sz[j]);
+    const A n = gate_tanh(an[j] + r * sn[j]);
+    ar[j] = r;
+    az[j] = z;
+    an[j] = n;
+    hn[j] = sn[j];
+    h[j] = (A(1) - z) * n + z * hp[j];
+  }
 }
 
 }  // namespace MX_RNN_CELL_NS
