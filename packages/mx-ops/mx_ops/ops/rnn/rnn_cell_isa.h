@@ -19,17 +19,8 @@ using MX_VEXP_NS::tanh1;
 // overflow and subnormal care made them half again as expensive.
 static inline float exp_neg(float x) {
   const float xc = __builtin_isless(x, -87.0f) ? -87.0f : x;     // nan stays nan
-  const float nf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   // round(x/ln2)
-  float r = xc - nf * 0.693359375f;
-  r = r + nf * 2.12194440e-4f;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  const float y = p * (r * r) + r + 1.0f;
-  return y * __builtin_bit_cast(float, uint32_t(int32_t(nf) + 127) << 23);
+  const MX_VEXP_NS::ExpParts e = MX_VEXP_NS::exp_parts(xc);
+  return e.y * __builtin_bit_cast(float, uint32_t(int32_t(e.nf) + 127) << 23);
 }
 static inline double exp_neg(double x) { return exp1(x); }
 
@@ -46,15 +37,9 @@ static inline A gate_sigmoid(A x) {
 // 1 - 2 / (e^2|x| + 1) with the full exp); x's sign put back.  Double: tanh1.
 static inline float gate_tanh(float x) {
   const float ax = __builtin_fabsf(x);
-  const float z = x * x;
-  float p = -5.70498872745E-3f;
-  p = p * z + 2.06390887954E-2f;
-  p = p * z - 5.37397155531E-2f;
-  p = p * z + 1.33314422036E-1f;
-  p = p * z - 3.33332819422E-1f;
-  const float small = p * z * x + x;
   const float e = exp_neg(-(ax + ax));
   const float large = (1.0f - e) / (1.0f + e);
+  const float small = MX_VEXP_NS::tanh_small(x);
   return __builtin_copysignf(__builtin_isless(ax, 0.625f) ? small : large, x);
 }
 static inline double gate_tanh(double x) { return tanh1(x); }
@@ -83,7 +68,7 @@ __attribute__((flatten)) static void lstm_row_clip(const LstmRow<A> &r, int64_t 
     gg[j] = g;
     go[j] = o;
     A cn = f * cp[j] + i * g;
-    // rnn_clip's rule: nan stays nan (the comparisons fail) unless
+    // The state clipping: nan stays nan (the comparisons fail) unless
     // clip_nan makes it clip_min.
     if (CLIP) cn = __builtin_isless(cn, lo) ? lo : (__builtin_isgreater(cn, hi) ? hi : cn);
     if (CLIP_NAN) cn = __builtin_isunordered(cn, cn) ? lo : cn;

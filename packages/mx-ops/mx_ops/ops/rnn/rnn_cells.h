@@ -15,13 +15,6 @@
 
 namespace mxop {
 
-template <typename T>
-static inline T rnn_clip(const RNNParam &p, T c) {
-  if (!p.clip) return c;
-  if (std::isnan(c)) return p.clip_nan ? T(p.clip_min) : c;
-  return c < T(p.clip_min) ? T(p.clip_min) : (c > T(p.clip_max) ? T(p.clip_max) : c);
-}
-
 // The time step processed s-th by direction d.
 static inline int64_t rnn_step(const RNNParam &p, int d, int64_t s) {
   return d == 0 ? s : p.T - 1 - s;

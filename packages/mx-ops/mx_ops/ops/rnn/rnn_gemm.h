@@ -179,11 +179,10 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
 // team: S (N x G*H) = bias + h (N x P, ld ldh) . W_h2h^T (rnn_prepack_gates),
 // or S += h . W_h2h^T without a bias (S holds the step's input side, and
 // both biases but LSTM's, which its cell loop adds), then units(j0, j1) for
-// the hidden units of the
-// block.  Items are blocks of hidden units: each computes its columns of
-// every gate (A read in place, no packing) and applies the nonlinearities
-// to them at once, so a step costs one hand-out of work and no thread
-// waits between the GEMM and the gates.
+// the hidden units of the block.  Items are blocks of hidden units: each
+// computes its columns of every gate (A read in place, no packing) and
+// applies the nonlinearities to them at once, so a step costs one hand-out
+// of work and no thread waits between the GEMM and the gates.
 template <class Isa, typename T, class Units>
 static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h, int64_t ldh,
                            const RnnPackedB<T> &B, const T *bias, T *S, Units &&units) {
