@@ -12,7 +12,7 @@ from mx_engine import cpu
 from mx_ops import infer_shapes, infer_types, invoke, registry
 from mx_ops.core.registry import ShapeError, TypeInferenceError
 from mx_ops.core.training import train_mode
-from mx_ops.ops.rnn import rnn as rnn_op
+from mx_ops.ops.rnn import _rnn_cpu, rnn as rnn_op
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 from mx_storage import _philox, resource
 from mx_storage.resource import ResourceRequest
@@ -53,7 +53,8 @@ def _unpack(flat, I, H, L, D, G, P, proj):
 
 def reference(data, flat, state, cell=None, *, state_size, num_layers, mode,
               bidirectional=False, projection_size=None, state_outputs=False,
-              lstm_state_clip_min=None, lstm_state_clip_max=None, **_):
+              lstm_state_clip_min=None, lstm_state_clip_max=None, lstm_state_clip_nan=False,
+              **_):
     T, N, I = data.shape
     H, L, D = state_size, num_layers, 2 if bidirectional else 1
     P = projection_size or H
@@ -73,6 +74,8 @@ def reference(data, flat, state, cell=None, *, state_size, num_layers, mode,
                     c = _sig(f) * c + _sig(i) * np.tanh(g)
                     if lstm_state_clip_min is not None:
                         c = np.clip(c, lstm_state_clip_min, lstm_state_clip_max)
+                        if lstm_state_clip_nan:
+                            c = np.where(np.isnan(c), lstm_state_clip_min, c)
                     h = _sig(o) * np.tanh(c)
                     h = h @ wr.T if projection_size else h
                 elif mode == "gru":
@@ -182,6 +185,52 @@ def test_large_batch_uses_the_team(mode, dtype):
     ins = _inputs(3, 40, 270, dtype, scale=0.05, **p)
     outs = _visible(invoke("RNN", ins, **p), p)
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-11)
+    for o, w in zip(outs, reference(*[a.astype(np.float64) for a in ins], **p)):
+        np.testing.assert_allclose(o, w, **tol)
+
+
+_CLIPS = [{}, dict(lstm_state_clip_min=-0.5, lstm_state_clip_max=0.6),
+          dict(lstm_state_clip_min=-0.5, lstm_state_clip_max=0.6, lstm_state_clip_nan=True)]
+
+
+@pytest.mark.parametrize("isa", _rnn_cpu.available_isas())
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("clip", _CLIPS, ids=lambda c: json.dumps(c))
+def test_lstm_cell_every_isa(clip, dtype, isa):
+    """The LSTM cell's one vectorized loop (rnn_lstm_isa.h) in every
+    instruction set's copy: 37 units (whole vectors and a tail), clipping
+    that binds (inputs up to 3), and a NaN initial cell state, which stays
+    NaN without lstm_state_clip_nan and becomes lstm_state_clip_min with it."""
+    p = dict(state_size=37, num_layers=2, mode="lstm", state_outputs=True, **clip)
+    ins = _inputs(4, 3, 5, dtype, scale=1.0, **p)
+    ins[0] *= 3
+    ins[3][0, 1, ::4] = np.nan
+    old = _rnn_cpu.set_isa(isa)
+    try:
+        outs = _visible(invoke("RNN", ins, **p), p)
+    finally:
+        _rnn_cpu.set_isa(old)
+    want = reference(*[a.astype(np.float64) for a in ins], **p)
+    assert np.isnan(want[2][0, 1, 0]) != bool(clip.get("lstm_state_clip_nan"))
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-11, atol=1e-12)
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(o, w, **tol)
+
+
+@pytest.mark.parametrize("isa", _rnn_cpu.available_isas())
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gru_cell_every_isa(dtype, isa):
+    """The GRU cell's vectorized loop (rnn_cell_isa.h) in every instruction
+    set's copy, on 37 units, both directions and saturating inputs."""
+    p = dict(state_size=37, num_layers=2, mode="gru", bidirectional=True, state_outputs=True)
+    ins = _inputs(4, 3, 5, dtype, scale=1.0, **p)
+    ins[0] *= 3
+    old = _rnn_cpu.set_isa(isa)
+    try:
+        outs = _visible(invoke("RNN", ins, **p), p)
+    finally:
+        _rnn_cpu.set_isa(old)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-11, atol=1e-12)
     for o, w in zip(outs, reference(*[a.astype(np.float64) for a in ins], **p)):
         np.testing.assert_allclose(o, w, **tol)
 

@@ -16,9 +16,12 @@ namespace MX_VEXP_NS {
 // 2^(n/2) twice so that results down to the subnormals are rounded once.
 // Within 1 ulp of the correctly rounded exp over the float range; inf, -inf
 // and nan give inf, 0 and nan.
-static inline float exp1(float x) {
-  const float hi = 88.72283935546875f, lo = -103.97283172607421875f;
-  const float xc = __builtin_isgreater(x, hi) ? hi : (__builtin_isless(x, lo) ? lo : x);
+// x (in exp1's range) = n ln2 + r: n and e^r, the reduction and polynomial
+// of exp1 (also the RNN cell's gate exp, rnn_cell_isa.h).
+struct ExpParts {
+  float nf, y;
+};
+static inline ExpParts exp_parts(float xc) {
   const float nf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   // round(x/ln2)
   float r = xc - nf * 0.693359375f;
   r = r + nf * 2.12194440e-4f;
@@ -28,7 +31,14 @@ static inline float exp1(float x) {
   p = p * r + 4.1665795894E-2f;
   p = p * r + 1.6666665459E-1f;
   p = p * r + 5.0000001201E-1f;
-  const float y = p * (r * r) + r + 1.0f;
+  return ExpParts{nf, p * (r * r) + r + 1.0f};
+}
+
+static inline float exp1(float x) {
+  const float hi = 88.72283935546875f, lo = -103.97283172607421875f;
+  const float xc = __builtin_isgreater(x, hi) ? hi : (__builtin_isless(x, lo) ? lo : x);
+  const ExpParts e = exp_parts(xc);
+  const float nf = e.nf, y = e.y;
   const int32_t n = int32_t(nf), n1 = n >> 1, n2 = n - n1;
   const float s1 = __builtin_bit_cast(float, uint32_t(n1 + 127) << 23);
   const float s2 = __builtin_bit_cast(float, uint32_t(n2 + 127) << 23);
@@ -75,15 +85,20 @@ static inline double exp1(double x) {
 // (tanh is odd, and the polynomial turns -0.0 into +0.0).  nan stays nan
 // (exp1 passes it through), +-inf give +-1.  Within 2 ulp of the correctly
 // rounded tanh (tests/test_nn_basic.py sweeps the float range).
-static inline float tanh1(float x) {
-  const float ax = __builtin_fabsf(x);
+// tanh1's odd polynomial, for |x| < 0.625.
+static inline float tanh_small(float x) {
   const float z = x * x;
   float p = -5.70498872745E-3f;
   p = p * z + 2.06390887954E-2f;
   p = p * z - 5.37397155531E-2f;
   p = p * z + 1.33314422036E-1f;
   p = p * z - 3.33332819422E-1f;
-  const float small = p * z * x + x;
+  return p * z * x + x;
+}
+
+static inline float tanh1(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float small = tanh_small(x);
   const float large = 1.0f - 2.0f / (exp1(ax + ax) + 1.0f);
   return __builtin_copysignf(__builtin_isless(ax, 0.625f) ? small : large, x);
 }

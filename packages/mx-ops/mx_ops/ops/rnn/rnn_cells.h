@@ -10,16 +10,10 @@
 #include <cstring>
 
 #include "rnn_gemm.h"
+#include "rnn_cell_fwd.h"
 #include "vexp.h"
 
 namespace mxop {
-
-template <typename T>
-static inline T rnn_clip(const RNNParam &p, T c) {
-  if (!p.clip) return c;
-  if (std::isnan(c)) return p.clip_nan ? T(p.clip_min) : c;
-  return c < T(p.clip_min) ? T(p.clip_min) : (c > T(p.clip_max) ? T(p.clip_max) : c);
-}
 
 // The time step processed s-th by direction d.
 static inline int64_t rnn_step(const RNNParam &p, int d, int64_t s) {
@@ -65,20 +59,21 @@ static void rnn_carry(const RNNParam &p, const int64_t *lens, int64_t t, const T
 // One step's nonlinearities for every row and the hidden units [j0, j1):
 // a = the gates' pre-activation input side (T*N layout row block of step
 // t), s = the recurrent side (GRU; the other modes have it added to a
-// already: s is nullptr); writes the activated gates over a, the new
+// already: s is nullptr), lstm_bias = LSTM's b_i2h + b_h2h (not in a: the
+// cell loop adds it, which spares the input projection a pass writing it
+// into every row first); writes the activated gates over a, the new
 // c / hn / o*tanh(c) extras and h into hout (ld ldh).  Units are
 // independent, so the threads of a step each take a block of units
 // (rnn_step_fused) right after computing its gate columns.
 template <typename T>
-static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, int64_t ldcp,
-                          T *cnew, T *hn, T *rbuf, T *hout, int64_t ldh, T *tmp,
-                          const int64_t *lens, int64_t t, int64_t j0, int64_t j1) {
+static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *lstm_bias,
+                          const T *cprev, int64_t ldcp, T *cnew, T *hn, T *rbuf, T *hout,
+                          int64_t ldh, const int64_t *lens, int64_t t, int64_t j0, int64_t j1) {
   const int64_t H = p.H, G = p.G * H, len = j1 - j0;
   for (int64_t n = 0; n < p.N; ++n) {
     T *an = a + n * G + j0;
     const T *sn = s ? s + n * G + j0 : nullptr;
     T *h = (p.proj ? rbuf + n * H : hout + n * ldh) + j0;
-    T *tmpn = tmp + n * H + j0;
     if (rnn_padded(lens, n, t)) {      // gates 0, c carried (h: rnn_carry)
       for (int g = 0; g < p.G; ++g) std::memset(an + g * H, 0, len * sizeof(T));
       if (p.mode == kLstm) std::memcpy(cnew + n * H + j0, cprev + n * ldcp + j0, len * sizeof(T));
@@ -86,36 +81,13 @@ static void rnn_gates_fwd(const RNNParam &p, T *a, const T *s, const T *cprev, i
       if (p.proj) std::memset(h, 0, len * sizeof(T));
       continue;
     }
-    if (p.mode == kLstm) {
-      if (s)
-        for (int g = 0; g < 4; ++g)
-          for (int64_t j = 0; j < len; ++j) an[g * H + j] += sn[g * H + j];
-      vsigmoid(an, an, len);
-      vsigmoid(an + H, an + H, len);
-      vtanh(an + 2 * H, an + 2 * H, len);
-      vsigmoid(an + 3 * H, an + 3 * H, len);
-      const T *cp = cprev + n * ldcp + j0;
-      T *c = cnew + n * H + j0;
-      for (int64_t j = 0; j < len; ++j)
-        c[j] = rnn_clip(p, an[H + j] * cp[j] + an[j] * an[2 * H + j]);
-      vtanh(c, tmpn, len);
-      for (int64_t j = 0; j < len; ++j) h[j] = an[3 * H + j] * tmpn[j];
-    } else if (p.mode == kGru) {
-      for (int64_t j = 0; j < len; ++j) {
-        an[j] += sn[j];
-        an[H + j] += sn[H + j];
-      }
-      vsigmoid(an, an, len);
-      vsigmoid(an + H, an + H, len);
-      T *hnn = hn + n * H + j0;
-      for (int64_t j = 0; j < len; ++j) {
-        hnn[j] = sn[2 * H + j];
-        an[2 * H + j] += an[j] * hnn[j];
-      }
-      vtanh(an + 2 * H, an + 2 * H, len);
-      const T *hp = cprev + n * ldcp + j0;      // GRU: cprev is h_{t-1}
-      for (int64_t j = 0; j < len; ++j)
-        h[j] = (T(1) - an[H + j]) * an[2 * H + j] + an[H + j] * hp[j];
+    if (p.mode == kLstm) {     // s is nullptr: the recurrent side is in a
+      const LstmRow<T> row{an, lstm_bias + j0, cprev + n * ldcp + j0, cnew + n * H + j0, h, H,
+                           p.clip != 0, p.clip_nan != 0, T(p.clip_min), T(p.clip_max)};
+      rnn_lstm_row(row, len);
+    } else if (p.mode == kGru) {      // cprev is h_{t-1}
+      const GruRow<T> row{an, sn, cprev + n * ldcp + j0, hn + n * H + j0, h, H};
+      rnn_gru_row(row, len);
     } else {
       if (s)
         for (int64_t j = 0; j < len; ++j) an[j] += sn[j];

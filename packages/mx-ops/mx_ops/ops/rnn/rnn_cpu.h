@@ -4,10 +4,11 @@
 //
 // Per layer and direction the input projections of all T steps are one
 // GEMM (T*N rows, W_i2h packed once) into the gate buffer, which starts
-// from both biases (but GRU's: its n gate needs the recurrent side apart);
-// each step then adds the recurrent GEMM (N rows, W_h2h packed once) to its
-// rows and applies the gate nonlinearities in one pass of the team, each
-// thread taking a block of hidden units of every gate (rnn_step_fused).  The
+// from both biases (but GRU's: its n gate needs the recurrent side apart;
+// and LSTM's, which its cell loop adds: rnn_cell_fwd.h); each step then
+// adds the recurrent GEMM (N rows, W_h2h packed once) to its rows and
+// applies the gate nonlinearities in one pass of the team, each thread
+// taking a block of hidden units of every gate (rnn_step_fused).  The
 // backward stores every step's gate gradients, so the weight and input
 // gradients are again one GEMM each over all T steps; only dh . W_h2h runs
 // per step.  All GEMMs are gemm_cpu.h's (split over an OpenMP team, packing
@@ -109,13 +110,14 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
       T *rb = p.proj ? res + lo.extra(l, d, lstm ? 1 : 0) : nullptr;
       const T *wi = w + lo.w_i(l, d), *wh = w + lo.w_h(l, d), *wr = w + lo.w_r(l, d);
       // A = x W_i2h^T + b_i2h for all steps (+ b_h2h but for GRU, whose
-      // n gate needs the recurrent side apart: then each step's S gets it).
+      // n gate needs the recurrent side apart: then each step's S gets it);
+      // LSTM's cell loop adds both biases itself (rnn_gates_fwd).
       const T *bi = w + lo.b_i(l, d), *bh = w + lo.b_h(l, d);
       if (!gru)
         for (int64_t j = 0; j < GH; ++j) bsum[j] = bi[j] + bh[j];
       const RnnPackedB<T> wiT = rnn_prepack<Isa, T>(wi, in, true, in, GH, pre);
       rnn_gemm_packed<Isa, T>(c->workspace, threads, rows, xin, in, wiT, a, GH, false,
-                              gru ? bi : bsum);
+                              gru ? bi : (lstm ? nullptr : bsum));
       const RnnPackedB<T> whT = rnn_prepack_gates<Isa, T>(wh, P, H, p.G, pre);
       const T *h0 = hx + (int64_t(l) * p.D + d) * N * P;
       const T *c0 = lstm ? cx + (int64_t(l) * p.D + d) * N * H : nullptr;
@@ -130,9 +132,10 @@ static int rnn_fwd(MXOpCall *c, UniformFill fill) {
         T *at = a + t * N * GH, *st = gru ? sbuf : at;
         rnn_step_fused<Isa, T>(threads, N, H, p.G, hp, ldhp, whT, gru ? bh : nullptr, st,
                                [&](int64_t j0, int64_t j1) {
-          rnn_gates_fwd(p, at, gru ? sbuf : nullptr, cprev, ldcp, lstm ? cs + t * N * H : nullptr,
+          rnn_gates_fwd(p, at, gru ? sbuf : nullptr, bsum, cprev, ldcp,
+                        lstm ? cs + t * N * H : nullptr,
                         hn ? hn + t * N * H : nullptr, rb ? rb + t * N * H : nullptr, hout, DP,
-                        tmp, lens, t, j0, j1);
+                        lens, t, j0, j1);
         });
         if (p.proj) gemm(N, P, H, rb + t * N * H, H, false, wr, H, true, hout, DP, false);
         if (lens) rnn_carry(p, lens, t, hp, ldhp, hout, DP);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "rnn_layout.h"
+#include "rnn_pack.h"
 
 namespace mxop {
 
@@ -80,7 +81,7 @@ static RnnPackedB<T> rnn_prepack(const T *B, int64_t ldb, bool tb, int64_t K, in
   for (int64_t pc = 0; pc < K; pc += b.KC) {
     const int64_t kc = K - pc < b.KC ? K - pc : b.KC;
     rnn_pack_split<NR>(N, kc, [&](int64_t l0, int64_t nl, int64_t o) {
-      if (tb) pack_lanes_strided<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
+      if (tb) rnn_pack_strided<Isa>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
       else pack_lanes_contiguous<NR>(B, ldb, l0, pc, nl, kc, dst + pc * npad + o);
     });
   }
@@ -168,7 +169,7 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
     for (int g = 0; g < G; ++g)
       rnn_pack_split<NR>(H, kc, [&](int64_t l0, int64_t nl, int64_t o) {
         T *gate = dst + pc * G * hpad + g * hpad * kc;
-        pack_lanes_strided<NR>(W, P, g * H + l0, pc, nl, kc, gate + o);
+        rnn_pack_strided<Isa>(W, P, g * H + l0, pc, nl, kc, gate + o);
       });
   }
   return RnnPackedB<T>{dst, P, G * H, hpad};
@@ -176,12 +177,12 @@ static RnnPackedB<T> rnn_prepack_gates(const T *W, int64_t P, int64_t H, int G, 
 
 // One forward step's recurrent side and nonlinearities in one pass of the
 // team: S (N x G*H) = bias + h (N x P, ld ldh) . W_h2h^T (rnn_prepack_gates),
-// or S += h . W_h2h^T without a bias (S holds the step's input side and
-// both biases already), then units(j0, j1) for the hidden units of the
-// block.  Items are blocks of hidden units: each computes its columns of
-// every gate (A read in place, no packing) and applies the nonlinearities
-// to them at once, so a step costs one hand-out of work and no thread
-// waits between the GEMM and the gates.
+// or S += h . W_h2h^T without a bias (S holds the step's input side, and
+// both biases but LSTM's, which its cell loop adds), then units(j0, j1) for
+// the hidden units of the block.  Items are blocks of hidden units: each
+// computes its columns of every gate (A read in place, no packing) and
+// applies the nonlinearities to them at once, so a step costs one hand-out
+// of work and no thread waits between the GEMM and the gates.
 template <class Isa, typename T, class Units>
 static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h, int64_t ldh,
                            const RnnPackedB<T> &B, const T *bias, T *S, Units &&units) {
@@ -190,7 +191,11 @@ static void rnn_step_fused(int threads, int64_t N, int64_t H, int G, const T *h,
   const int64_t P = B.K, GH = B.N, hpad = B.npad;
   int nt = parallel_threads(N * GH * (P > 0 ? P : 1), (H + NR - 1) / NR);
   if (nt > threads) nt = threads;
-  int64_t block = round_up((H + 2 * nt - 1) / (2 * nt), NR);
+  // One block per thread: the caller takes the first item and a worker
+  // the next, mostly the same at every step, so a thread reads the same
+  // W_h2h columns step after step (its own L2's); two blocks per thread,
+  // handed out in any order, measured 2-3% slower at 2 threads.
+  int64_t block = round_up((H + nt - 1) / nt, NR);
   if (block > b.NC) block = b.NC;      // gemm_direct_a reads one NC block of B
   const int64_t items = H > 0 ? (H + block - 1) / block : 0;
   gemm_team(nt, items, [&](int, int64_t it) {

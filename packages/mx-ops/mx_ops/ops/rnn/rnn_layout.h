@@ -90,7 +90,8 @@ static inline int64_t rnn_prepacked_elems(const RNNParam &p) {
 }
 
 // Scratch elements: the prepacked weight, then forward: the step's
-// recurrent GEMM (N, G*H: GRU), b_i2h + b_h2h (G*H) and tanh(c) (N, H);
+// recurrent GEMM (N, G*H: GRU), b_i2h + b_h2h (G*H) and (N, H) that
+// the forward no longer uses (the backward's count relies on it: its tanh(c));
 // backward: two dY buffers, the gate
 // gradients of all steps (input and recurrent side), dh of all steps
 // (projection), dh, dc, dR.
