@@ -267,7 +267,7 @@ class Server:
                         shm.note_read(self.layout.workers.index(rank), int(token[0]))
                     req = self.comm.Isend([token, self.MPI.BYTE], dest=rank, tag=tag)
                 sends.append(req)
-                self.loop.add(req, lambda token=raw if shm is None else token: None)
+                self.loop.add(req, lambda: None)
 
     def _entry(self, rank, head):
         entry = self.store.get(int(head[wire.KEY]))
@@ -304,9 +304,9 @@ class Server:
         if entry.shm is None or not self.sync or not self.layout.shares_host(rank):
             self._answer(rank, head, error=(
                 f"kvstore: {wire.OP_NAMES[int(head[wire.OP])]} of key "
-                f"{self._user_key(int(head[wire.KEY]))} asks for shared memory, which the "
-                f"server has not for it (dist_sync, a worker on the server's host, init with "
-                f"MXNET_KVSTORE_SHM on)"))
+                f"{self._user_key(int(head[wire.KEY]))} asks for shared memory; the server "
+                f"has none for it (it needs dist_sync, the worker on the server's host, and "
+                f"an init with MXNET_KVSTORE_SHM on)"))
             return None
         return True
 
