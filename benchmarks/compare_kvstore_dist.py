@@ -20,6 +20,7 @@ DMLC_PS_ROOT_PORT (tools/launch.py is not in the wheel), OPENBLAS_CORETYPE
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -143,8 +144,17 @@ def _run(cmd, env=None, path=None):
     raise RuntimeError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
 
 
-def _run_mxnet(python, script, args, port=9392):
+def _free_port():
+    """A TCP port nobody listens on now (another job running this benchmark
+    at once took a fixed one, and ps-lite then waited forever)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_mxnet(python, script, args, port=None):
     """MXNet's ps-lite roles on 127.0.0.1: scheduler, 1 server, 2 workers."""
+    port = _free_port() if port is None else port
     with tempfile.TemporaryDirectory() as shim:
         with open(os.path.join(shim, "mx.py"), "w") as f:
             f.write("import sys, mxnet\nsys.modules['mx'] = mxnet\n")
