@@ -299,13 +299,13 @@ class KVStoreDist(KVStore):
         for i, (server, skey, lo, hi) in enumerate(state.parts):
             if not self._layout.shares_host(self._layout.servers[server]):
                 continue
-            info = np.zeros(3, np.uint64)
+            info = np.zeros(4, np.uint64)
             self._blocking(server, wire.SHM_ATTACH, skey, None, "init", recv=info)
-            pid, fd, nbytes = (int(v) for v in info)
+            pid, fd, nbytes, nonce = (int(v) for v in info)
             if nbytes != (hi - lo) * state.dtype.itemsize:
                 continue        # the server has none for this slice
             try:
-                state.shared[i] = shm.Segment.attach(pid, fd, nbytes, self.num_workers)
+                state.shared[i] = shm.Segment.attach(pid, fd, nbytes, self.num_workers, nonce)
             except OSError:     # its descriptor is not open to this process: messages
                 state.shared[i] = None
 

@@ -68,7 +68,7 @@ class Segment:
 
     def __init__(self, fd, nbytes, num_workers):
         self.fd, self.nbytes, self.num_workers = fd, int(nbytes), int(num_workers)
-        control = _round_up(3 * 8 * self.num_workers, _PAGE)
+        control = _round_up(8 * (3 * self.num_workers + 1), _PAGE)
         stride = _round_up(max(self.nbytes, 1), _PAGE)
         self.size = self._size(self.nbytes, self.num_workers)
         self._map = mmap.mmap(fd, self.size)
@@ -77,6 +77,10 @@ class Segment:
         w = self.num_workers
         self.read_done = words[:2 * w].reshape(w, 2)
         self.consumed = words[2 * w:3 * w]
+        # a random number the server writes and tells the workers: a worker
+        # that opened some other process's descriptor (another PID
+        # namespace) finds another number there
+        self.nonce = words[3 * w:3 * w + 1]
         self._parts = [raw[control + i * stride:control + i * stride + self.nbytes]
                        for i in range(2 + w)]
         # the server's side: reads it answered per (worker, buffer)
@@ -90,19 +94,22 @@ class Segment:
         fd = os.memfd_create("mx-kvstore", os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, cls._size(nbytes, num_workers))
-            return cls(fd, nbytes, num_workers)
+            seg = cls(fd, nbytes, num_workers)
+            seg.nonce[0] = int.from_bytes(os.urandom(8), "little")
+            return seg
         except BaseException:
             os.close(fd)
             raise
 
     @staticmethod
     def _size(nbytes, num_workers):
-        return (_round_up(3 * 8 * num_workers, _PAGE)
+        return (_round_up(8 * (3 * num_workers + 1), _PAGE)
                 + (2 + num_workers) * _round_up(max(int(nbytes), 1), _PAGE))
 
     @classmethod
-    def attach(cls, pid, fd, nbytes, num_workers):
-        """The server's segment, opened through its descriptor (a worker's)."""
+    def attach(cls, pid, fd, nbytes, num_workers, nonce):
+        """The server's segment, opened through its descriptor (a worker's);
+        ``nonce``: the number the server wrote in it."""
         own = os.open(f"/proc/{int(pid)}/fd/{int(fd)}", os.O_RDWR | os.O_CLOEXEC)
         try:
             if os.fstat(own).st_size != cls._size(nbytes, num_workers):
@@ -112,6 +119,9 @@ class Segment:
             seg = cls(own, nbytes, num_workers)
         finally:
             os.close(own)
+        if int(seg.nonce[0]) != int(nonce):
+            raise OSError(f"/proc/{pid}/fd/{fd} is not the key's segment (another process's "
+                          f"descriptor: a PID namespace of its own?)")
         seg.fd = None
         return seg
 

@@ -27,8 +27,8 @@ OP_NAMES = {INIT: "init", PUSH: "push", PULL: "pull", PUSHPULL: "pushpull",
 PUSH_ROWS, PULL_ROWS = 8, 9
 OP_NAMES.update({PUSH_ROWS: "row_sparse push", PULL_ROWS: "row_sparse_pull"})
 # A worker asks a server on its host for a key's shared memory (the answer
-# data: the server's pid, the segment's descriptor, its value bytes; 0 bytes
-# when it has none).
+# data: the server's pid, the segment's descriptor, its value bytes, the
+# nonce written in it; 0 bytes when it has none).
 SHM_ATTACH = 10
 OP_NAMES[SHM_ATTACH] = "shared-memory attach"
 # Flags in the ARG word of INIT, PUSH, PULL and PUSHPULL.

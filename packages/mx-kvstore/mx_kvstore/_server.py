@@ -312,13 +312,13 @@ class Server:
 
     def _attach(self, rank, head):
         """Answers a worker's SHM_ATTACH: this process's id, the segment's
-        descriptor and value bytes (zeros: none for this worker)."""
+        descriptor, value bytes and nonce (zeros: none for this worker)."""
         entry = self._entry(rank, head)
         if entry is None:
             return
-        info = np.zeros(3, np.uint64)
+        info = np.zeros(4, np.uint64)
         if entry.shm is not None and entry.shm.fd is not None and self.layout.shares_host(rank):
-            info[:] = (os.getpid(), entry.shm.fd, entry.shm.nbytes)
+            info[:] = (os.getpid(), entry.shm.fd, entry.shm.nbytes, int(entry.shm.nonce[0]))
             self.attaching.append(entry.shm)
         self._answer(rank, head)
         self._send_data(rank, head, info, [])

@@ -22,7 +22,7 @@ def test_a_second_process_maps_the_same_memory_through_the_descriptor():
     try:
         seg.value(1, np.float32)[:] = np.arange(1000)
         code = (f"import numpy as np; from mx_kvstore._dist_shm import Segment\n"
-                f"s = Segment.attach({os.getpid()}, {seg.fd}, 4000, 2)\n"
+                f"s = Segment.attach({os.getpid()}, {seg.fd}, 4000, 2, {int(seg.nonce[0])})\n"
                 f"assert (s.value(1, np.float32) == np.arange(1000)).all()\n"
                 f"s.slot(1, np.float32)[:] = 7; s.finish_read(1, 1)")
         subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -36,7 +36,16 @@ def test_attach_refuses_a_descriptor_of_another_size():
     seg = shm.Segment.create(64, 2)
     try:
         with pytest.raises(OSError, match="is not the key's segment"):
-            shm.Segment.attach(os.getpid(), seg.fd, 8192, 2)
+            shm.Segment.attach(os.getpid(), seg.fd, 8192, 2, int(seg.nonce[0]))
+    finally:
+        seg.close_fd()
+
+
+def test_attach_refuses_a_segment_without_the_servers_nonce():
+    seg = shm.Segment.create(64, 2)
+    try:
+        with pytest.raises(OSError, match="another process's descriptor"):
+            shm.Segment.attach(os.getpid(), seg.fd, 64, 2, int(seg.nonce[0]) ^ 1)
     finally:
         seg.close_fd()
 
