@@ -32,20 +32,14 @@ def test_a_second_process_maps_the_same_memory_through_the_descriptor():
         seg.close_fd()
 
 
-def test_attach_refuses_a_descriptor_of_another_size():
+# another size, or another nonce (a descriptor of some other process)
+@pytest.mark.parametrize("nbytes, flip, message", [(8192, 0, r"is not the key.s segment \(size"),
+                                                   (64, 1, "another process's descriptor")])
+def test_attach_refuses_a_descriptor_that_is_not_the_servers_segment(nbytes, flip, message):
     seg = shm.Segment.create(64, 2)
     try:
-        with pytest.raises(OSError, match="is not the key's segment"):
-            shm.Segment.attach(os.getpid(), seg.fd, 8192, 2, int(seg.nonce[0]))
-    finally:
-        seg.close_fd()
-
-
-def test_attach_refuses_a_segment_without_the_servers_nonce():
-    seg = shm.Segment.create(64, 2)
-    try:
-        with pytest.raises(OSError, match="another process's descriptor"):
-            shm.Segment.attach(os.getpid(), seg.fd, 64, 2, int(seg.nonce[0]) ^ 1)
+        with pytest.raises(OSError, match=message):
+            shm.Segment.attach(os.getpid(), seg.fd, nbytes, 2, int(seg.nonce[0]) ^ flip)
     finally:
         seg.close_fd()
 
