@@ -1,6 +1,7 @@
 """dist_sync on this machine: 2 workers + 1 server, 16 MB of float32 per
 iteration pushed and pulled, as GB/s allreduce-equivalent (16 MB per
-iteration time), next to a raw mpi4py Allreduce of the same bytes over 2
+iteration time), through shared memory and through MPI messages
+(MXNET_KVSTORE_SHM=0), next to a raw mpi4py Allreduce of the same bytes over 2
 ranks in the same run (the MPI floor the server design is measured
 against; target: ours >= 0.8x it).
 
@@ -118,31 +119,42 @@ _OURS = textwrap.dedent("""
     # comm buffer aliases it), so there grad doubles each round: not checked.
     if mx.__name__ != "mxnet":
         assert out.asnumpy()[0] == kv.num_workers, out.asnumpy()[:4]
+    # the data path key 0 took (mx: shared memory with a server on this
+    # host unless MXNET_KVSTORE_SHM=0)
+    if mx.__name__ == "mxnet":
+        path = "ps-lite"
+    else:
+        path = "shm" if kv._keys[0].shared[0] is not None else "messages"
     if kv.rank == 0:
-        print("RESULT " + json.dumps({{"seconds": dt}}))
+        print("RESULT " + json.dumps({{"seconds": dt, "path": path}}))
 """)
 
 
-def _run(cmd, env=None):
+def _run(cmd, env=None, path=None):
+    """The seconds per iteration a RESULT line gives; with ``path``, the
+    data path the run reports must be that one."""
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, **(env or {})))
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])["seconds"]
+            result = json.loads(line[7:])
+            if path is not None and result["path"] != path:
+                raise RuntimeError(f"{cmd} took the {result['path']} path, not {path}")
+            return result["seconds"]
     raise RuntimeError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
 
 
 def _free_port():
-    """A TCP port nobody listens on now (a fixed one collided with a second
-    run of this script: both jobs then hung)."""
+    """A TCP port nobody listens on now (another job running this benchmark
+    at once took a fixed one, and ps-lite then waited forever)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def _run_mxnet(python, script, args):
+def _run_mxnet(python, script, args, port=None):
     """MXNet's ps-lite roles on 127.0.0.1: scheduler, 1 server, 2 workers."""
-    port = _free_port()
+    port = _free_port() if port is None else port
     with tempfile.TemporaryDirectory() as shim:
         with open(os.path.join(shim, "mx.py"), "w") as f:
             f.write("import sys, mxnet\nsys.modules['mx'] = mxnet\n")
@@ -184,10 +196,15 @@ def _cases(tmp, nbytes, iters):
               lambda: _run([mpiexec, "-n", "2", sys.executable, paths["raw"], n])),
              ("raw mpi4py server, 2 workers + 1 server",
               lambda: _run([mpiexec, "-n", "3", sys.executable, paths["raw_server"], n]))]
-    for mode in ("push+pull", "pushpull"):
-        cases.append((f"mx dist_sync {mode}, 2 workers + 1 server",
-                      lambda mode=mode: _run([sys.executable, "-m", "mx_kvstore.launch", "-n", "2",
-                                              "-s", "1", sys.executable, paths["ours"], n, mode])))
+    # MXNET_KVSTORE_SHM=1: through shared memory (every rank is on this
+    # host); 0: MPI messages, the path of ranks on different hosts
+    for shm, path in (("1", "shm"), ("0", "messages")):
+        for mode in ("push+pull", "pushpull"):
+            cases.append((f"mx dist_sync {mode}, {path}, 2 workers + 1 server",
+                          lambda mode=mode, shm=shm, path=path: _run(
+                              [sys.executable, "-m", "mx_kvstore.launch", "-n", "2", "-s", "1",
+                               sys.executable, paths["ours"], n, mode],
+                              env={"MXNET_KVSTORE_SHM": shm}, path=path)))
     mxnet = os.environ.get("MX_MXNET_PYTHON")
     if mxnet and os.path.exists(mxnet):
         for mode in ("push+pull", "pushpull"):

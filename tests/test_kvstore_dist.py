@@ -49,14 +49,17 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     return proc, reports
 
 
-@pytest.mark.parametrize("kv_type", ["dist_sync", "dist"])   # 'dist': MXNet's sync store
-def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater(kv_type):
-    proc, reports = launch("sync_sums.py", env={"KV_TYPE": kv_type})
+# 'dist': MXNet's sync store; MXNET_KVSTORE_SHM: the data through shared
+# memory (every rank is on this host) or MPI messages (ranks on other hosts)
+@pytest.mark.parametrize("kv_type, shm", [("dist_sync", "1"), ("dist_sync", "0"), ("dist", "1")])
+def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater(kv_type, shm):
+    proc, reports = launch("sync_sums.py", env={"KV_TYPE": kv_type, "MXNET_KVSTORE_SHM": shm})
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
     ramp = np.arange(15, dtype=np.float32).reshape(3, 5)
     for r in reports.values():
         assert r["num_workers"] == 2 and r["type"] == kv_type
+        assert r["shared"] == (shm == "1")
         for step, (k3, b0, b1) in enumerate(r["results"][:3]):
             # sum over workers of ramp*(rank+1)+step
             np.testing.assert_array_equal(k3, ramp * 3 + 2 * step)
@@ -154,11 +157,13 @@ def test_launcher_refuses_bad_arguments():
     assert proc.returncode == 2 and "-n 0: need at least one worker" in proc.stderr
 
 
-def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order():
-    proc, reports = launch("pull_order.py")
+@pytest.mark.parametrize("shm", ["1", "0"])
+def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order(shm):
+    proc, reports = launch("pull_order.py", env={"MXNET_KVSTORE_SHM": shm})
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
     for r in reports.values():
+        assert r["shared"] == [shm == "1"] * 2
         assert r["first"] == [[3.0] * 3] * 4
         before, after, reused = r["rounds"]
         assert before == [[3.0] * 3] * 4
@@ -203,3 +208,12 @@ def test_refused_command_raises_once_and_the_store_stays_usable():
     for r in reports.values():
         # SGD, lr 0.5, on the two workers' summed ones
         assert r["value"] == [-1.0] * 4
+
+def test_shared_memory_round_waits_for_a_late_copy_out_of_the_buffer_it_sums_into():
+    """Worker 1 copies its first pull's answer out 1 s late; the third
+    round sums into that buffer only after the copy (shm_guard.py)."""
+    proc, reports = launch("shm_guard.py", env={"MXNET_KVSTORE_SHM": "1"})
+    assert proc.returncode == 0, proc.stderr
+    for r in reports.values():
+        assert r["shared"] and r["values"] == [30.0, 300.0]
+    assert reports[1]["late"] == [3.0]

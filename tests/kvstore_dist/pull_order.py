@@ -46,4 +46,5 @@ for step in range(3):
 expected = [(np.arange(1_500_000, dtype=np.float32) % 7) * 3 + 2 * step for step in range(3)]
 big_ok = [bool((o.asnumpy() == e).all()) for o, e in zip(outs, expected)]
 
-report(kv, first=first, rounds=rounds, big_ok=big_ok)
+report(kv, first=first, rounds=rounds, big_ok=big_ok,
+       shared=[kv._keys[k].shared[0] is not None for k in (0, 1)])

@@ -41,5 +41,6 @@ kv.pushpull(5, pushed)
 chunked.append(bool((pushed.asnumpy() == big * 2 + 1).all()))
 
 match, moved, weights = server_sgd.check(kv)
-report(kv, results=results, type=kv.type, match=match, moved=moved, weights=weights,
+report(kv, results=results, type=kv.type,
+       shared=kv._keys[3].shared[0] is not None, match=match, moved=moved, weights=weights,
        chunked=chunked)

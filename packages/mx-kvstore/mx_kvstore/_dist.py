@@ -24,6 +24,7 @@ import numpy as np
 from mx_engine import Context
 
 from mx_kvstore import _dist_keys as keys
+from mx_kvstore import _dist_shm as shm
 from mx_kvstore import _dist_rows as rows
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, optimizer_hooks
@@ -47,7 +48,8 @@ class _Key:
     With 2bit compression, ``residual`` and ``packed`` hold the error
     feedback and the quantised words of every slice, one after another.
     A row_sparse key has ``row_len`` (elements per row; None when dense)
-    and slices of whole rows."""
+    and slices of whole rows.  ``shared[i]`` is slice i's shared memory
+    (a ``_dist_shm.Segment``; None: its data move as MPI messages)."""
 
     def __init__(self, shape, dtype, parts, row_len=None):
         from mx_ndarray import ndarray as nd
@@ -55,6 +57,7 @@ class _Key:
         self.row_len = row_len
         self.buf = nd.zeros(self.shape, ctx=_CPU, dtype=self.dtype.name)
         self.residual = self.packed = None
+        self.shared = [None] * len(parts)
         self.order = PostOrder()    # the key's requests leave in call order
 
     def compressed(self):
@@ -110,6 +113,9 @@ class KVStoreDist(KVStore):
         # A sync server answers a pull only after the round of this worker's
         # push before it: the pull need not wait for the push's answer.
         self._pull_early = "async" not in name
+        # dist_sync's dense data go through shared memory to a server on
+        # this host (MXNET_KVSTORE_SHM=0: always MPI messages)
+        self._use_shm = self._pull_early and shm.enabled()
         self._client = _server_role.client()
         self._layout = self._client.layout
         self._bound = keys.bigarray_bound()
@@ -216,6 +222,12 @@ class KVStoreDist(KVStore):
                 self._transfer(wire.INIT, ik, state, src, False)
                 state.buf.wait_to_read()
         self._barrier()
+        if self._use_shm:
+            for key in keys_:
+                ik = self._int_key(key)
+                if self._keys[ik].row_len is None:
+                    self._attach(ik, self._keys[ik])
+            self._barrier()     # every worker mapped the segments: servers close theirs
 
     def _push_impl(self, keys_, groups, priority):
         for key, values in zip(keys_, groups):
@@ -286,28 +298,82 @@ class KVStoreDist(KVStore):
                            "distributed training (the states live on the servers)")
 
     # -- transfers ---------------------------------------------------------------
+    def _attach(self, ik, state):
+        """Maps the shared memory of each of the key's slices whose server
+        runs on this host (one round trip per slice, at init)."""
+        for i, (server, skey, lo, hi) in enumerate(state.parts):
+            if not self._layout.shares_host(self._layout.servers[server]):
+                continue
+            info = np.zeros(4, np.uint64)
+            self._blocking(server, wire.SHM_ATTACH, skey, None, "init", recv=info)
+            pid, fd, nbytes, nonce = (int(v) for v in info)
+            if nbytes != (hi - lo) * state.dtype.itemsize:
+                continue        # the server has none for this slice
+            try:
+                state.shared[i] = shm.Segment.attach(pid, fd, nbytes, self.num_workers, nonce)
+            except OSError:     # its descriptor is not open to this process: messages
+                state.shared[i] = None
+
+    def _shared_push(self, seg, data):
+        """``fill(i)`` copying chunk i of ``data`` into this worker's slot,
+        once the server summed this worker's previous push from it."""
+        worker = self.rank
+        if self._client.failure is not None:
+            return None         # the request fails at once (not after a slot wait)
+        seg.claim_slot(worker, self._client.timeout)
+        slot, raw = seg.slot(worker), data.view(np.uint8)
+        spans = wire.chunks(raw.nbytes)
+
+        def fill(i):
+            lo, hi = spans[i]
+            np.copyto(slot[lo:hi], raw[lo:hi])
+        return fill
+
+    def _shared_pull(self, seg, into):
+        """``take(i, buffer)`` copying chunk i of the server's value buffer
+        into ``into``; after the last chunk the server may write it again."""
+        worker, raw = self.rank, into.view(np.uint8)
+        spans = wire.chunks(raw.nbytes)
+        left = [len(spans)]
+
+        def take(i, b):
+            lo, hi = spans[i]
+            np.copyto(raw[lo:hi], seg.value(b)[lo:hi])
+            left[0] -= 1
+            if left[0] == 0:
+                seg.finish_read(worker, b)
+        return take
+
     def _transfer(self, op, ik, state, src, compress, priority=0):
         """Sends ``src`` (a CPU array) slice by slice, 2bit-quantised with
-        ``compress``; holds the key's buffer until every server answered."""
+        ``compress``; holds the key's buffer until every server answered.
+        A push of a slice with shared memory copies into it instead; an
+        INIT asks the servers for shared memory for a dense sync key."""
         client = self._client
         if compress:
             self._compression.check(ik, src)
             residual, packed = state.compressed()
             threshold = self._compression.threshold
         code = wire.dtype_code(state.dtype)
+        arg = wire.ARG_SHM if op == wire.INIT and self._use_shm and state.row_len is None else 0
 
         def start(done):
             flat = src._host_view().reshape(-1)
             one = _gather(len(state.parts), done)
             at = 0
-            for server, skey, lo, hi in state.parts:
-                data = flat[lo:hi]
+            for i, (server, skey, lo, hi) in enumerate(state.parts):
+                data, seg = flat[lo:hi], state.shared[i]
+                if op == wire.PUSH and seg is not None and not compress:
+                    client.request(server, op, skey, one, dtype=code, label=ik,
+                                   arg=wire.ARG_SHM,
+                                   shared=(data.nbytes, self._shared_push(seg, data), None))
+                    continue
                 if compress:
                     data = packed[at:at + GradientCompression.packed_size(hi - lo)]
                     at += len(data)
                     _native.quantize_2bit_host(flat[lo:hi], residual[lo:hi], data, threshold)
                 client.request(server, op, skey, one, send=data, dtype=code, label=ik,
-                               arg=int(compress))
+                               arg=wire.ARG_COMPRESSED if compress else arg)
         reads = [] if src is state.buf else [src]
         push_transfer(state.order.gate(state.order.ticket(), start), reads, [state.buf], _CPU,
                       f"KVStoreDist{wire.OP_NAMES[op].title()}", priority)
@@ -323,7 +389,14 @@ class KVStoreDist(KVStore):
             into = dst._host_view().reshape(-1)
             flat = None if src is None else src._host_view().reshape(-1)
             one = _gather(len(state.parts), done)
-            for server, skey, lo, hi in state.parts:
+            for i, (server, skey, lo, hi) in enumerate(state.parts):
+                seg = state.shared[i]
+                if seg is not None:
+                    fill = None if flat is None else self._shared_push(seg, flat[lo:hi])
+                    client.request(server, op, skey, one, dtype=code, label=ik, arg=wire.ARG_SHM,
+                                   shared=(into[lo:hi].nbytes, fill,
+                                           self._shared_pull(seg, into[lo:hi])))
+                    continue
                 client.request(server, op, skey, one, recv=into[lo:hi], dtype=code, label=ik,
                                send=None if flat is None else flat[lo:hi])
         if src is None and direct:
@@ -404,14 +477,14 @@ class KVStoreDist(KVStore):
         if target is not out:
             _copy_rows(target, out.context, out)
 
-    def _blocking(self, server, op, key, payload, what):
+    def _blocking(self, server, op, key, payload, what, recv=None):
         finished = threading.Event()
         result = []
 
         def done(error):
             result.append(error)
             finished.set()
-        self._client.request(server, op, key, done, send=payload)
+        self._client.request(server, op, key, done, send=payload, recv=recv)
         finished.wait()
         if result[0] is not None:
             raise KVStoreError(f"kvstore.{what}: {result[0]}")

@@ -105,6 +105,12 @@ class Layout:
                              f"DMLC_NUM_SERVER={num_servers}")
         self.rank = comm.Get_rank()
         self.is_server = self.rank in self.servers
+        self.same_host = _same_host_ranks(MPI, comm)
+
+    def shares_host(self, rank):
+        """Whether ``rank`` runs on this rank's host (MPI's shared-memory
+        domain): the dist_sync data may go through shared memory."""
+        return rank in self.same_host
 
     @property
     def num_workers(self):
@@ -121,3 +127,13 @@ class Layout:
         if rank in self.servers:
             return f"server {self.servers.index(rank)} (MPI rank {rank})"
         return f"MPI rank {rank}"
+
+
+def _same_host_ranks(MPI, comm):
+    """The ranks of ``comm`` that can share memory with this one (collective)."""
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return frozenset(MPI.Group.Translate_ranks(local.Get_group(), list(range(local.Get_size())),
+                                                   comm.Get_group()))
+    finally:
+        local.Free()

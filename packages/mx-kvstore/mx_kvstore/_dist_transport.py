@@ -259,9 +259,14 @@ class Client:
         self._thread.join()
 
     def request(self, server, op, key, on_done, send=None, recv=None, dtype=0, arg=0,
-                label=None):
+                label=None, shared=None):
         """Sends ``op`` for ``key`` to server index ``server``; ``send`` (bytes
         of an array) goes with it, the answer's data lands in ``recv``.
+
+        ``shared`` (data through shared memory, flag ARG_SHM): ``(nbytes,
+        fill, take)``; ``fill(i)`` (or None) puts chunk i in place before its
+        token leaves, ``take(i, buffer)`` (or None) copies chunk i of the
+        answer out, on the transport thread, as its token lands.
 
         The MPI requests are posted here, on the caller's thread (MPI runs
         THREAD_MULTIPLE), so the message leaves at once; the transport
@@ -270,10 +275,11 @@ class Client:
             failure = self.failure
             self.loop.call_soon(lambda: on_done(failure))
             return
-        seq, call, reqs = self._post(server, op, key, on_done, send, recv, dtype, arg, label)
-        self.loop.call_soon(lambda: self._watch(seq, call, reqs))
+        seq, call, reqs, hooks = self._post(server, op, key, on_done, send, recv, dtype, arg,
+                                            label, shared)
+        self.loop.call_soon(lambda: self._watch(seq, call, reqs, hooks))
 
-    def _post(self, server, op, key, on_done, send, recv, dtype, arg, label):
+    def _post(self, server, op, key, on_done, send, recv, dtype, arg, label, shared):
         MPI, comm = self.MPI, self.comm
         seq = next(self._seq)
         rep_tag, rep_data_tag, req_data_tag = self.tags.of(seq)
@@ -282,33 +288,57 @@ class Client:
         call.client, call.server, call.op = self, server, op
         call.key = key if label is None else label
         call.reply = np.zeros(wire.HEADER_WORDS, np.uint64)
-        head = wire.header(op, key, seq, 0 if send is None else send.nbytes, dtype, arg,
-                           self.layout.rank)
-        call.keep = (head, send, recv)
+        nbytes = shared[0] if shared else 0 if send is None else send.nbytes
+        head = wire.header(op, key, seq, nbytes, dtype, arg, self.layout.rank)
+        fill, take = shared[1:] if shared else (None, None)
+        tokens = np.arange(len(wire.chunks(nbytes)), dtype=np.uint64) if shared else None
+        call.keep = (head, send, recv, tokens)
         call.deadline = time.monotonic() + self.timeout
         call.on_done, call.finished = on_done, False
         reqs = [comm.Irecv([call.reply, MPI.BYTE], source=rank, tag=rep_tag)]
-        call.data_recvs = [] if recv is None else wire.post_chunks(
-            lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank, tag=tag), recv,
-            rep_data_tag)
+        hooks = {}
+        call.data_recvs = []        # cancelled if the call fails first
+        if take is not None:
+            answers = np.zeros(len(tokens), np.uint64)
+            call.keep += (answers,)
+            for i in range(len(tokens)):
+                hooks[len(reqs) + i] = lambda i=i: take(i, int(answers[i]))
+                call.data_recvs.append(comm.Irecv([answers[i:i + 1], MPI.BYTE], source=rank,
+                                                  tag=rep_data_tag))
+        if recv is not None:
+            call.data_recvs += wire.post_chunks(
+                lambda piece, tag: comm.Irecv([piece, MPI.BYTE], source=rank, tag=tag), recv,
+                rep_data_tag)
         reqs += call.data_recvs
         reqs.append(comm.Isend([head, MPI.BYTE], dest=rank, tag=wire.TAG_REQUEST))
         if send is not None:
             reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
                                                                    tag=tag), send, req_data_tag)
+        if fill is not None:
+            for i in range(len(tokens)):
+                fill(i)
+                reqs.append(comm.Isend([tokens[i:i + 1], MPI.BYTE], dest=rank,
+                                       tag=req_data_tag))
         call.left = len(reqs)
-        return seq, call, reqs
+        return seq, call, reqs, hooks
 
-    def _watch(self, seq, call, reqs):
+    def _watch(self, seq, call, reqs, hooks):
         self._calls[seq] = call
         for i, req in enumerate(reqs):
-            self.loop.add(req, lambda c=call, s=seq, first=(i == 0): self._part_done(c, s, first))
+            self.loop.add(req, lambda c=call, s=seq, first=(i == 0), hook=hooks.get(i):
+                          self._part_done(c, s, first, hook))
         if self.failure is not None:       # a server failed while this was posted
             self._finish(call, seq, self.failure)
 
-    def _part_done(self, call, seq, is_reply):
+    def _part_done(self, call, seq, is_reply, hook=None):
         if call.finished:
             return
+        if hook is not None:
+            try:
+                hook()
+            except Exception as exc:    # a failed copy fails the call, not the loop
+                self._finish(call, seq, f"{type(exc).__name__}: {exc}")
+                return
         if is_reply and int(call.reply[wire.OP]) == wire.FAILED:
             # The data never comes: the call ends here.  Only a failure that
             # left the server unusable fails the client's other calls too.

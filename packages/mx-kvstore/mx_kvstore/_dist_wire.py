@@ -32,6 +32,18 @@ OP_NAMES = {INIT: "init", PUSH: "push", PULL: "pull", PUSHPULL: "pushpull",
 # row_sparse requests (their data is a row message, _dist_rows.py; ARG = rows).
 PUSH_ROWS, PULL_ROWS = 8, 9
 OP_NAMES.update({PUSH_ROWS: "row_sparse push", PULL_ROWS: "row_sparse_pull"})
+# A worker asks a server on its host for a key's shared memory (the answer
+# data: the server's pid, the segment's descriptor, its value bytes, the
+# nonce written in it; 0 bytes when it has none).
+SHM_ATTACH = 10
+OP_NAMES[SHM_ATTACH] = "shared-memory attach"
+# Flags in the ARG word of INIT, PUSH, PULL and PUSHPULL.
+ARG_COMPRESSED = 1     # the data are 2bit words
+ARG_SHM = 2            # the data move through the key's shared memory: the
+                       # request's and answer's data messages are one token
+                       # per chunk (the answer's names the value buffer); on
+                       # INIT (whose data are a message) it asks the server
+                       # to make the key's shared memory
 # Reply kinds.
 OK, FAILED = 1, 2
 ABORT = 3
@@ -101,3 +113,9 @@ class Tags:
     def of(self, seq):
         base = _TAG_BASE + 3 * (seq % self.cycle)
         return base, base + 1, base + 2
+
+
+def moves_shared(head):
+    """Whether the request's data move through the key's shared memory (a
+    dense PUSH, PULL or PUSHPULL with ARG_SHM; row requests' ARG counts rows)."""
+    return int(head[OP]) in (PUSH, PULL, PUSHPULL) and bool(int(head[ARG]) & ARG_SHM)

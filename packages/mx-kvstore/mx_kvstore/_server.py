@@ -20,6 +20,7 @@ once) and ends with status 1.  MXNet's ps-lite server dies there too, but
 its workers are not told and wait.
 """
 import json
+import os
 import time
 
 import numpy as np
@@ -27,13 +28,17 @@ import numpy as np
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, _server_rows, optimizer_hooks
+from mx_kvstore._dist_shm import Segment
 from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop, send_abort
 from mx_kvstore.compression import GradientCompression
 
 
-def _buffer(size, dtype):
-    """An NDArray (for the updater) and its flat host view (for MPI)."""
+def _buffer(size, dtype, memory=None):
+    """An NDArray (for the updater) and its flat host view (for MPI): new,
+    or over ``memory`` (a value buffer of the key's shared memory)."""
     from mx_ndarray import ndarray as nd
+    if memory is not None:
+        return nd.from_numpy(memory, zero_copy=True), memory
     array = nd.zeros((size,), dtype=dtype)
     array.wait_to_read()
     return array, array._host_view()
@@ -47,12 +52,19 @@ class _Entry:
     the others into it in place; without an updater the spare then becomes
     the stored value and the stored value the next spare (a swap, no
     copy), so a buffer is written again only once the pulls it answered
-    have left."""
+    have left.
 
-    def __init__(self, size, dtype):
-        self.nd, self.view = _buffer(size, dtype)
+    With ``shm`` (a ``Segment``: workers on this host) both buffers live
+    in it, and the pushes of those workers arrive in its slots."""
+
+    def __init__(self, size, dtype, shm=None):
+        self.shm = shm
+        memory = [None, None] if shm is None else [shm.value(b, dtype) for b in (0, 1)]
+        self.nd, self.view = _buffer(size, dtype, memory[0])
         self.sends = []
         self.spare_nd = self.spare = None
+        if shm is not None:
+            self.spare_nd, self.spare = _buffer(size, dtype, memory[1])
         self.spare_sends = []
         self.filling = False        # the round's first push goes into the spare
         self.recv = {}              # (worker, compressed) -> receive buffer
@@ -107,6 +119,7 @@ class Server:
         self.held = {}              # key -> [(started, worker, step, answer)]
         self.barrier = {}           # worker -> header
         self.barrier_started = None
+        self.attaching = []         # segments a worker asked for since the last barrier
         self.stopped = set()
         self.failure = None
         self.failed_at = None
@@ -138,17 +151,22 @@ class Server:
         nbytes = int(head[wire.NBYTES])
         if op == wire.INIT:
             dtype = wire.DTYPES[int(head[wire.DTYPE])]
-            entry = _Entry(nbytes // np.dtype(dtype).itemsize, dtype)
+            entry = _Entry(nbytes // np.dtype(dtype).itemsize, dtype, self._segment(head))
             old = self.store.get(key)
             if old is not None:
                 self._wait_sends(old.sends + old.spare_sends)
+                if old.shm is not None:
+                    old.shm.close_fd()
             self.store[key] = entry
             self._receive(worker_rank, head, entry.view, lambda: self._answer(worker_rank, head))
         elif op in (wire.PUSH, wire.PUSHPULL):
             entry = self._entry(worker_rank, head)
             if entry is None:
                 return
-            compressed = bool(head[wire.ARG])
+            compressed = self._compressed(head)
+            shared = self._shared(worker_rank, head, entry)
+            if shared is None:
+                return
             expected = (4 * GradientCompression.packed_size(entry.view.size) if compressed
                         else entry.view.nbytes)
             if compressed and self.threshold is None:
@@ -162,7 +180,13 @@ class Server:
                     f"stored value needs {expected}"
                     f"{' (2bit words)' if compressed else ''}"))
                 return
-            if self.sync and not compressed and not entry.filling:
+            if shared:
+                # the data are in the worker's slot; the spare takes the sum
+                buf = entry.shm.slot(self.layout.workers.index(worker_rank), entry.view.dtype)
+                if not entry.filling:
+                    entry.filling = True
+                    self._spare(entry)
+            elif self.sync and not compressed and not entry.filling:
                 entry.filling = True
                 buf = self._spare(entry)
             else:
@@ -178,7 +202,7 @@ class Server:
                               lambda: self._pushed_async(worker_rank, head, buf))
         elif op == wire.PULL:
             entry = self._entry(worker_rank, head)
-            if entry is not None:
+            if entry is not None and self._shared(worker_rank, head, entry) is not None:
                 round_ = self.rounds.get(key)
                 if round_ is not None and worker_rank in round_.arrived:
                     # The worker pushed in this round, then pulled without
@@ -197,6 +221,9 @@ class Server:
                 for rank, h in self.barrier.items():
                     self._answer(rank, h)
                 self.barrier = {}
+                self._close_attached()
+        elif op == wire.SHM_ATTACH:
+            self._attach(worker_rank, head)
         elif op == wire.PUSH_ROWS:
             _server_rows.on_push(self, worker_rank, head)
         elif op == wire.PULL_ROWS:
@@ -212,8 +239,14 @@ class Server:
         """Receives the request's data into ``buf`` chunk by chunk;
         ``each(i)`` as chunk i lands, ``then()`` once all have."""
         tag = self.tags.of(int(head[wire.SEQ]))[2]
-        reqs = wire.post_chunks(lambda piece, t: self.comm.Irecv([piece, self.MPI.BYTE],
-                                                                 source=rank, tag=t), buf, tag)
+        if wire.moves_shared(head):
+            # the data are in shared memory: a token per chunk says it is there
+            tokens = np.empty(len(wire.chunks(buf.nbytes)), np.uint64)
+            reqs = [self.comm.Irecv([tokens[i:i + 1], self.MPI.BYTE], source=rank, tag=tag)
+                    for i in range(len(tokens))]
+        else:
+            reqs = wire.post_chunks(lambda piece, t: self.comm.Irecv([piece, self.MPI.BYTE],
+                                                                     source=rank, tag=t), buf, tag)
         left = [len(reqs)]
 
         @self._guarded(rank, head)
@@ -231,9 +264,18 @@ class Server:
         request's answer data; the requests join ``sends``."""
         tag = self.tags.of(int(head[wire.SEQ]))[1]
         raw = view.view(np.uint8)
+        shm = self.store[int(head[wire.KEY])].shm if wire.moves_shared(head) else None
+        if shm is not None:
+            # a token naming the value buffer the worker copies the chunk from
+            token = np.array([shm.index(view)], np.uint64)
         for i, (lo, hi) in enumerate(wire.chunks(raw.nbytes)):
             if chunk is None or i == chunk:
-                req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
+                if shm is None:
+                    req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
+                else:
+                    if i == 0:
+                        shm.note_read(self.layout.workers.index(rank), int(token[0]))
+                    req = self.comm.Isend([token, self.MPI.BYTE], dest=rank, tag=tag)
                 sends.append(req)
                 self.loop.add(req, lambda: None)
 
@@ -247,6 +289,56 @@ class Server:
 
     def _user_key(self, server_key):
         return keys.decode(server_key, self.index, self.layout.num_servers)
+
+    # -- shared memory (workers on this host, dist_sync) --------------------------
+    @staticmethod
+    def _compressed(head):
+        return bool(int(head[wire.ARG]) & wire.ARG_COMPRESSED)
+
+    def _segment(self, head):
+        """Shared memory for a key worker 0 inits with ARG_SHM, when some
+        worker runs on this host (None: the key's data move as messages)."""
+        if not (int(head[wire.ARG]) & wire.ARG_SHM
+                and any(self.layout.shares_host(r) for r in self.layout.workers)):
+            return None
+        try:
+            return Segment.create(int(head[wire.NBYTES]), self.layout.num_workers)
+        except OSError:         # no memfd here: messages it is
+            return None
+
+    def _shared(self, rank, head, entry):
+        """Whether the request's data move through the key's shared memory;
+        None when it asks for that and the key has none (answered failed)."""
+        if not wire.moves_shared(head):
+            return False
+        if entry.shm is None or not self.sync or not self.layout.shares_host(rank):
+            self._answer(rank, head, error=(
+                f"kvstore: {wire.OP_NAMES[int(head[wire.OP])]} of key "
+                f"{self._user_key(int(head[wire.KEY]))} asks for shared memory; the server "
+                f"has none for it (it needs dist_sync, the worker on the server's host, and "
+                f"an init with MXNET_KVSTORE_SHM on)"))
+            return None
+        return True
+
+    def _attach(self, rank, head):
+        """Answers a worker's SHM_ATTACH: this process's id, the segment's
+        descriptor, value bytes and nonce (zeros: none for this worker)."""
+        entry = self._entry(rank, head)
+        if entry is None:
+            return
+        info = np.zeros(4, np.uint64)
+        if entry.shm is not None and entry.shm.fd is not None and self.layout.shares_host(rank):
+            info[:] = (os.getpid(), entry.shm.fd, entry.shm.nbytes, int(entry.shm.nonce[0]))
+            self.attaching.append(entry.shm)
+        self._answer(rank, head)
+        self._send_data(rank, head, info, [])
+
+    def _close_attached(self):
+        """After a barrier every worker has opened the segments it asked
+        for (it attaches before the barrier): their descriptors close."""
+        for shm in self.attaching:
+            shm.close_fd()
+        self.attaching = []
 
     # -- answering -------------------------------------------------------------
     def _answer(self, rank, head, error=None, data=False, fatal=False):
@@ -274,6 +366,12 @@ class Server:
             time.sleep(pause)
             pause = min(POLL_BUSY_MAX_S, max(POLL_MIN_S, 2 * pause))
         sends.clear()
+
+    def _wait_readers(self, entry, view):
+        """Before a value buffer in shared memory is written: the workers
+        answered from it finished copying it out."""
+        if entry.shm is not None:
+            entry.shm.wait_readers(entry.shm.index(view), self.wait_limit)
 
     # -- updating --------------------------------------------------------------
     def _pushed_async(self, rank, head, buf):
@@ -332,6 +430,9 @@ class Server:
             return
         del self.rounds[key]
         entry.filling = False
+        for worker, (h, _) in round_.arrived.items():
+            if wire.moves_shared(h):
+                entry.shm.consume(self.layout.workers.index(worker))
         if self.updater is None:
             entry.swap()
         else:
@@ -347,16 +448,23 @@ class Server:
         if entry.spare is None:
             entry.spare_nd, entry.spare = _buffer(entry.view.size, entry.view.dtype)
         self._wait_sends(entry.spare_sends)
+        self._wait_readers(entry, entry.spare)
         return entry.spare
 
     def _sum(self, merged, part, pushes):
         """merged[part] = the sum of the pushes' part (2bit words, whole
         values only, dequantised), in place: NumPy's add and the
         dequantisation both run without the GIL."""
-        for i, (head, buf) in enumerate(pushes):
+        first = 0
+        if len(pushes) >= 2 and all(buf is not merged and not self._compressed(head)
+                                    for head, buf in pushes[:2]):
+            # no push landed in merged (shared-memory slots): two in one pass
+            np.add(pushes[0][1][part], pushes[1][1][part], out=merged[part])
+            first = 2
+        for i, (head, buf) in enumerate(pushes[first:], first):
             if buf is merged:
                 continue
-            if head[wire.ARG]:
+            if self._compressed(head):
                 _native.dequantize_2bit_host(buf, merged, self.threshold, accumulate=i > 0)
             elif i == 0:
                 np.copyto(merged[part], buf[part])
@@ -367,6 +475,7 @@ class Server:
         """The updater on the stored value (an async push, or a sync round's
         sum in the spare)."""
         self._wait_sends(entry.sends)
+        self._wait_readers(entry, entry.view)
         from mx_ndarray import ndarray as nd
         grad_nd = entry.spare_nd if grad is entry.spare else nd.from_numpy(grad, zero_copy=True)
         self.updater(self._user_key(key), grad_nd, entry.nd)
