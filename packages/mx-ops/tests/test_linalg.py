@@ -303,7 +303,7 @@ def _scipy_blas_threads():
 def test_batches_of_large_matrices_split_with_one_blas_thread(threads, dtype):
     """Matrices large enough for the BLAS's own threads (128^3 flops and up)
     are split across the workers with the BLAS held at one thread
-    (blas_threads.h): every matrix's factor and inverse, the BLAS's count
+    (blas_threads.h): every matrix's factor and inverses, the BLAS's count
     given back afterwards, after a failing matrix too."""
     from mx_ops.ops.linalg._linalg_cpu import blas_threads_held
     from mx_ops.test_utils import kernel_threads
@@ -315,6 +315,7 @@ def test_batches_of_large_matrices_split_with_one_blas_thread(threads, dtype):
     with kernel_threads(threads):
         chol = invoke("_linalg_potrf", [a])
         inv = invoke("_linalg_potri", [chol])
+        general = invoke("_linalg_inverse", [a])
         bad = a.copy()
         bad[3] = -np.eye(128, dtype=dtype)
         with pytest.raises(MXNetError, match="not positive definite"):
@@ -322,5 +323,7 @@ def test_batches_of_large_matrices_split_with_one_blas_thread(threads, dtype):
     want = np.linalg.cholesky(a.astype(np.float64))
     np.testing.assert_allclose(chol, want, rtol=rtol, atol=rtol * 10)
     np.testing.assert_allclose(inv, np.linalg.inv(a.astype(np.float64)), rtol=rtol * 100,
+                               atol=rtol)
+    np.testing.assert_allclose(general, np.linalg.inv(a.astype(np.float64)), rtol=rtol * 100,
                                atol=rtol)
     assert _scipy_blas_threads() == before

@@ -313,12 +313,18 @@ cdef int _inverse_t(MXOpCall* c, real* out) noexcept nogil:
     cdef int n = _n(&c.inputs[0]), lwork = max(n, 1) * 64, failed = 0
     cdef int64_t i, batch = _lead(&c.inputs[0], 2)
     cdef int* ipiv
+    cdef bint serial
+    cdef int nt = _split_threads(batch, <int64_t>n * n * n, &serial)
     _copy_in(c, 0, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
+    if serial:
+        blas_serial_enter()
+    for i in prange(batch, nogil=True, num_threads=nt):
         ipiv = <int*>malloc(n * sizeof(int) + lwork * sizeof(real))
         if ipiv == NULL or lu_inverse(out + i * n * n, n, ipiv, <real*>(ipiv + n), lwork) != 0:
             failed += 1
         free(ipiv)
+    if serial:
+        blas_serial_leave()
     if failed:
         c.error = "inverse: the input matrix is non-invertible"
         return -1
