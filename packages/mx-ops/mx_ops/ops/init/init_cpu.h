@@ -45,8 +45,9 @@ struct RangeParam { double start; double step; int64_t repeat; };
 // The index counts as a double (exact below 2^53) in blocks of 8 whose
 // loop vectorises: x86-64 below AVX-512 has no vector int64 -> double
 // conversion, which kept `double(i)` scalar.  The values are the same bits.
+// Not inlined: inside the OpenMP region's lambda GCC left the block scalar.
 template <typename T>
-static inline void range_fill(T *out, int64_t lo, int64_t hi, double start, double step) {
+__attribute__((noinline)) static void range_fill(T *out, int64_t lo, int64_t hi, double start, double step) {
   constexpr int64_t kBlock = 8;
   int64_t i = lo;
   for (double base = double(lo); i + kBlock <= hi; i += kBlock, base += double(kBlock))
