@@ -27,3 +27,22 @@ class SoftmaxCrossEntropy:
 
     def time_backward(self, shape):
         invoke("_backward_softmax_cross_entropy", [self.og, self.x, self.label], out=self.grads)
+
+
+class CTCLoss:
+    """CTCLoss's kernel on activations (T=50, N=32, alphabet 30), 20 labels
+    a sequence: the loss alone (req 'null' for the hidden gradient, what an
+    unrecorded NDArray call runs) and the loss with its gradient.  Side by
+    side with PyTorch: ``benchmarks/compare_ctc.py``."""
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((50, 32, 30), np.float32)
+        self.label = rng.integers(1, 30, (32, 20)).astype(np.float32)
+        self.outs = [np.empty(32, np.float32), np.empty_like(self.x)]
+
+    def time_loss_alone(self):
+        invoke("CTCLoss", [self.x, self.label], out=self.outs, req=["write", "null"])
+
+    def time_loss_and_gradient(self):
+        invoke("CTCLoss", [self.x, self.label], out=self.outs)

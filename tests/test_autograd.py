@@ -615,3 +615,29 @@ def test_ctc_loss_gradient_matches_mxnet():
     np.testing.assert_allclose(exe.outputs[0].asnumpy(), case["loss"], rtol=1e-5)
     np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), case["grad"], rtol=1e-4,
                                atol=1e-5)
+
+
+def test_ctc_loss_skips_its_hidden_gradient_only_when_not_recorded():
+    """CTCLoss's hidden output (the gradient) gets req 'null' in a call
+    autograd does not record: the loss is the same bits as the recorded
+    call's, whose backward still gets the gradient the kernel computes."""
+    from mx_ops import invoke
+    from mx_ops.core._call import get_plan
+    assert get_plan("CTCLoss", 3, {"use_data_lengths": True}).skip_hidden
+    assert not get_plan("L2Normalization", 1, {}).skip_hidden   # its norm feeds the output
+    T, N, A, L = 12, 5, 6, 4
+    x = RNG.standard_normal((T, N, A)).astype(np.float32)
+    label = RNG.integers(1, A, (N, L)).astype(np.float32)
+    label[1, 2:] = 0                                  # padding: two labels
+    lengths = np.array([12, 9, 3, 0, 7], np.float32)  # 3 or 0 steps: 4 labels do not fit
+    args = [mx.nd.array(x), mx.nd.array(label), mx.nd.array(lengths)]
+    plain = mx.nd.CTCLoss(*args, use_data_lengths=True).asnumpy()
+    args[0].attach_grad()
+    with ag.record():
+        recorded = mx.nd.CTCLoss(*args, use_data_lengths=True)
+    recorded.backward()
+    want_loss, want_grad = invoke("CTCLoss", [x, label, lengths], use_data_lengths=True)
+    np.testing.assert_array_equal(plain, recorded.asnumpy())
+    np.testing.assert_array_equal(plain, want_loss)
+    np.testing.assert_array_equal(args[0].grad.asnumpy(), want_grad)
+    assert plain[3] == 0 and plain[0] > 0

@@ -16,8 +16,8 @@ from libc.string cimport memcpy, memset
 
 from mx_engine._context cimport DEV_GPU
 from mx_engine._engine cimport PROP_NORMAL, intern_name, profiler_api_flag
-from mx_ops.core._call cimport (CallPlan, Inferred, plan_for, COMPUTE_NATIVE, COMPUTE_PYTHON,
-                           COMPUTE_EX, COMPUTE_NONE)
+from mx_ops.core._call cimport (CallPlan, Inferred, plan_for, MAX_SKIPPED_OUTPUTS,
+                                COMPUTE_NATIVE, COMPUTE_PYTHON, COMPUTE_EX, COMPUTE_NONE)
 from mx_ops.core._types cimport MXFCompute
 from mx_ndarray._ndarray cimport NDArray
 from mx_ndarray._call_block cimport _push_kernel
@@ -192,6 +192,14 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
             _tuple_set(dtypes, i, _DTYPES[a.dtype_flag])
         r = plan.infer(shapes, dtypes)
     outputs = _outputs(plan, r, out, ctx)
+    cdef bint recorded = _tape.recording_threads and _training.record
+    cdef int32_t visible_reqs[MAX_SKIPPED_OUTPUTS]
+    if kind == COMPUTE_NATIVE and reqs == NULL and plan.skip_hidden and not recorded:
+        # No backward can read the hidden outputs (a gradient only): the
+        # kernel skips them (CTCLoss's forward computes the loss alone).
+        for i in range(plan.nout):
+            visible_reqs[i] = 1 if i < plan.nvisible else 0     # kWriteTo, kNullOp
+        reqs = visible_reqs
     if kind == COMPUTE_NATIVE:
         if params == NULL:
             if plan.random_kind is not None:
@@ -208,7 +216,7 @@ cdef object _pushed_call(CallPlan plan, list inputs, object out, object ctx_arg,
     else:
         _push_ex_call(op, fn, plan.params, inputs, outputs, ctx, ["write"] * len(outputs),
                       is_training())
-    if _tape.recording_threads and _training.record:
+    if recorded:
         _tape.record_call(plan, r, inputs, outputs, out is not None, scalar)
     return outputs[0] if plan.nvisible == 1 else outputs[:plan.nvisible]
 

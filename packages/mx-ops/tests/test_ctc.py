@@ -135,6 +135,30 @@ def test_long_sequences_against_numpy(dtype):
                                else tol)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("T, N, A, L", [(9, 7, 1, 3), (9, 7, 2, 4), (15, 5, 700, 6),
+                                        (6, 3, 2049, 2)])
+def test_splits_alphabets_and_loss_alone(threads, T, N, A, L):
+    """Sequences split over 1-3 threads; an alphabet of the blank alone,
+    one label, and alphabets whose log-softmax rows take several exp blocks
+    (700: 2 rows a block) or a block each (2049); req 'null' for the
+    gradient gives the same loss bits."""
+    from mx_ops.test_utils import kernel_threads
+    rng = np.random.default_rng(T * N * A)
+    data = rng.standard_normal((T, N, A)).astype(np.float32) * 2
+    label = rng.integers(min(1, A - 1), A, (N, L)).astype(np.float32)
+    dlen = rng.integers(0, T + 1, N).astype(np.float32)
+    with kernel_threads(threads):
+        loss, grad = invoke("CTCLoss", [data, label, dlen], use_data_lengths=True)
+        alone = np.empty(N, np.float32)
+        invoke("CTCLoss", [data, label, dlen], use_data_lengths=True,
+               out=[alone, np.full_like(grad, 7)], req=["write", "null"])
+    want_loss, want_grad = ctc_reference(data.astype(np.float64), label, dlen)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(alone, loss)
+
+
 def test_edge_sequences():
     """Zero steps, no labels, labels filling every step, all-blank."""
     rng = np.random.default_rng(5)

@@ -121,6 +121,28 @@ def test_linspace_matches_numpy(dtype, start, stop, num, endpoint):
     np.testing.assert_array_equal(out, got + np.array(1, dtype))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
+def test_linspace_blocks_and_thread_splits_give_start_plus_i_step(threads, dtype):
+    # The kernel counts the index in double blocks of 8 (init_cpu.h
+    # range_fill): every split and tail gives start + i * step in float64
+    # (NumPy's separate multiply and add), then cast, bit for bit.
+    from mx_ops.test_utils import kernel_threads
+    for num in (0, 1, 7, 8, 9, 17, 262147):
+        step = (5.5 - -3.25) / (num - 1) if num > 1 else 0.0
+        exact = -3.25 + np.arange(num, dtype=np.float64) * step
+        if dtype[0] != "f":
+            exact = np.trunc(exact)
+        with kernel_threads(threads):
+            got = invoke("_linspace", [], start=-3.25, stop=5.5, num=num, dtype=dtype)
+            ranged = invoke("_arange", [], start=-3.25, stop=-3.25 + min(max(num, 1), 4099) * 0.375,
+                            step=0.375, dtype=dtype)
+        np.testing.assert_array_equal(got, exact.astype(dtype))
+        want = -3.25 + np.arange(ranged.size, dtype=np.float64) * 0.375
+        np.testing.assert_array_equal(ranged, (want if dtype[0] == "f"
+                                               else np.trunc(want)).astype(dtype))
+
+
 def test_linspace_errors():
     with pytest.raises(MXNetError, match="_linspace: argument 'num' must be non-negative"):
         invoke("_linspace", [], start=0, stop=1, num=-1)

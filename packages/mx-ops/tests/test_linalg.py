@@ -284,3 +284,46 @@ def test_large_batch_splits_like_serial():
     got = invoke("_linalg_potrf", [a])
     np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(invoke("_linalg_inverse", [a]), np.linalg.inv(a), rtol=1e-8)
+
+
+def _scipy_blas_threads():
+    """The thread count of the OpenBLAS behind scipy's cython_blas, or None."""
+    import ctypes
+    import glob
+    import scipy
+    libs = glob.glob(os.path.join(os.path.dirname(scipy.__path__[0]), "scipy.libs",
+                                  "libscipy_openblas*.so"))
+    if not libs:
+        return None
+    return ctypes.CDLL(libs[0]).scipy_openblas_get_num_threads()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batches_of_large_matrices_split_with_one_blas_thread(threads, dtype):
+    """Matrices large enough for the BLAS's own threads (128^3 flops and up)
+    are split across the workers with the BLAS held at one thread
+    (blas_threads.h): every matrix's factor and inverses, the BLAS's count
+    given back afterwards, after a failing matrix too."""
+    from mx_ops.ops.linalg._linalg_cpu import blas_threads_held
+    from mx_ops.test_utils import kernel_threads
+    before = _scipy_blas_threads()
+    if before is not None:
+        assert blas_threads_held()
+    a = spd(5, 128, 128).astype(dtype)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    with kernel_threads(threads):
+        chol = invoke("_linalg_potrf", [a])
+        inv = invoke("_linalg_potri", [chol])
+        general = invoke("_linalg_inverse", [a])
+        bad = a.copy()
+        bad[3] = -np.eye(128, dtype=dtype)
+        with pytest.raises(MXNetError, match="not positive definite"):
+            invoke("_linalg_potrf", [bad])
+    want = np.linalg.cholesky(a.astype(np.float64))
+    np.testing.assert_allclose(chol, want, rtol=rtol, atol=rtol * 10)
+    np.testing.assert_allclose(inv, np.linalg.inv(a.astype(np.float64)), rtol=rtol * 100,
+                               atol=rtol)
+    np.testing.assert_allclose(general, np.linalg.inv(a.astype(np.float64)), rtol=rtol * 100,
+                               atol=rtol)
+    assert _scipy_blas_threads() == before

@@ -11,6 +11,11 @@ cdef enum:
     COMPUTE_EX = 2          # an NDArray-level compute_ex, on a custom-op thread
     COMPUTE_NONE = 3        # none registered: compute_for('cpu') raises at the call
 
+# The most outputs a call whose hidden outputs are skipped may have (the
+# invoker's req flags live on its stack).
+cdef enum:
+    MAX_SKIPPED_OUTPUTS = 8
+
 cdef class Inferred:
     cdef readonly tuple shapes      # every output's shape, hidden ones included
     cdef readonly tuple dtypes      # their dtype names
@@ -28,6 +33,8 @@ cdef class CallPlan:
     cdef readonly int nin
     cdef readonly int nout
     cdef readonly int nvisible
+    cdef readonly bint skip_hidden  # unrecorded NDArray calls pass the hidden outputs req
+                                    # 'null' (OpDef.hidden_outputs_for_backward)
     cdef readonly tuple mutated     # indices of the inputs the call writes
     cdef readonly object random_kind    # the random resource it requests, else None
     cdef readonly bint has_workspace    # a TEMP_SPACE resource: sized per call

@@ -51,6 +51,8 @@ cdef class CallPlan:
         self.nin = nin
         self.nout = op.output_count(self.params)
         self.nvisible = op.visible_output_count(self.params)
+        self.skip_hidden = (op.hidden_outputs_for_backward
+                            and self.nvisible < self.nout <= MAX_SKIPPED_OUTPUTS)
         self.mutated = op.mutated_inputs(self.params)
         self.random_kind = random_kind(op)
         self.has_workspace = op.workspace is not None

@@ -105,6 +105,11 @@ class OpDef:
         the rest are computed for the backward pass (L2Normalization's
         norm, BatchNorm's mean and var without output_mean_var).  NDArray
         calls return the visible ones; ``mx_ops.invoke`` returns all.
+    hidden_outputs_for_backward : bool
+        The hidden outputs serve only the backward pass (CTCLoss's
+        gradient): an NDArray call that autograd does not record gives
+        them req 'null', so the kernel skips them.  Leave it False where a
+        kernel needs a hidden output to compute a visible one.
     mutate_inputs : sequence of int, or callable(params) -> sequence of int
         Inputs the operator writes in place (nnvm's FMutateInputs): aux
         states such as BatchNorm's moving_mean / moving_var, optimizer
@@ -150,8 +155,8 @@ class OpDef:
                  infer_shape, infer_type, compute, compute_ex=None,
                  infer_shape_partial=None, infer_type_partial=None,
                  pack_params=None, inplace=(), resources=(), random_draws=None, gradient=None,
-                 differentiable=True, num_visible_outputs=None, mutate_inputs=(), aux_states=(),
-                 workspace=None, aliases=(), dynamic_shape=False,
+                 differentiable=True, num_visible_outputs=None, hidden_outputs_for_backward=False,
+                 mutate_inputs=(), aux_states=(), workspace=None, aliases=(), dynamic_shape=False,
                  namespace="", doc="", input_docs=None):
         self.name = name
         self.arguments = tuple(arguments)
@@ -187,6 +192,7 @@ class OpDef:
         self.resources = tuple(resources)
         self.random_draws = random_draws
         self.num_visible_outputs = num_visible_outputs
+        self.hidden_outputs_for_backward = bool(hidden_outputs_for_backward)
         self.mutate_inputs = mutate_inputs if callable(mutate_inputs) else tuple(mutate_inputs)
         self.aux_states = tuple(aux_states)
         self.workspace = workspace

@@ -39,6 +39,32 @@ cdef extern from "../dot/dot_cpu.h" namespace "mxop" nogil:
 
 gemm_batch_set_blas(<void*>sgemm, <void*>dgemm)     # small products (dot_cpu.h)
 
+cdef extern from "blas_threads.h" namespace "mxop" nogil:
+    void blas_threads_find(void* blas_function)
+    bint blas_serial_available()
+    void blas_serial_enter()
+    void blas_serial_leave()
+
+blas_threads_find(<void*>sgemm)
+
+
+def blas_threads_held():
+    """Whether a batch of large matrices is split across this module's
+    workers with the BLAS's own thread count held at 1 (blas_threads.h)."""
+    return blas_serial_available()
+
+
+cdef inline int _split_threads(int64_t batch, int64_t cost, bint* serial) noexcept nogil:
+    """_threads, except that a batch of matrices large enough for the BLAS's
+    own threads is split across workers too where their count can be held
+    at 1 (*serial: the caller holds it, blas_serial_enter/leave)."""
+    cdef int nt = _threads(batch, cost)
+    serial[0] = False
+    if nt == 1 and batch > 1 and blas_serial_available():
+        nt = parallel_threads(batch * cost, batch)
+        serial[0] = nt > 1
+    return nt
+
 
 def gemm_workspace_bytes(threads=None):
     """Bytes of workspace one gemm/gemm2 call needs on ``threads`` threads
@@ -92,8 +118,12 @@ cdef int _chol_t(MXOpCall* c, real* out, bint inverse) noexcept nogil:
     cdef int n = _n(&c.inputs[0]), info, failed = 0
     cdef int64_t i, batch = _lead(&c.inputs[0], 2)
     cdef char uplo = b'U' if p.lower else b'L'     # row-major lower = column-major upper
+    cdef bint serial
+    cdef int nt = _split_threads(batch, <int64_t>n * n * n, &serial)
     _copy_in(c, 0, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
+    if serial:
+        blas_serial_enter()
+    for i in prange(batch, nogil=True, num_threads=nt):
         info = 0
         if inverse:
             if real is float:
@@ -112,6 +142,8 @@ cdef int _chol_t(MXOpCall* c, real* out, bint inverse) noexcept nogil:
             zero_triangle(out + i * n * n, n, p.lower)
         if info != 0:
             failed += 1
+    if serial:
+        blas_serial_leave()
     if failed:
         c.error = ("potri failed in LAPACK: a factor has a zero on its diagonal" if inverse else
                    "potrf failed in LAPACK: the input matrix is either not symmetric or not "
@@ -281,12 +313,18 @@ cdef int _inverse_t(MXOpCall* c, real* out) noexcept nogil:
     cdef int n = _n(&c.inputs[0]), lwork = max(n, 1) * 64, failed = 0
     cdef int64_t i, batch = _lead(&c.inputs[0], 2)
     cdef int* ipiv
+    cdef bint serial
+    cdef int nt = _split_threads(batch, <int64_t>n * n * n, &serial)
     _copy_in(c, 0, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
+    if serial:
+        blas_serial_enter()
+    for i in prange(batch, nogil=True, num_threads=nt):
         ipiv = <int*>malloc(n * sizeof(int) + lwork * sizeof(real))
         if ipiv == NULL or lu_inverse(out + i * n * n, n, ipiv, <real*>(ipiv + n), lwork) != 0:
             failed += 1
         free(ipiv)
+    if serial:
+        blas_serial_leave()
     if failed:
         c.error = "inverse: the input matrix is non-invertible"
         return -1

@@ -6,8 +6,9 @@ with use_data_lengths / use_label_lengths (MXNet's list of inputs changes
 with them); without label lengths a sequence's labels end at the first
 padding value (0 with blank_label='first', -1 with 'last').  The forward
 also computes the loss's gradient w.r.t. 'data' into a hidden output
-'grad' (MXNet's NumVisibleOutputs = 1); the backward scales it by the
-output gradient: ``_backward_ctc_loss(out_grad, grad) -> data_grad``.
+'grad' (MXNet's NumVisibleOutputs = 1), except in an NDArray call that
+autograd does not record (the loss alone: alpha, no beta); the backward
+scales it by the output gradient: ``_backward_ctc_loss(out_grad, grad) -> data_grad``.
 Labels and lengths may have any dtype (read as MXNet's cast to int) and
 take no gradient (zeros).  ctc_cpu.h has the recursion."""
 import struct
@@ -94,7 +95,7 @@ def _bwd_shape(params, shapes):
 
 register(OpDef(
     "CTCLoss", arguments=("data", "label", "data_lengths", "label_lengths"),
-    list_input_names=_inputs, num_visible_outputs=1,
+    list_input_names=_inputs, num_visible_outputs=1, hidden_outputs_for_backward=True,
     outputs=("output0", "output1"),         # MXNet names none: the loss, the hidden gradient
     params=_PARAMS, aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     input_docs={"data": "Input ndarray",
