@@ -3,8 +3,11 @@
 // mx_ops.core._pool compiles this file; the other extension modules reach
 // the one instance through the PoolApi table it exports (src/pool_api.h).
 //
-// A job is n items claimed one at a time.  The caller claims items itself
-// from the start and waits only for items a running worker has claimed:
+// A job is n items, claimed one at a time: thread t first from its own
+// segment (the t-th of nt equal parts, so each thread finds its part of
+// the data in its cache call after call), then from the others'.  The
+// caller claims items itself from the start and waits only for items a
+// running worker has claimed:
 // an OpenMP region ends in a barrier that waits for every team member, and
 // on a shared VM the OS often runs a woken worker milliseconds late (relu of
 // 1M floats took 6 ms instead of 0.4 ms after an idle pause).  A worker that
@@ -31,6 +34,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -47,6 +51,10 @@ namespace pool {
 // test may ask for more threads than the machine has; a huge value must
 // not start thousands).
 constexpr int kMaxPoolThreads = 256;
+
+// How long the caller pause-spins for a running worker's last item before
+// it starts yielding the core.
+constexpr int64_t kWaitSpinNs = 100000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,7 +115,10 @@ class Pool {
     ctx_ = ctx;
     n_ = n;
     nt_ = nt;
-    next_.store(0, std::memory_order_relaxed);
+    for (int s = 0; s < nt; ++s) {
+      segments_[s].next.store(n * s / nt, std::memory_order_relaxed);
+      segments_[s].end = n * (s + 1) / nt;
+    }
     done_.store(0, std::memory_order_relaxed);
     closed_.store(false, std::memory_order_relaxed);
     bool wake;
@@ -124,17 +135,20 @@ class Pool {
     } catch (...) {
       // The items nobody claimed yet are dropped, so that the job can close.
       error = std::current_exception();
-      const int64_t first = next_.exchange(n, std::memory_order_relaxed);
-      if (first < n) done_.fetch_add(n - first, std::memory_order_release);
+      for (int s = 0; s < nt; ++s) {
+        Segment &seg = segments_[s];
+        const int64_t first = seg.next.exchange(seg.end, std::memory_order_relaxed);
+        if (first < seg.end) done_.fetch_add(seg.end - first, std::memory_order_release);
+      }
       done_.fetch_add(1, std::memory_order_release);   // the item that threw
     }
     in_job() = false;
     // Every item was claimed; wait for the ones still running, then for
     // workers that checked in and are leaving.  A worker that checks in
     // after `closed_` is set leaves without touching the job.
-    while (done_.load(std::memory_order_acquire) < n) std::this_thread::yield();
+    wait_until([&] { return done_.load(std::memory_order_acquire) >= n; });
     closed_.store(true, std::memory_order_seq_cst);
-    while (active_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    wait_until([&] { return active_.load(std::memory_order_seq_cst) == 0; });
     busy_.unlock();
     if (error) std::rethrow_exception(error);
   }
@@ -155,27 +169,59 @@ class Pool {
   static int &limit() { static thread_local int n = 0; return n; }
   static bool &in_job() { static thread_local bool flag = false; return flag; }
 
+  // Thread t claims the items of its own segment first, then those left in
+  // the others'.  The segments are the static split: when every thread
+  // runs, each touches the same part of the data call after call and finds
+  // it in its own cache (relu of 1M floats: 0.10 ms with items claimed from
+  // one shared counter, as fast as one thread, against 0.077 ms for
+  // OpenMP's static halves); a late thread's segment is taken by the others.
   void work(int t) {
-    for (int64_t i = next_.fetch_add(1, std::memory_order_relaxed); i < n_;
-         i = next_.fetch_add(1, std::memory_order_relaxed)) {
-      fn_(ctx_, t, i);
-      done_.fetch_add(1, std::memory_order_release);
+    for (int k = 0; k < nt_; ++k) {
+      Segment &seg = segments_[(t + k) % nt_];
+      for (int64_t i = seg.next.fetch_add(1, std::memory_order_relaxed); i < seg.end;
+           i = seg.next.fetch_add(1, std::memory_order_relaxed)) {
+        fn_(ctx_, t, i);
+        done_.fetch_add(1, std::memory_order_release);
+      }
     }
   }
 
   // Starts workers until there are at least k (the caller holds busy_).
+  // When the system refuses a thread the job runs on those there are.
   void grow(int k) {
     std::lock_guard<std::mutex> lk(grow_m_);
     while (workers_ < k) {
-      const int t = ++workers_;
-      std::thread([this, t] { loop(t); }).detach();
+      const int t = workers_ + 1;
+      try {
+        std::thread([this, t] { loop(t); }).detach();
+      } catch (const std::system_error &) {
+        return;
+      }
+      workers_ = t;
+    }
+  }
+
+  // The caller's wait for a worker finishing its last item (microseconds):
+  // pause-spin first, since a yield may hand the core to another process
+  // for a whole time slice; yield once the worker looks preempted.
+  template <typename P>
+  static void wait_until(P done) {
+    int64_t yield_after = 0;
+    for (unsigned i = 1; !done(); ++i) {
+      if (yield_after == 0) yield_after = now_ns() + kWaitSpinNs;
+      if ((i & 63) == 0 && now_ns() > yield_after)
+        std::this_thread::yield();
+      else
+        cpu_relax();
     }
   }
 
   bool fresh(uint64_t g, uint64_t seen) const { return g != seen && (g & 1) == 0; }
 
-  // Spins until a new job is published or spin_ns has passed (pausing, and
-  // yielding now and then so that a loaded machine's other threads run).
+  // Spins until a new job is published or spin_ns has passed.  It pauses
+  // but never yields: on the loaded 2-vCPU VM a yield handed the core to
+  // another process for a time slice, and a spinning worker ran 12% of
+  // back-to-back jobs' items instead of half.
   uint64_t spin_for_job(uint64_t seen) {
     uint64_t g = gen_.load(std::memory_order_acquire);
     const int64_t spin = spin_ns_.load(std::memory_order_relaxed);
@@ -183,10 +229,7 @@ class Pool {
     const int64_t deadline = now_ns() + spin;
     for (unsigned i = 1; !fresh(g, seen); ++i) {
       cpu_relax();
-      if ((i & 63) == 0) {
-        if (now_ns() > deadline) break;
-        std::this_thread::yield();
-      }
+      if ((i & 63) == 0 && now_ns() > deadline) break;
       g = gen_.load(std::memory_order_acquire);
     }
     return g;
@@ -223,7 +266,13 @@ class Pool {
   std::atomic<uint64_t> gen_{0}, jobs_{0};
   std::atomic<int> active_{0};
   std::atomic<bool> closed_{true};
-  std::atomic<int64_t> next_{0}, done_{0};
+  // Thread s's share of the items: [next, end) still unclaimed.
+  struct alignas(64) Segment {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  Segment segments_[kMaxPoolThreads];
+  std::atomic<int64_t> done_{0};
   void (*fn_)(void *, int, int64_t) = nullptr;
   void *ctx_ = nullptr;
   int64_t n_ = 0;

@@ -59,8 +59,8 @@ static inline int parallel_threads(int64_t work, int64_t items) {
 }
 
 // Runs body(t, i) for i in [0, n) on up to nt threads of the pool, items
-// claimed one at a time; t < nt names the thread (0: the caller) and so the
-// workspace slab it may use.
+// claimed one at a time (thread t first from the t-th of nt equal segments);
+// t < nt names the thread (0: the caller) and so the workspace slab it may use.
 template <typename B>
 static inline void pool_run(int nt, int64_t n, B &body) {
   if (nt <= 1 || n <= 1 || !kPool) {

@@ -33,7 +33,8 @@ struct PoolApi {
   // below kParallelMinElements, inside a pool job, or in a forked child.
   int (*threads_for)(int64_t work, int64_t items);
   // Runs fn(ctx, t, i) for every i in [0, n) on up to nt threads, items
-  // claimed one at a time; t < nt names the thread (0: the caller), unique
+  // claimed one at a time (thread t first from the t-th of nt equal
+  // segments); t < nt names the thread (0: the caller), unique
   // among the threads of this job.  Returns when every item has run.
   void (*run)(int nt, int64_t n, void (*fn)(void *ctx, int t, int64_t i), void *ctx);
 };
