@@ -29,8 +29,11 @@ cdef extern from "pool.h" namespace "mxop::pool" nogil:
 cdef extern from "pool_api.h" namespace "mxop" nogil:
     const char* kPoolCapsuleName
 
-# The spin that kept every core busy for back-to-back kernels called from
-# Python at the lowest idle cost (benchmarks/compare_pool.py measures it).
+# Long enough to cover the gap between kernels called back to back from
+# Python (microseconds), short next to OpenMP's default spin (libgomp:
+# about 300,000 pauses).  On the loaded 2-vCPU VM, 0, 100, 500 and 2000 us
+# timed alike within the noise (benchmarks/compare_pool.py); a quiet
+# many-core machine is where the choice should be measured again.
 DEFAULT_SPIN_US = 500
 
 
