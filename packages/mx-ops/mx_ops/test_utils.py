@@ -29,8 +29,8 @@ def plan_cache_limit(n):
 @contextlib.contextmanager
 def kernel_threads(n):
     """CPU kernels called from this thread inside the block split their work
-    over up to ``n`` threads, whatever the machine's cores (OpenMP's
-    max-threads, which every kernel module shares)."""
+    over up to ``n`` threads, whatever the machine's cores (the
+    max-threads of the thread pool every kernel module shares)."""
     from mx_ops.ops.nn._conv_cpu import set_max_threads
     previous = set_max_threads(n)
     try:

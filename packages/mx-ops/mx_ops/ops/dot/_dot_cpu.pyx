@@ -126,7 +126,7 @@ cdef int batch_dot_kernel(MXOpCall* c) noexcept nogil:
 
 def workspace_bytes(threads=None):
     """Bytes of workspace one call needs on ``threads`` threads (default:
-    OpenMP's max threads): one GEMM's packing buffers per thread."""
+    the thread pool's max threads): one GEMM's packing buffers per thread."""
     return gemm_batch_workspace_bytes(c_max_threads() if threads is None else threads)
 
 

@@ -190,10 +190,8 @@ static void csr_t_dense(const T *v, const int64_t *indptr, const int64_t *indice
     part(0);
     return;
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-  for (int t = 0; t < nt; ++t) part(t);
-#endif
+  auto range = [&](int, int64_t t) { part(int(t)); };
+  pool_run(nt, nt, range);
 }
 
 }  // namespace spdot

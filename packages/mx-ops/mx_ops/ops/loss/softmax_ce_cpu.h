@@ -5,9 +5,9 @@
 // with m_r the row's maximum (no exp overflows).  A label is truncated to an
 // integer, as MXNet's static_cast<int>, and clipped to [0, classes - 1]
 // (MXNet reads outside the row there).  The rows are split across cores on
-// the module's team (team.h), not an OpenMP team: after about 0.1 s idle
-// the 2-vCPU VM ran a woken OpenMP worker milliseconds late and the first
-// two calls of (1024, 1000) took 6 and 2-4 ms instead of 0.4.  Each
+// the process-wide pool (team.h, parallel.h), not an OpenMP team: after
+// about 0.1 s idle the 2-vCPU VM ran a woken OpenMP worker milliseconds late
+// and the first two calls of (1024, 1000) took 6 and 2-4 ms instead of 0.4.  Each
 // row's loss goes to a per-row buffer in the compute type and the
 // buffer is summed in double, in order, so the result does not depend on
 // the thread count.

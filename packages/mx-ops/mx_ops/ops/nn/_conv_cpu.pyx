@@ -39,13 +39,15 @@ def kernels():
 
 
 def max_threads():
-    """The most threads a kernel may use (OpenMP's max-threads)."""
+    """The most threads a kernel called from this thread may use (the
+    thread pool's max-threads, mx_ops.core._pool)."""
     return c_max_threads()
 
 
 def set_max_threads(n):
-    """Sets the calling thread's OpenMP max-threads (the threads kernels
-    invoked from it may use; for tests); returns the previous value."""
+    """Sets the calling thread's max-threads in the thread pool (the
+    threads kernels invoked from it may use; for tests); returns the
+    previous value."""
     if n < 1:
         raise ValueError(f"max threads must be at least 1, got {n}")
     return c_set_max_threads(n)

@@ -33,7 +33,7 @@ def kernels():
 def workspace_bytes(bint backward, int64_t m, int64_t k, int64_t n, threads=None):
     """Bytes of workspace one call of FullyConnected (or its backward) on
     (M, K) rows and N hidden units needs with ``threads`` threads (default:
-    OpenMP's max threads), for float32 or float64."""
+    the thread pool's max threads), for float32 or float64."""
     cdef FCParam p
     p.no_bias = 0
     p.pad_ = 0

@@ -18,7 +18,7 @@
 // im2col + BLAS does.  float16 is computed in float32: packers widen, the
 // results narrow once.
 //
-// Threads: each pass splits its work once over an OpenMP team (samples,
+// Threads: each pass splits its work once over the thread pool (samples,
 // position chunks, channel blocks or weight columns, chosen so no two
 // threads write one element), and each thread runs single-threaded GEMMs
 // on its packing buffers.  All temporary memory comes from the operator's

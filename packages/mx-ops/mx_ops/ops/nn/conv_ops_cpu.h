@@ -35,7 +35,7 @@ static inline int conv_op_passes(int op, int *passes) {
   }
 }
 
-// Plans `pass` for the largest team (at most OpenMP's max threads) whose
+// Plans `pass` for the largest team (at most the pool's max threads) whose
 // share fits the call's workspace (the invoker prefixes the op's name to
 // the error).
 template <class Isa, typename A>

@@ -10,8 +10,8 @@ bias_grad]), the forward's parameters.
 
 The CPU kernels (conv_cpu.h) take all their temporary memory from the
 operator's workspace (TEMP_SPACE): GEMM packing blocks and result blocks
-per thread, sized by ``_conv_cpu.workspace_bytes`` for OpenMP's max thread
-count.  They need no column matrix, so MXNet's ``workspace`` parameter (a cap
+per thread, sized by ``_conv_cpu.workspace_bytes`` for the thread pool's max
+thread count.  They need no column matrix, so MXNet's ``workspace`` parameter (a cap
 in MB on that matrix) has nothing to cap on the CPU: it is accepted and
 ignored there, and bounds the column chunks of the GPU kernels.
 """

@@ -1,7 +1,7 @@
 // FullyConnected on the CPU: out = data . weight^T + bias as one GEMM
-// (gemm_cpu.h) split over an OpenMP team, and its backward as two GEMMs
+// (gemm_cpu.h) split over the thread pool, and its backward as two GEMMs
 // and a column sum.  The packing buffers are the call's workspace
-// (TEMP_SPACE), sized by fc_workspace_bytes for OpenMP's max threads.
+// (TEMP_SPACE), sized by fc_workspace_bytes for the pool's max threads.
 //
 // The transposed weight is read by the GEMM's packer (no copy), and the
 // bias is laid into each work item's block of the output just before the

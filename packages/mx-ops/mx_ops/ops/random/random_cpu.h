@@ -4,7 +4,7 @@
 //   sample_multinomial  _sample_multinomial, with the log-probabilities (get_prob)
 //   multinomial_grad    _backward_sample_multinomial
 // Element i is a function of (seed, offset, i) alone (samplers.h's two
-// layouts), so the loops split across OpenMP threads with the same result
+// layouts), so the loops split across the pool's threads with the same result
 // for any thread count.
 #ifndef MX_OPS_RANDOM_CPU_H_
 #define MX_OPS_RANDOM_CPU_H_
