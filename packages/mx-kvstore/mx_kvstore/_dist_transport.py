@@ -74,7 +74,7 @@ class Loop:
         """At the end: cancels the receives still posted (the server's next
         header), so MPI does not warn of leaked requests; gives the sends
         still in flight ``wait_s`` seconds to leave."""
-        reqs = self._reqs
+        reqs = [req for req in self._reqs if req]   # a completed one is MPI_REQUEST_NULL
         for req in reqs:
             req.Cancel()
         deadline = time.monotonic() + wait_s
@@ -96,6 +96,22 @@ class Loop:
     def add(self, req, callback):
         self._reqs.append(req)
         self._callbacks.append(callback)
+
+    def drop_completed(self):
+        """Drops the requests a wait elsewhere completed (the server's
+        ``_wait_sends`` tests its sends itself): mpi4py sets a request it
+        completed to MPI_REQUEST_NULL, which ``Testsome`` never reports, so
+        it stayed here for good (the loop polled as if busy, and the
+        ``Cancel`` at the end raised on it).  Their callbacks run now."""
+        done = [i for i, req in enumerate(self._reqs) if not req]
+        if not done:
+            return
+        callbacks = [self._callbacks[i] for i in done]
+        for i in reversed(done):
+            del self._reqs[i]
+            del self._callbacks[i]
+        for cb in callbacks:
+            cb()
 
     def add_standing(self, req, callback):
         """A receive kept posted for a message that may never come (a

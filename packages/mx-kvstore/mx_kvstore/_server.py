@@ -365,7 +365,9 @@ class Server:
                 raise TimeoutError("kvstore server: a worker stopped receiving a pulled value")
             time.sleep(pause)
             pause = min(POLL_BUSY_MAX_S, max(POLL_MIN_S, 2 * pause))
-        sends.clear()
+        if sends:
+            sends.clear()
+            self.loop.drop_completed()      # the loop held the same requests
 
     def _wait_readers(self, entry, view):
         """Before a value buffer in shared memory is written: the workers
