@@ -38,7 +38,10 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
         cmd += ["--timeout", str(timeout)]
     cmd += [sys.executable, str(SCRIPTS / script)]
     with tempfile.TemporaryDirectory() as where:
-        full_env = dict(os.environ, PYTHONPATH=str(SCRIPTS), MXNET_CPU_WORKER_NTHREADS="1",
+        # the scripts' folder first; an installed mx reached through the
+        # caller's PYTHONPATH (a wheel unpacked with --target) stays reachable
+        path = os.pathsep.join(filter(None, [str(SCRIPTS), os.environ.get("PYTHONPATH")]))
+        full_env = dict(os.environ, PYTHONPATH=path, MXNET_CPU_WORKER_NTHREADS="1",
                         KV_REPORT_DIR=where)
         full_env.update(env or {})
         proc = _run_group(cmd, limit, full_env)

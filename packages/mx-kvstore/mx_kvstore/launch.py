@@ -27,6 +27,22 @@ _GUARD = pathlib.Path(__file__).with_name("_rank_guard.py")
 _HOST = socket.gethostname()
 
 
+def _not_hydra(mpiexec):
+    """Why ``mpiexec`` cannot start the job (the launcher passes Hydra's
+    options, MPICH's process manager), or None."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{mpiexec} --version failed ({type(exc).__name__}: {exc})"
+    if "HYDRA" in out:
+        return None
+    first = next((line.strip() for line in out.splitlines() if line.strip()), "no output")
+    return (f"{mpiexec} is not MPICH's mpiexec (Hydra) but '{first}'; the launcher passes "
+            f"Hydra's options (-disable-auto-cleanup, -f HOSTFILE): pip install mpich mpi4py "
+            f"(its mpiexec lands beside this Python), or name one with --mpiexec")
+
+
 def _parser():
     p = argparse.ArgumentParser(prog="python -m mx_kvstore.launch",
                                 description="Run a distributed kvstore job through mpiexec.")
@@ -160,6 +176,9 @@ def main(argv=None):
     if mpiexec is None:
         sys.exit("mx_kvstore.launch: no mpiexec beside this Python or on PATH "
                  "(pip install mpich mpi4py)")
+    not_hydra = _not_hydra(mpiexec)
+    if not_hydra:
+        sys.exit(f"mx_kvstore.launch: {not_hydra}")
     size = args.num_workers + servers
     env = dict(os.environ, DMLC_NUM_WORKER=str(args.num_workers), DMLC_NUM_SERVER=str(servers))
     env.pop("DMLC_ROLE", None)

@@ -113,23 +113,15 @@ def test_dtype_table_matches_the_abi_header():
     assert not set(dtypes.OTHER_FLAGS.values()) & set(dtypes.DTYPE_FLAGS.values())
 
 
-def _gpu_computes():
-    """(family file, twin's dotted path, attribute) of every gpu_compute."""
-    found = []
-    for path in sorted(OPS.glob("*/*.py")):
-        text = path.read_text()
-        twins = dict(re.findall(r'^(_\w+_GPU) = "([\w.]+)"', text, re.M))
-        for const, attr in re.findall(r'gpu_compute\((_\w+_GPU), "(\w+)"', text):
-            found.append((f"{path.parent.name}/{path.name}", twins[const], attr))
-    return found
-
-
-def test_gpu_computes_name_existing_twins():
-    """gpu_compute imports its twin by dotted path on the first GPU call: a
-    wrong path would only show on a GPU."""
-    found = _gpu_computes()
-    assert len(found) > 50
+def test_every_gpu_compute_resolves_to_a_function():
+    """gpu_compute imports its twin by dotted path (and calls a factory with
+    its arguments) on the first GPU call: a wrong path, or a factory that
+    returns nothing, would otherwise only show on a GPU."""
     pytest.importorskip("cupy", reason="the twins import CuPy")
-    import importlib
-    for where, module, attr in found:
-        assert hasattr(importlib.import_module(module), attr), (where, module, attr)
+    from mx_ops.core import registry
+    ops.load_all()
+    twins = {name: op.compute["gpu"] for name, op in registry._canonical.items()
+             if hasattr(op.compute.get("gpu"), "resolve")}
+    assert len(twins) > 200
+    for name, run in twins.items():
+        assert callable(run.resolve()), name

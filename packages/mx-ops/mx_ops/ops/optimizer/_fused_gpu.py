@@ -469,3 +469,4 @@ def multi_adam_compute(name):
             launch(_kernel(f"mx_lamb_apply<{c}, {_b(mp)}>"), w.size,
                    (w, w32, st, outputs[k], numpy.int64(w.size), numpy.float64(lr),
                     numpy.int32(_STORE[reqs[k]])))
+    return run
