@@ -83,6 +83,14 @@ def _gather(count, done):
     return one
 
 
+def _run_all(fns):
+    """One function running ``fns`` in order (None for none): a transfer's
+    shared-memory copies, run after its posts (PostOrder)."""
+    if not fns:
+        return None
+    return lambda: [fn() for fn in fns]
+
+
 def _copy_rows(src, ctx, dst=None):
     """``src`` (row_sparse) into ``dst`` (or a new array) on ``ctx``, as one
     engine function ordered by both arrays: sparse ``copyto`` across
@@ -360,12 +368,12 @@ class KVStoreDist(KVStore):
         def start(done):
             flat = src._host_view().reshape(-1)
             one = _gather(len(state.parts), done)
-            at = 0
+            at, copies = 0, []
             for i, (server, skey, lo, hi) in enumerate(state.parts):
                 data, seg = flat[lo:hi], state.shared[i]
                 if op == wire.PUSH and seg is not None and not compress:
                     client.request(server, op, skey, one, dtype=code, label=ik,
-                                   arg=wire.ARG_SHM,
+                                   arg=wire.ARG_SHM, defer=copies.append,
                                    shared=(data.nbytes, self._shared_push(seg, data), None))
                     continue
                 if compress:
@@ -374,6 +382,7 @@ class KVStoreDist(KVStore):
                     _native.quantize_2bit_host(flat[lo:hi], residual[lo:hi], data, threshold)
                 client.request(server, op, skey, one, send=data, dtype=code, label=ik,
                                arg=wire.ARG_COMPRESSED if compress else arg)
+            return _run_all(copies)
         reads = [] if src is state.buf else [src]
         push_transfer(state.order.gate(state.order.ticket(), start), reads, [state.buf], _CPU,
                       f"KVStoreDist{wire.OP_NAMES[op].title()}", priority)
@@ -389,16 +398,19 @@ class KVStoreDist(KVStore):
             into = dst._host_view().reshape(-1)
             flat = None if src is None else src._host_view().reshape(-1)
             one = _gather(len(state.parts), done)
+            copies = []
             for i, (server, skey, lo, hi) in enumerate(state.parts):
                 seg = state.shared[i]
                 if seg is not None:
                     fill = None if flat is None else self._shared_push(seg, flat[lo:hi])
                     client.request(server, op, skey, one, dtype=code, label=ik, arg=wire.ARG_SHM,
                                    shared=(into[lo:hi].nbytes, fill,
-                                           self._shared_pull(seg, into[lo:hi])))
+                                           self._shared_pull(seg, into[lo:hi])),
+                                   defer=copies.append)
                     continue
                 client.request(server, op, skey, one, recv=into[lo:hi], dtype=code, label=ik,
                                send=None if flat is None else flat[lo:hi])
+            return _run_all(copies)
         if src is None and direct:
             # After a push the pull is posted at once in sync mode (the key's
             # post order keeps it behind the push; the server holds it to the

@@ -187,16 +187,25 @@ class PostOrder:
 
     def gate(self, ticket, start):
         """The engine function for the transfer of ``ticket``: ``start(done)``
-        posts it (its errors complete it, failed)."""
+        posts it (its errors complete it, failed) and may return a function
+        to run once the posts are out, outside the post order."""
         return _Gated(self, ticket, start)
 
     def _ready(self, ticket, post):
+        later = []
         with self._lock:
             self._waiting[ticket] = post
             while self._turn in self._waiting:
                 post = self._waiting.pop(self._turn)
                 self._turn += 1
-                post()
+                after = post()
+                if after is not None:
+                    later.append(after)
+        # what a post left for later (shared-memory copies) runs unlocked:
+        # the next transfer's header leaves meanwhile (a pull after a push
+        # then copies the push's first chunks out while its last go in)
+        for fn in later:
+            fn()
 
 
 class _Gated:
@@ -211,10 +220,13 @@ class _Gated:
         self.order._ready(self.ticket, self._post)
 
     def _post(self):
+        """Posts the transfer; returns what ``start`` left to run after the
+        posts (or None)."""
         try:
-            self.start(self.done)
+            return self.start(self.done)
         except BaseException as exc:   # this transfer fails; the key's next ones go on
             self.done(f"{type(exc).__name__}: {exc}")
+            return None
 
     def release(self):
         """Called by the engine once the function is done or was skipped:
@@ -275,7 +287,7 @@ class Client:
         self._thread.join()
 
     def request(self, server, op, key, on_done, send=None, recv=None, dtype=0, arg=0,
-                label=None, shared=None):
+                label=None, shared=None, defer=None):
         """Sends ``op`` for ``key`` to server index ``server``; ``send`` (bytes
         of an array) goes with it, the answer's data lands in ``recv``.
 
@@ -286,14 +298,24 @@ class Client:
 
         The MPI requests are posted here, on the caller's thread (MPI runs
         THREAD_MULTIPLE), so the message leaves at once; the transport
-        thread only watches them (a thread wake-up off the critical path)."""
+        thread only watches them (a thread wake-up off the critical path).
+        Shared-memory chunks are copied in after the transport thread has
+        the call: it copies the answer's first chunks out while this thread
+        still copies the last ones in.  With ``defer`` (a function taking a
+        function) the copies are handed to it instead, to run once the
+        caller's other posts are out."""
         if self.failure is not None:
             failure = self.failure
             self.loop.call_soon(lambda: on_done(failure))
             return
-        seq, call, reqs, hooks = self._post(server, op, key, on_done, send, recv, dtype, arg,
-                                            label, shared)
+        seq, call, reqs, hooks, fill = self._post(server, op, key, on_done, send, recv, dtype,
+                                                  arg, label, shared)
         self.loop.call_soon(lambda: self._watch(seq, call, reqs, hooks))
+        if fill is not None:
+            if defer is not None:
+                defer(lambda: self._fill(seq, call, fill))
+            else:
+                self._fill(seq, call, fill)
 
     def _post(self, server, op, key, on_done, send, recv, dtype, arg, label, shared):
         MPI, comm = self.MPI, self.comm
@@ -330,13 +352,27 @@ class Client:
         if send is not None:
             reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
                                                                    tag=tag), send, req_data_tag)
-        if fill is not None:
+        call.left = len(reqs) + (0 if fill is None else len(tokens))
+        return seq, call, reqs, hooks, None if fill is None else (fill, rank, req_data_tag)
+
+    def _fill(self, seq, call, how):
+        """Chunk by chunk: ``fill(i)`` copies it into shared memory, then its
+        token leaves; the sends join the call on the transport thread."""
+        fill, rank, tag = how
+        tokens, sends = call.keep[3], []
+        try:
             for i in range(len(tokens)):
                 fill(i)
-                reqs.append(comm.Isend([tokens[i:i + 1], MPI.BYTE], dest=rank,
-                                       tag=req_data_tag))
-        call.left = len(reqs)
-        return seq, call, reqs, hooks
+                sends.append(self.comm.Isend([tokens[i:i + 1], self.MPI.BYTE], dest=rank,
+                                             tag=tag))
+        except Exception as exc:    # a failed copy fails the call (its tokens never all leave)
+            error = f"{type(exc).__name__}: {exc}"
+            self.loop.call_soon(lambda: self._finish(call, seq, error))
+        self.loop.call_soon(lambda: self._watch_sends(seq, call, sends))
+
+    def _watch_sends(self, seq, call, sends):
+        for req in sends:
+            self.loop.add(req, lambda: self._part_done(call, seq, False))
 
     def _watch(self, seq, call, reqs, hooks):
         self._calls[seq] = call

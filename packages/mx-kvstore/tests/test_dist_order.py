@@ -9,12 +9,20 @@ from hypothesis import given, settings, strategies as st
 from mx_kvstore._dist_transport import PostOrder
 
 
+def _post(posted, what, done, then=None):
+    """A transfer's start: records its post, finishes, leaves nothing for later."""
+    posted.append(what)
+    if then is not None:
+        then()
+    done()
+
+
 def _transfers(order, count, posted):
     """count gated transfers; each records its ticket when it posts."""
     gates = []
     for _ in range(count):
         ticket = order.ticket()
-        gates.append(order.gate(ticket, lambda done, t=ticket: (posted.append(t), done())))
+        gates.append(order.gate(ticket, lambda done, t=ticket: _post(posted, t, done)))
     return gates
 
 
@@ -44,12 +52,39 @@ def test_a_failing_post_fails_its_transfer_and_the_next_ones_still_post():
     def broken(done):
         raise ValueError("no such server")
     first = order.gate(order.ticket(), broken)
-    second = order.gate(order.ticket(), lambda done: (posted.append(1), done()))
+    second = order.gate(order.ticket(), lambda done: _post(posted, 1, done))
     second(lambda error=None: errors.setdefault(1, error))
     assert posted == []                     # waits for the first
     first(lambda error=None: errors.setdefault(0, error))
     assert posted == [1]
     assert errors == {0: "ValueError: no such server", 1: None}
+
+
+def test_what_a_post_leaves_for_later_runs_after_the_next_posts_and_unlocked():
+    """A shared-memory push posts its header, then copies its chunks in:
+    the copies run after the posts ready behind it (a pull after the push
+    reaches the server while the push still copies) and outside the lock
+    (another thread's post does not wait for them)."""
+    order, events = PostOrder(), []
+    push_ticket, pull_ticket = order.ticket(), order.ticket()
+    other = threading.Thread(target=lambda: order.gate(order.ticket(), lambda done: _post(
+        events, "next post", done))(lambda error=None: None))
+
+    def copies():
+        events.append("push copies start")
+        other.start()           # posts while this copy still runs: the lock is free
+        other.join(5)
+        events.append("push copies end")
+
+    def push(done):
+        events.append("push header")
+        return copies
+    pull = order.gate(pull_ticket, lambda done: _post(events, "pull header", done))
+    pull(lambda error=None: None)               # the engine ran the pull first: it waits
+    order.gate(push_ticket, push)(lambda error=None: None)
+    assert not other.is_alive()
+    assert events == ["push header", "pull header", "push copies start", "next post",
+                      "push copies end"]
 
 
 def test_engine_threads_running_gates_concurrently_keep_the_order():
@@ -78,8 +113,8 @@ def test_a_transfer_the_engine_skips_after_a_failed_input_gives_up_its_turn():
     failed, skipped_out, later_out = nd.zeros((2,)), nd.zeros((2,)), nd.zeros((2,))
     push_transfer(lambda done: done("the server is gone"), [], [failed], cpu, "Failing")
     order, posted, went = PostOrder(), [], threading.Event()
-    skipped = order.gate(order.ticket(), lambda done: (posted.append("skipped"), done()))
-    later = order.gate(order.ticket(), lambda done: (posted.append("later"), went.set(), done()))
+    skipped = order.gate(order.ticket(), lambda done: _post(posted, "skipped", done))
+    later = order.gate(order.ticket(), lambda done: _post(posted, "later", done, went.set))
     push_transfer(skipped, [failed], [skipped_out], cpu, "ReadsTheFailed")
     push_transfer(later, [], [later_out], cpu, "Later")
     assert went.wait(timeout=20), "the transfer after a skipped one never posted"
