@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -198,6 +199,23 @@ def test_server_that_raises_fails_every_worker_at_once_naming_itself():
             assert kind == "KVStoreError" and server in text and SERVER_ERROR in text, text
     assert "rank 2 (server 0 (MPI rank 2)) exited with status 1:\nkvstore: " + server \
         in proc.stderr, proc.stderr
+
+
+def test_server_that_cannot_import_its_code_fails_the_job_at_once():
+    # timeout 100 s: the failure must be told, not waited out
+    start = time.monotonic()
+    proc, reports = launch("server_import_fails.py", timeout=100, limit=40)
+    assert time.monotonic() - start < 30, proc.stderr
+    assert proc.returncode != 0
+    assert sorted(reports) == [0, 1], proc.stderr
+    for r in reports.values():
+        kind, text = r["error"]
+        assert kind == "KVStoreError", text
+        assert ("server 0 (MPI rank 2) failed: ModuleNotFoundError: import of "
+                "mx_kvstore._server") in text, text
+        assert r["after"] < 10
+    assert "rank 2 (server 0 (MPI rank 2)) exited with status 1:" in proc.stderr, proc.stderr
+    assert "ModuleNotFoundError" in proc.stderr, proc.stderr
 
 
 def test_refused_command_raises_once_and_the_store_stays_usable():

@@ -86,8 +86,10 @@ def join(serve=None):
     _status("json", {"pid": os.getpid(), "host": socket.gethostname(), "role": role,
                      "describe": layout.describe(layout.rank)})
     if layout.is_server:
-        from mx_kvstore._server import Server
         try:
+            # inside the try: a server that cannot even import its code
+            # tells the workers and exits (not MPI_Finalize, which would wait)
+            from mx_kvstore._server import Server
             code = (serve() if serve is not None
                     else Server(MPI, comm, layout, timeout()).serve())
         except BaseException as exc:
