@@ -527,3 +527,23 @@ def test_gpu_index_copy_backward_matches_cpu(dtype):
     got = invoke("_contrib_backward_index_copy", [cupy.asarray(g), cupy.asarray(idx)])
     for a, b in zip(got, want):
         _check(a, b, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("req", ["write", "add"])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("kw", [{}, {"axis": (0, 1), "keepdims": True}, {"axis": (), "exclude": True}])
+def test_gpu_whole_array_sum_matches_cpu(kw, op, dtype, req):
+    """A large array's sum (and mean) over every axis takes the one-pass
+    kernel (float64 accumulation; float16 in float32)."""
+    import cupy
+    x = fdata((601, 503), dtype)                    # 302,303 items: above the cut
+    want = invoke(op, [x], **kw)
+    base = fdata(want.shape, dtype, 1)
+    cpu, gpu = base.copy(), cupy.asarray(base)
+    invoke(op, [x], out=cpu, req=req, **kw)
+    invoke(op, [cupy.asarray(x)], out=gpu, req=req, **kw)
+    _check(gpu, cpu, dtype)
+    x[7, 11] = np.nan
+    assert np.isnan(cupy.asnumpy(invoke(op, [cupy.asarray(x)]))).all()

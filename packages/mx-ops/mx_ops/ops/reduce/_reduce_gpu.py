@@ -7,9 +7,33 @@ and req 'add' adds in the accumulator type.  Importing
 this module without CuPy raises ImportError, and the GPU computes are then
 simply not registered."""
 import cupy
+import numpy
 
+from mx_ops.core._cuda import CTYPES, NN_HEAD, raw_module
 from mx_ops.ops.init._init_gpu import convert
 from mx_ops.ops.reduce import reduce as _reduce
+
+# A whole contiguous array's sum (the commonest reduction: a loss, a metric)
+# in one pass: each block sums a grid-stride share in the accumulator type,
+# then the block partials are summed.  CuPy's own reduction with a wider
+# accumulator (dtype=float64) does not take its CUB path and ran at a third
+# of the memory bandwidth on an H200 (2**26 floats: 235 us, CUB's sum 68 us).
+_SUM_ALL = NN_HEAD + r"""
+template <typename T, typename A>
+__global__ void mx_sum_all(const T *x, long long n, A *partial) {
+  A acc = A(0);
+  MX_GRID_STRIDE(i, n) acc += A(x[i]);
+  acc = block_reduce(acc, SumOp(), A(0));
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+"""
+_SUM_ALL_TYPES = {"float32": "double", "float64": "double", "float16": "float"}
+_ACC_DTYPES = {"double": numpy.float64, "float": numpy.float32}
+_SUM_ALL_NAMES = [f"mx_sum_all<{CTYPES[t]}, {a}>" for t, a in _SUM_ALL_TYPES.items()]
+_sum_all_kernel = raw_module(_SUM_ALL, _SUM_ALL_NAMES)
+_SUM_ALL_MIN = 1 << 16          # below: CuPy's reduction (one launch, small)
+_SUM_ALL_THREADS = 256
+_SUM_ALL_BLOCKS = 1024          # enough to keep every multiprocessor's loads in flight
 
 _FLOAT_ACC = ("norm1", "norm2")
 
@@ -27,7 +51,9 @@ def _nan_to(x, value):
 
 
 def _mean(x, axes, acc):
-    s = x.sum(axis=axes, dtype=acc, keepdims=True)
+    s = _sum_all(x, acc) if len(set(axes)) == x.ndim else None
+    if s is None:
+        s = x.sum(axis=axes, dtype=acc, keepdims=True)
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -68,9 +94,24 @@ def _search(x, axis, argmin):
     return x.argmin(axis=axis) if argmin else x.argmax(axis=axis)
 
 
+def _sum_all(x, acc):
+    """The sum of every element of contiguous ``x`` in ``acc`` (shape (1,)),
+    or None where this path does not apply."""
+    name = x.dtype.name
+    if (name not in _SUM_ALL_TYPES or x.size < _SUM_ALL_MIN or not x.flags.c_contiguous
+            or _ACC_DTYPES[_SUM_ALL_TYPES[name]] != acc):
+        return None
+    blocks = min(_SUM_ALL_BLOCKS, -(-x.size // _SUM_ALL_THREADS))
+    partial = cupy.empty(blocks, acc)
+    kernel = _sum_all_kernel(f"mx_sum_all<{CTYPES[name]}, {_SUM_ALL_TYPES[name]}>")
+    kernel((blocks,), (_SUM_ALL_THREADS,), (x, numpy.int64(x.size), partial))
+    return partial.sum(keepdims=True)
+
+
 def compile_cases():
-    """None for the NVRTC check: CuPy's own reductions do the work."""
-    return []
+    """The whole-array sum's kernel, for the NVRTC check (the other
+    reductions are CuPy's own)."""
+    return [("raw", "mx_sum_all", _SUM_ALL, tuple(_SUM_ALL_NAMES))]
 
 
 def compute(kernel):
@@ -90,7 +131,10 @@ def compute(kernel):
             return
         name = kernel if kernel != "norm" else f"norm{params['ord']}"
         axes = tuple(_reduce.reduced_axes(kernel, params, x.shape))
-        r = _REDUCERS[name](x, axes, _acc(x.dtype, name in _FLOAT_ACC))
+        acc = _acc(x.dtype, name in _FLOAT_ACC)
+        r = _sum_all(x, acc) if name == "sum" and len(set(axes)) == x.ndim else None
+        if r is None:
+            r = _REDUCERS[name](x, axes, acc)
         _store(out, r, add)
 
     return run
