@@ -109,6 +109,10 @@ CASES = [
     ("log_softmax", lambda t: [rand((2, 5, 3), t, 0, -5, 5)], {"axis": 0,
                                                               "temperature": 0.5}, FLOATS),
     ("log_softmax", lambda t: [rand((2, 2000), t, 0, -5, 5)], {}, FLOATS),
+    # rows held in registers up to 8 x 512 items; one more takes the strided kernel
+    ("softmax", lambda t: [rand((3, 4096), t, 0, -5, 5)], {}, FLOATS),
+    ("log_softmax", lambda t: [rand((2, 4097), t, 0, -5, 5)], {}, FLOATS),
+    ("softmin", lambda t: [rand((3, 1500), t, 0, -5, 5)], {"temperature": 0.5}, FLOATS),
     ("softmin", lambda t: [rand((4, 10), t, 0, -5, 5)], {}, FLOATS),
     ("softmin", lambda t: [rand((2, 700, 3), t, 0, -5, 5)], {"axis": 1, "temperature": 2.0},
      FLOATS),
