@@ -18,13 +18,21 @@ namespace mxop {
 typedef int (*LinalgItem)(const void *ctx, int64_t i);
 
 // Runs fn(ctx, i) for every i in [0, n) on up to nt threads of the pool
-// (the caller among them); returns how many items failed.
+// (the caller among them), handed out in kRangesPerThread contiguous ranges
+// per thread as parallel_for_cost does (a pool item per matrix would cost
+// two shared atomics per 32 x 32 matrix); returns how many items failed.
 static inline int64_t linalg_batch_run(int nt, int64_t n, LinalgItem fn, const void *ctx) {
+  const int64_t wanted = kRangesPerThread * (nt > 1 ? nt : 1);
+  const int64_t step = (n + wanted - 1) / wanted;      // 0 only when n is
+  const int64_t ranges = step > 0 ? (n + step - 1) / step : 0;
   std::atomic<int64_t> failed{0};
-  auto body = [&](int, int64_t i) {
-    if (fn(ctx, i) != 0) failed.fetch_add(1, std::memory_order_relaxed);
+  auto body = [&](int, int64_t r) {
+    int64_t bad = 0;
+    for (int64_t i = r * step, e = i + step < n ? i + step : n; i < e; ++i)
+      bad += fn(ctx, i) != 0;
+    if (bad) failed.fetch_add(bad, std::memory_order_relaxed);
   };
-  pool_run(nt, n, body);
+  pool_run(nt, ranges, body);
   return failed.load(std::memory_order_relaxed);
 }
 
