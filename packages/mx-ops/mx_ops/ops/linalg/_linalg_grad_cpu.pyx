@@ -11,6 +11,23 @@ cdef inline int _n(const MXTBlob* b) noexcept nogil:
     return <int>b.shape[b.ndim - 1]
 
 
+cdef int _per_matrix(MXOpCall* c, int k, int64_t cost, item_f f, item_d d,
+                     const char* error) noexcept nogil:
+    """A backward kernel's body: its per-matrix function (f or d, by the
+    dtype) over the batch of input k's matrices, `cost` flops each, writing
+    output 0; `error` when one failed (out of memory for its scratch)."""
+    cdef int64_t batch = _lead(&c.inputs[k], 2), failed
+    cdef int nt = _threads(batch, cost)
+    if c.outputs[0].dtype == MX_FLOAT64:
+        failed = split_batch(c, <double*>c.outputs[0].dptr, batch, nt, f, d)
+    else:
+        failed = split_batch(c, <float*>c.outputs[0].dptr, batch, nt, f, d)
+    if failed:
+        c.error = error
+        return -1
+    return 0
+
+
 # --- potrf: dA = 0.5 L^-T copyLTU(L^T dL) L^-1 (lower; upper through L = U^T) -------
 cdef int _potrf_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     cdef bint lo = (<const LinalgParam*>b.c.params).lower
@@ -26,14 +43,6 @@ cdef int _potrf_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     copy_lower_to_upper(dA, n)
     trsm_rm(False, lo, lo, n, n, 1, L, n, dA, n)             # L^-T .
     trsm_rm(True, lo, not lo, n, n, 0.5, L, n, dA, n)        # . L^-1
-    return 0
-
-
-cdef int _potrf_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    cdef int n = _n(&c.inputs[1])
-    cdef int64_t batch = _lead(&c.inputs[1], 2)
-    split_batch(c, dA, batch, _threads(batch, <int64_t>n * n * n), _potrf_bw_item[float],
-                _potrf_bw_item[double])
     return 0
 
 
@@ -60,16 +69,6 @@ cdef int _potri_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     return 0
 
 
-cdef int _potri_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    cdef int n = _n(&c.inputs[1])
-    cdef int64_t batch = _lead(&c.inputs[1], 2)
-    if split_batch(c, dA, batch, _threads(batch, <int64_t>n * n * n), _potri_bw_item[float],
-                   _potri_bw_item[double]):
-        c.error = "potri backward: out of memory"
-        return -1
-    return 0
-
-
 # --- gelqf: M = L^T dL - dQ Q^T; dA = L^-T (dQ + copyLTU(M) Q) -------------------------
 cdef int _gelqf_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     cdef int m = <int>b.c.inputs[2].shape[b.c.inputs[2].ndim - 2], n = _n(&b.c.inputs[2])
@@ -88,16 +87,6 @@ cdef int _gelqf_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     gemm_rm(False, False, m, n, m, 1, M, m, Q, n, 1, dA, n)
     trsm_rm(False, True, True, m, n, 1, L, m, dA, n)
     free(M)
-    return 0
-
-
-cdef int _gelqf_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    cdef int m = <int>c.inputs[2].shape[c.inputs[2].ndim - 2], n = _n(&c.inputs[2])
-    cdef int64_t batch = _lead(&c.inputs[2], 2)
-    if split_batch(c, dA, batch, _threads(batch, <int64_t>m * m * n), _gelqf_bw_item[float],
-                   _gelqf_bw_item[double]):
-        c.error = "gelqf backward: out of memory"
-        return -1
     return 0
 
 
@@ -133,16 +122,6 @@ cdef int _syevd_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     return 0
 
 
-cdef int _syevd_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    cdef int n = _n(&c.inputs[2])
-    cdef int64_t batch = _lead(&c.inputs[2], 2)
-    if split_batch(c, dA, batch, _threads(batch, <int64_t>n * n * n), _syevd_bw_item[float],
-                   _syevd_bw_item[double]):
-        c.error = "syevd backward: out of memory"
-        return -1
-    return 0
-
-
 # --- det / slogdet: dA = s inv(A)^T, s = g det (det) or g (slogdet's log|det|) ---------
 cdef int _det_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     cdef const real* g = <const real*>b.c.inputs[0].dptr
@@ -164,17 +143,6 @@ cdef int _det_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     return 0
 
 
-cdef int _det_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    """No gradient (zeros) for a singular matrix, as in MXNet."""
-    cdef int n = _n(&c.inputs[1])
-    cdef int64_t batch = _lead(&c.inputs[1], 2)
-    if split_batch(c, dA, batch, _threads(batch, <int64_t>n * n * n), _det_bw_item[float],
-                   _det_bw_item[double]):
-        c.error = "det backward: out of memory"
-        return -1
-    return 0
-
-
 # --- sumlogdiag: dA = diag(g / diag(A)) ------------------------------------------------
 cdef int _sumlogdiag_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil:
     cdef const real* g = <const real*>b.c.inputs[0].dptr
@@ -185,37 +153,41 @@ cdef int _sumlogdiag_bw_item(const Batch* b, real* dA, int64_t i) noexcept nogil
     return 0
 
 
-cdef int _sumlogdiag_bw_t(MXOpCall* c, real* dA) noexcept nogil:
-    cdef int n = _n(&c.inputs[1])
-    cdef int64_t batch = _lead(&c.inputs[1], 2)
-    memset(dA, 0, batch * n * n * sizeof(real))
-    split_batch(c, dA, batch, _threads(batch, n), _sumlogdiag_bw_item[float],
-                _sumlogdiag_bw_item[double])
-    return 0
-
-
 cdef int _potrf_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _potrf_bw_t[float], _potrf_bw_t[double])
+    cdef int64_t n = _n(&c.inputs[1])
+    return _per_matrix(c, 1, n * n * n, _potrf_bw_item[float], _potrf_bw_item[double], "")
 
 
 cdef int _potri_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _potri_bw_t[float], _potri_bw_t[double])
+    cdef int64_t n = _n(&c.inputs[1])
+    return _per_matrix(c, 1, n * n * n, _potri_bw_item[float], _potri_bw_item[double],
+                       "potri backward: out of memory")
 
 
 cdef int _gelqf_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _gelqf_bw_t[float], _gelqf_bw_t[double])
+    cdef int64_t m = c.inputs[2].shape[c.inputs[2].ndim - 2], n = _n(&c.inputs[2])
+    return _per_matrix(c, 2, m * m * n, _gelqf_bw_item[float], _gelqf_bw_item[double],
+                       "gelqf backward: out of memory")
 
 
 cdef int _syevd_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _syevd_bw_t[float], _syevd_bw_t[double])
+    cdef int64_t n = _n(&c.inputs[2])
+    return _per_matrix(c, 2, n * n * n, _syevd_bw_item[float], _syevd_bw_item[double],
+                       "syevd backward: out of memory")
 
 
 cdef int _det_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _det_bw_t[float], _det_bw_t[double])
+    """No gradient (zeros) for a singular matrix, as in MXNet."""
+    cdef int64_t n = _n(&c.inputs[1])
+    return _per_matrix(c, 1, n * n * n, _det_bw_item[float], _det_bw_item[double],
+                       "det backward: out of memory")
 
 
 cdef int _sumlogdiag_bw_body(MXOpCall* c) noexcept nogil:
-    return by_dtype(c, _sumlogdiag_bw_t[float], _sumlogdiag_bw_t[double])
+    memset(c.outputs[0].dptr, 0,
+           mx_tblob_size(&c.outputs[0]) * (8 if c.outputs[0].dtype == MX_FLOAT64 else 4))
+    return _per_matrix(c, 1, _n(&c.inputs[1]), _sumlogdiag_bw_item[float],
+                       _sumlogdiag_bw_item[double], "")
 
 
 cdef int potrf_bw_kernel(MXOpCall* c) noexcept nogil:
