@@ -2,8 +2,8 @@
 # _linalg_grad_cpu.pyx (included, so both compile them inline).  scipy's
 # cython_blas / cython_lapack are column-major: a row-major matrix is read as
 # its transpose, so each helper swaps sides, triangles or operands instead of
-# copying data.  All run without the GIL.  A kernel's batch is split with
-# split_batch: each matrix is one item on the process-wide thread pool.
+# copying data.  All run without the GIL.  A kernel's batch of matrices is
+# split across the process-wide thread pool with split_batch.
 from libc.math cimport log, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free

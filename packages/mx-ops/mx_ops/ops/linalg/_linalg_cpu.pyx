@@ -1,7 +1,8 @@
 """The linalg operators' forward kernels on the CPU: BLAS/LAPACK through
 scipy's cython_blas / cython_lapack (the BLAS scipy ships; the dot family
 uses it too), without the GIL, the batch of matrices split across the
-process-wide thread pool when the work is large (split_batch).  float32 and float64 only, as in MXNet."""
+process-wide thread pool when the work is large (split_batch).  float32 and
+float64 only, as in MXNet."""
 include "_linalg_blas.pxi"
 include "_linalg_param.pxi"
 
