@@ -286,6 +286,75 @@ def test_large_batch_splits_like_serial():
     np.testing.assert_allclose(invoke("_linalg_inverse", [a]), np.linalg.inv(a), rtol=1e-8)
 
 
+def _split_and_serial(run):
+    """run() on one thread and on two (kernel_threads: the pool's
+    max-threads for this thread), with the pool's job count before and
+    after the two-thread run."""
+    from mx_ops.core._pool import stats
+    from mx_ops.test_utils import kernel_threads
+    with kernel_threads(1):
+        serial = run()
+    jobs = stats()["jobs"]
+    with kernel_threads(2):
+        split = run()
+    return serial, split, stats()["jobs"] - jobs
+
+
+_B, _N = 8192, 16           # batch * n reaches the pool's cut for the cheapest kernels
+
+
+def _split_cases(dtype):
+    a = rng.standard_normal((_B, _N, _N)).astype(dtype)
+    low = lower(_B, _N, _N).astype(dtype)
+    return [("_linalg_potrf", [spd(_B, _N, _N).astype(dtype)], {}),
+            ("_linalg_potri", [low], {"lower": False}),
+            ("_linalg_trmm", [low, a], {"rightside": True, "alpha": 0.5}),
+            ("_linalg_trsm", [low, a], {"transpose": True}),
+            ("_linalg_syrk", [a], {"alpha": 2.0}),
+            ("_linalg_gelqf", [a[:, :8]], {}),
+            ("_linalg_syevd", [sym(_B, _N, _N).astype(dtype)], {}),
+            ("_linalg_inverse", [a], {}),
+            ("_linalg_det", [a], {}),
+            ("_linalg_slogdet", [a], {}),
+            ("_linalg_sumlogdiag", [spd(_B, _N, _N).astype(dtype)], {}),
+            ("_linalg_extractdiag", [a], {"offset": -2}),
+            ("_linalg_makediag", [a[:, 0]], {"offset": 3}),
+            ("_linalg_extracttrian", [a], {"offset": 1}),
+            ("_linalg_maketrian", [a.reshape(_B, -1)[:, :136]], {"lower": False})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_split_across_the_pool_gives_the_serial_bits(dtype):
+    """Every batched kernel gives the same bits when its batch is split over
+    the pool's threads as on one thread, and does split (the pool ran a job)."""
+    from mx_ops.test_utils import same_outcome
+    for op, ins, params in _split_cases(dtype):
+        serial, split, jobs = _split_and_serial(lambda: _outs(invoke(op, ins, **params)))
+        assert same_outcome(serial, split), op
+        assert jobs > 0, f"{op}: the batch was not split"
+
+
+@pytest.mark.parametrize("op, ins, params", [
+    ("_linalg_potrf", lambda: [spd(_B, _N, _N)], {}),
+    ("_linalg_potri", lambda: [lower(_B, _N, _N)], {}),
+    ("_linalg_gelqf", lambda: [rng.standard_normal((_B, 8, _N))], {}),
+    ("_linalg_syevd", lambda: [sym(_B, _N, _N)], {}),
+    ("_linalg_det", lambda: [rng.standard_normal((_B, _N, _N))], {}),
+    ("_linalg_slogdet", lambda: [rng.standard_normal((_B, _N, _N))], {}),
+    ("_linalg_sumlogdiag", lambda: [spd(_B, _N, _N)], {}),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_backward_split_across_the_pool_gives_the_serial_bits(op, ins, params):
+    """The backward kernels (_linalg_grad_cpu) likewise."""
+    from mx_ops.test_utils import same_outcome
+    ins = ins()
+    outs = _outs(invoke(op, ins, **params))
+    ograds = [rng.standard_normal(o.shape) for o in outs]
+    serial, split, jobs = _split_and_serial(
+        lambda: symbolic_gradient(op, ins, ograds, **params))
+    assert same_outcome(serial, split)
+    assert jobs > 0
+
+
 def _scipy_blas_threads():
     """The thread count of the OpenBLAS behind scipy's cython_blas, or None."""
     import ctypes

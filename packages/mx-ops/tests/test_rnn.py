@@ -235,6 +235,47 @@ def test_gru_cell_every_isa(dtype, isa):
         np.testing.assert_allclose(o, w, **tol)
 
 
+# MXNet 1.9.1's LSTM in float32 (mx.nd.RNN, one unit, the biases of
+# test_lstm_saturated_gates_are_exactly_zero): the cell state
+# c = sigmoid(b) * tanh(20) with the forget gate shut, for an input gate
+# pre-activation b.  Its gates are exactly 0 from about b = -86.99 down.
+_MXNET_SATURATED_C = {-1e4: 0.0, -200.0: 0.0, -100.0: 0.0, -88.0: 0.0, -87.5: 0.0,
+                      -80.0: 1.8048519025566916e-35, -20.0: 2.061153470123145e-09}
+
+
+@pytest.mark.parametrize("isa", _rnn_cpu.available_isas())
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_saturated_gates_are_exactly_zero(dtype, isa):
+    """A gate pre-activation far below zero gives a gate of exactly 0, as
+    MXNet 1.9.1's 1 / (1 + exp(-x)) does (exp overflows to inf), not a tiny
+    number: with zero weights, input gate biases b, forget and output gates
+    at -1e4, g at 20 and c0 = 1, the cell state is sigmoid(b) exactly and h
+    is 0.  The float32 values are MXNet's (_MXNET_SATURATED_C); 37 units
+    cover a vector and a tail in every instruction set."""
+    H = 37
+    p = dict(state_size=H, num_layers=1, mode="lstm", state_outputs=True)
+    n = rnn_op.param_size(registry.get("RNN").parse_params(p), 3)
+    b = np.resize(list(_MXNET_SATURATED_C), H)
+    flat = np.zeros(n)
+    bias = flat[n - 8 * H:n - 4 * H]                # b_i2h: gates i, f, g, o
+    bias[:H], bias[H:2 * H], bias[2 * H:3 * H], bias[3 * H:] = b, -1e4, 20, -1e4
+    ins = [np.ones((2, 4, 3)), flat, np.zeros((1, 4, H)), np.ones((1, 4, H))]
+    old = _rnn_cpu.set_isa(isa)
+    try:
+        y, h, c = _visible(invoke("RNN", [a.astype(dtype) for a in ins], **p), p)
+    finally:
+        _rnn_cpu.set_isa(old)
+    assert np.all(y == 0) and np.all(h == 0)
+    want = np.array([_MXNET_SATURATED_C[v] for v in b])
+    if dtype == "float64":                          # float64's exp underflows later
+        with np.errstate(over="ignore"):
+            want = _sig(b) * np.tanh(20)
+    zero = want == 0
+    assert np.all(c[0][:, zero] == 0)
+    np.testing.assert_allclose(c[0][:, ~zero], np.broadcast_to(want[~zero], (4, (~zero).sum())),
+                               rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
 # --- gradients: finite differences ----------------------------------------------------
 
 @pytest.mark.parametrize("params", [

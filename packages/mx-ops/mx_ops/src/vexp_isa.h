@@ -117,20 +117,26 @@ static inline double tanh1(double x) {
   return __builtin_copysign(__builtin_isless(ax, 0.625) ? small : large, x);
 }
 
-// sigmoid(x) = 1 / (1 + exp(-x)), from e = exp(-|x|) <= 1, which never
-// overflows: 1 / (1 + e) for x >= 0 and e / (1 + e) below, so that large
-// negative x give exp(x)'s tiny (down to subnormal) results instead of the
-// 0 that 1 / (1 + inf) rounds to.  nan stays nan; +-inf give 1 and 0.
-// Within 3 ulp (float) of the correctly rounded value.
 static inline float abs1(float x) { return __builtin_fabsf(x); }
 static inline double abs1(double x) { return __builtin_fabs(x); }
 
-template <typename A>
-static inline A sigmoid1(A x) {
-  const A e = exp1(-abs1(x));
+// sigmoid(x) = 1 / (1 + exp(-x)) on the exp function EXP, from
+// e = EXP(-|x|) <= 1, which never overflows: 1 / (1 + e) for x >= 0 and
+// e / (1 + e) below, so that large negative x give EXP's tiny results.
+// sigmoid1 runs it on exp1, the RNN cells' gates (rnn_cell_isa.h) on a
+// cheaper exp of their own.
+template <typename A, A (*EXP)(A)>
+static inline A sigmoid_on(A x) {
+  const A e = EXP(-abs1(x));
   const A r = A(1) / (A(1) + e);
   return __builtin_isless(x, A(0)) ? e * r : r;
 }
+
+// sigmoid on exp1: large negative x give exp(x)'s tiny (down to subnormal)
+// results instead of the 0 that 1 / (1 + inf) rounds to.  nan stays nan;
+// +-inf give 1 and 0.  Within 3 ulp (float) of the correctly rounded value.
+template <typename A>
+static inline A sigmoid1(A x) { return sigmoid_on<A, exp1>(x); }
 
 // y[i] = tanh(x[i]) (y may be x).
 template <typename A>

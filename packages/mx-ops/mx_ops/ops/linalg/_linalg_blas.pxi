@@ -2,14 +2,12 @@
 # _linalg_grad_cpu.pyx (included, so both compile them inline).  scipy's
 # cython_blas / cython_lapack are column-major: a row-major matrix is read as
 # its transpose, so each helper swaps sides, triangles or operands instead of
-# copying data.  All run without the GIL.  In the kernels' prange loops an
-# error flag is a reduction (failed += 1): Cython makes a plain assignment
-# lastprivate, which would keep only the last matrix's outcome.
+# copying data.  All run without the GIL.  A kernel's batch of matrices is
+# split across the process-wide thread pool with split_batch.
 from libc.math cimport log, fabs
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
-from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport sgemm, dgemm, strmm, dtrmm, strsm, dtrsm
 from scipy.linalg.cython_lapack cimport (spotrf, dpotrf, spotri, dpotri, sgeqrf, dgeqrf,
                                          sorgqr, dorgqr, ssyevd, dsyevd, sgetrf, dgetrf,
@@ -24,6 +22,48 @@ cdef extern from "parallel.h" namespace "mxop" nogil:
 ctypedef fused real:
     float
     double
+
+
+# --- the batch split ---------------------------------------------------------------
+cdef extern from "batch_run.h" namespace "mxop" nogil:
+    ctypedef int (*LinalgItem)(const void* ctx, int64_t i) noexcept nogil
+    int64_t linalg_batch_run(int nt, int64_t n, LinalgItem fn, const void* ctx)
+
+
+cdef struct Batch:
+    # What a kernel's per-matrix function needs besides the matrix's index:
+    # the call (its inputs, outputs and parameters), output 0's data as the
+    # kernel sees it (double or float: dbl), the kernel's variant (potri or
+    # potrf, trsm or trmm, ...) and its per-matrix function for each dtype.
+    MXOpCall* c
+    void* out
+    bint dbl
+    bint flag
+    bint flag2
+    int (*f)(const Batch*, float*, int64_t) noexcept nogil
+    int (*d)(const Batch*, double*, int64_t) noexcept nogil
+
+
+ctypedef int (*item_f)(const Batch*, float*, int64_t) noexcept nogil
+ctypedef int (*item_d)(const Batch*, double*, int64_t) noexcept nogil
+
+
+cdef int _batch_item(const void* ctx, int64_t i) noexcept nogil:
+    cdef const Batch* b = <const Batch*>ctx
+    if b.dbl:
+        return b.d(b, <double*>b.out, i)
+    return b.f(b, <float*>b.out, i)
+
+
+cdef inline int64_t split_batch(MXOpCall* c, real* out, int64_t batch, int nt, item_f f,
+                                item_d d, bint flag=False, bint flag2=False) noexcept nogil:
+    """Runs the per-matrix function of out's dtype (f or d) for every
+    matrix of the batch on up to nt threads of the pool; returns how many
+    failed (returned nonzero)."""
+    cdef Batch b
+    b.c, b.out, b.flag, b.flag2 = c, out, flag, flag2
+    b.f, b.d, b.dbl = f, d, real is double
+    return linalg_batch_run(nt, batch, _batch_item, &b)
 
 
 cdef inline int64_t _lead(const MXTBlob* b, int drop) noexcept nogil:

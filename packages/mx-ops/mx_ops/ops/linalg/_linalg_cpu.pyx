@@ -1,7 +1,8 @@
 """The linalg operators' forward kernels on the CPU: BLAS/LAPACK through
 scipy's cython_blas / cython_lapack (the BLAS scipy ships; the dot family
-uses it too), without the GIL, the batch of matrices split across OpenMP
-workers when the work is large.  float32 and float64 only, as in MXNet."""
+uses it too), without the GIL, the batch of matrices split across the
+process-wide thread pool when the work is large (split_batch).  float32 and
+float64 only, as in MXNet."""
 include "_linalg_blas.pxi"
 include "_linalg_param.pxi"
 
@@ -111,37 +112,42 @@ cdef int _gemm_body(MXOpCall* c) noexcept nogil:
 
 
 # --- potrf, potri ----------------------------------------------------------------
+cdef int _chol_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    """Matrix i of potrf (flag False) or potri (True); LAPACK's info."""
+    cdef const LinalgParam* p = <const LinalgParam*>b.c.params
+    cdef int n = _n(&b.c.inputs[0]), info = 0
+    cdef char uplo = b'U' if p.lower else b'L'     # row-major lower = column-major upper
+    cdef real* A = out + i * n * n
+    if b.flag:
+        if real is float:
+            spotri(&uplo, &n, A, &n, &info)
+        else:
+            dpotri(&uplo, &n, A, &n, &info)
+        if p.lower:
+            copy_lower_to_upper(A, n)
+        else:
+            copy_upper_to_lower(A, n)
+    else:
+        if real is float:
+            spotrf(&uplo, &n, A, &n, &info)
+        else:
+            dpotrf(&uplo, &n, A, &n, &info)
+        zero_triangle(A, n, p.lower)
+    return info
+
+
 cdef int _chol_t(MXOpCall* c, real* out, bint inverse) noexcept nogil:
     """potrf (Cholesky factor, the other triangle zeroed) or potri (the
     inverse from the factor, both triangles), in place on a copy."""
-    cdef const LinalgParam* p = <const LinalgParam*>c.params
-    cdef int n = _n(&c.inputs[0]), info, failed = 0
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef char uplo = b'U' if p.lower else b'L'     # row-major lower = column-major upper
+    cdef int n = _n(&c.inputs[0])
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
     cdef bint serial
     cdef int nt = _split_threads(batch, <int64_t>n * n * n, &serial)
+    cdef int64_t failed
     _copy_in(c, 0, 0)
     if serial:
         blas_serial_enter()
-    for i in prange(batch, nogil=True, num_threads=nt):
-        info = 0
-        if inverse:
-            if real is float:
-                spotri(&uplo, &n, out + i * n * n, &n, &info)
-            else:
-                dpotri(&uplo, &n, out + i * n * n, &n, &info)
-            if p.lower:
-                copy_lower_to_upper(out + i * n * n, n)
-            else:
-                copy_upper_to_lower(out + i * n * n, n)
-        else:
-            if real is float:
-                spotrf(&uplo, &n, out + i * n * n, &n, &info)
-            else:
-                dpotrf(&uplo, &n, out + i * n * n, &n, &info)
-            zero_triangle(out + i * n * n, n, p.lower)
-        if info != 0:
-            failed += 1
+    failed = split_batch(c, out, batch, nt, _chol_item[float], _chol_item[double], inverse)
     if serial:
         blas_serial_leave()
     if failed:
@@ -165,22 +171,29 @@ cdef int _potri_body(MXOpCall* c) noexcept nogil:
 
 
 # --- trmm, trsm ------------------------------------------------------------------
+cdef int _tri_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    """Matrix i of trmm (flag False) or trsm (True)."""
+    cdef const LinalgParam* p = <const LinalgParam*>b.c.params
+    cdef const real* A = <const real*>b.c.inputs[0].dptr
+    cdef int na = _n(&b.c.inputs[0]), n = _n(&b.c.inputs[1])
+    cdef int m = <int>b.c.inputs[1].shape[b.c.inputs[1].ndim - 2]
+    if b.flag:
+        trsm_rm(p.rightside, p.lower, p.transpose, m, n, <real>p.alpha, A + i * na * na, na,
+                out + i * m * n, n)
+    else:
+        trmm_rm(p.rightside, p.lower, p.transpose, m, n, <real>p.alpha, A + i * na * na, na,
+                out + i * m * n, n)
+    return 0
+
+
 cdef int _tri_t(MXOpCall* c, real* out, bint solve) noexcept nogil:
     """out = alpha op(A) B / alpha B op(A) (trmm), or the solves (trsm)."""
-    cdef const LinalgParam* p = <const LinalgParam*>c.params
-    cdef const real* A = <const real*>c.inputs[0].dptr
     cdef int na = _n(&c.inputs[0]), n = _n(&c.inputs[1])
     cdef int m = <int>c.inputs[1].shape[c.inputs[1].ndim - 2]
-    cdef int64_t i, batch = _lead(&c.inputs[1], 2)
-    cdef real alpha = <real>p.alpha
+    cdef int64_t batch = _lead(&c.inputs[1], 2)
     _copy_in(c, 1, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>na * m * n)):
-        if solve:
-            trsm_rm(p.rightside, p.lower, p.transpose, m, n, alpha, A + i * na * na, na,
-                    out + i * m * n, n)
-        else:
-            trmm_rm(p.rightside, p.lower, p.transpose, m, n, alpha, A + i * na * na, na,
-                    out + i * m * n, n)
+    split_batch(c, out, batch, _threads(batch, <int64_t>na * m * n), _tri_item[float],
+                _tri_item[double], solve)
     return 0
 
 
@@ -197,17 +210,25 @@ cdef int _trsm_body(MXOpCall* c) noexcept nogil:
 
 
 # --- syrk ------------------------------------------------------------------------
+cdef int _syrk_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    cdef const LinalgParam* p = <const LinalgParam*>b.c.params
+    cdef const real* A = <const real*>b.c.inputs[0].dptr
+    cdef int k = _n(&b.c.inputs[0]), m = <int>b.c.inputs[0].shape[b.c.inputs[0].ndim - 2]
+    cdef int r = k if p.transpose else m, inner = m if p.transpose else k
+    gemm_rm(p.transpose, not p.transpose, r, r, inner, <real>p.alpha, A + i * m * k, k,
+            A + i * m * k, k, 0, out + i * r * r, r)
+    return 0
+
+
 cdef int _syrk_t(MXOpCall* c, real* out) noexcept nogil:
     """out = alpha A A^T (or alpha A^T A), as a full GEMM: both triangles
     are wanted and the GEMM is the faster kernel in every BLAS."""
     cdef const LinalgParam* p = <const LinalgParam*>c.params
-    cdef const real* A = <const real*>c.inputs[0].dptr
     cdef int k = _n(&c.inputs[0]), m = <int>c.inputs[0].shape[c.inputs[0].ndim - 2]
     cdef int r = k if p.transpose else m, inner = m if p.transpose else k
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>r * r * inner)):
-        gemm_rm(p.transpose, not p.transpose, r, r, inner, <real>p.alpha, A + i * m * k, k,
-                A + i * m * k, k, 0, out + i * r * r, r)
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
+    split_batch(c, out, batch, _threads(batch, <int64_t>r * r * inner), _syrk_item[float],
+                _syrk_item[double])
     return 0
 
 
@@ -216,35 +237,38 @@ cdef int _syrk_body(MXOpCall* c) noexcept nogil:
 
 
 # --- gelqf -----------------------------------------------------------------------
+cdef int _gelqf_item(const Batch* b, real* Q, int64_t i) noexcept nogil:
+    """Matrix i of gelqf; nonzero when out of memory."""
+    cdef real* L = <real*>b.c.outputs[1].dptr
+    cdef int m = <int>b.c.inputs[0].shape[b.c.inputs[0].ndim - 2], n = _n(&b.c.inputs[0])
+    cdef int lwork = max(m, 1) * 64, info = 0, r, j
+    cdef real* buf = <real*>malloc((m + lwork) * sizeof(real))
+    if buf == NULL:
+        return -1
+    if real is float:
+        sgeqrf(&n, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
+    else:
+        dgeqrf(&n, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
+    for r in range(m):
+        for j in range(m):
+            L[i * m * m + r * m + j] = Q[i * m * n + r * n + j] if j <= r else 0
+    if real is float:
+        sorgqr(&n, &m, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
+    else:
+        dorgqr(&n, &m, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
+    free(buf)
+    return 0
+
+
 cdef int _gelqf_t(MXOpCall* c, real* Q) noexcept nogil:
     """A (m x n, m <= n) = L Q.  Read column-major, A is A^T (n x m), whose
     QR factorization A^T = Q^T L^T LAPACK's geqrf/orgqr compute in place:
     R's upper triangle is L's lower one, the orthonormal columns Q's rows."""
-    cdef real* L = <real*>c.outputs[1].dptr
     cdef int m = <int>c.inputs[0].shape[c.inputs[0].ndim - 2], n = _n(&c.inputs[0])
-    cdef int lwork = max(m, 1) * 64, info, r, j, failed = 0
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef real* buf
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
     _copy_in(c, 0, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>m * m * n)):
-        buf = <real*>malloc((m + lwork) * sizeof(real))
-        if buf == NULL:
-            failed += 1
-            continue
-        info = 0
-        if real is float:
-            sgeqrf(&n, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
-        else:
-            dgeqrf(&n, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
-        for r in range(m):
-            for j in range(m):
-                L[i * m * m + r * m + j] = Q[i * m * n + r * n + j] if j <= r else 0
-        if real is float:
-            sorgqr(&n, &m, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
-        else:
-            dorgqr(&n, &m, &m, Q + i * m * n, &n, buf, buf + m, &lwork, &info)
-        free(buf)
-    if failed:
+    if split_batch(c, Q, batch, _threads(batch, <int64_t>m * m * n), _gelqf_item[float],
+                   _gelqf_item[double]):
         c.error = "gelqf: out of memory for LAPACK's workspace"
         return -1
     return 0
@@ -269,36 +293,37 @@ cdef inline void _sign_rows(real* U, int n) noexcept nogil:
                 U[r * n + j] = -U[r * n + j]
 
 
+cdef int _syevd_item(const Batch* b, real* U, int64_t i) noexcept nogil:
+    """Matrix i of syevd; LAPACK's info (-1: out of memory)."""
+    cdef real* L = <real*>b.c.outputs[1].dptr
+    cdef int n = _n(&b.c.inputs[0]), info = 0
+    cdef int lwork = 1 + 6 * n + 2 * n * n, liwork = 3 + 5 * n
+    cdef char jobz = b'V', uplo = b'U'
+    cdef real* work = <real*>malloc(lwork * sizeof(real))
+    cdef int* iwork = <int*>malloc(liwork * sizeof(int))
+    if work == NULL or iwork == NULL:
+        info = -1
+    elif real is float:
+        ssyevd(&jobz, &uplo, &n, U + i * n * n, &n, L + i * n, work, &lwork, iwork,
+               &liwork, &info)
+    else:
+        dsyevd(&jobz, &uplo, &n, U + i * n * n, &n, L + i * n, work, &lwork, iwork,
+               &liwork, &info)
+    free(work)
+    free(iwork)
+    if info == 0:
+        _sign_rows(U + i * n * n, n)
+    return info
+
+
 cdef int _syevd_t(MXOpCall* c, real* U) noexcept nogil:
     """U A = diag(L) U: LAPACK's syevd leaves the eigenvectors in its
     column-major columns, which are U's rows; eigenvalues ascending."""
-    cdef real* L = <real*>c.outputs[1].dptr
-    cdef int n = _n(&c.inputs[0]), info, failed = 0
-    cdef int lwork = 1 + 6 * n + 2 * n * n, liwork = 3 + 5 * n
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef char jobz = b'V', uplo = b'U'
-    cdef real* work
-    cdef int* iwork
+    cdef int n = _n(&c.inputs[0])
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
     _copy_in(c, 0, 0)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
-        work = <real*>malloc(lwork * sizeof(real))
-        iwork = <int*>malloc(liwork * sizeof(int))
-        info = 0
-        if work == NULL or iwork == NULL:
-            info = -1
-        elif real is float:
-            ssyevd(&jobz, &uplo, &n, U + i * n * n, &n, L + i * n, work, &lwork, iwork,
-                   &liwork, &info)
-        else:
-            dsyevd(&jobz, &uplo, &n, U + i * n * n, &n, L + i * n, work, &lwork, iwork,
-                   &liwork, &info)
-        free(work)
-        free(iwork)
-        if info != 0:
-            failed += 1
-        else:
-            _sign_rows(U + i * n * n, n)
-    if failed:
+    if split_batch(c, U, batch, _threads(batch, <int64_t>n * n * n), _syevd_item[float],
+                   _syevd_item[double]):
         c.error = "syevd failed in LAPACK (no convergence, or out of memory)"
         return -1
     return 0
@@ -309,20 +334,26 @@ cdef int _syevd_body(MXOpCall* c) noexcept nogil:
 
 
 # --- inverse ---------------------------------------------------------------------
+cdef int _inverse_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    """Matrix i of inverse; nonzero when singular or out of memory."""
+    cdef int n = _n(&b.c.inputs[0]), lwork = max(n, 1) * 64, info = -1
+    cdef int* ipiv = <int*>malloc(n * sizeof(int) + lwork * sizeof(real))
+    if ipiv != NULL:
+        info = lu_inverse(out + i * n * n, n, ipiv, <real*>(ipiv + n), lwork)
+    free(ipiv)
+    return info
+
+
 cdef int _inverse_t(MXOpCall* c, real* out) noexcept nogil:
-    cdef int n = _n(&c.inputs[0]), lwork = max(n, 1) * 64, failed = 0
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef int* ipiv
+    cdef int n = _n(&c.inputs[0])
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
     cdef bint serial
     cdef int nt = _split_threads(batch, <int64_t>n * n * n, &serial)
+    cdef int64_t failed
     _copy_in(c, 0, 0)
     if serial:
         blas_serial_enter()
-    for i in prange(batch, nogil=True, num_threads=nt):
-        ipiv = <int*>malloc(n * sizeof(int) + lwork * sizeof(real))
-        if ipiv == NULL or lu_inverse(out + i * n * n, n, ipiv, <real*>(ipiv + n), lwork) != 0:
-            failed += 1
-        free(ipiv)
+    failed = split_batch(c, out, batch, nt, _inverse_item[float], _inverse_item[double])
     if serial:
         blas_serial_leave()
     if failed:
@@ -336,38 +367,42 @@ cdef int _inverse_body(MXOpCall* c) noexcept nogil:
 
 
 # --- det, slogdet ----------------------------------------------------------------
+cdef int _det_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    """Matrix i of det (flag False) or slogdet (True)."""
+    cdef bint logarithm = b.flag
+    cdef real* logabs = <real*>b.c.outputs[1].dptr if logarithm else NULL
+    cdef real* LU = <real*>b.c.outputs[2 if logarithm else 1].dptr
+    cdef int* piv = <int*>b.c.outputs[3 if logarithm else 2].dptr
+    cdef int n = _n(&b.c.inputs[0]), info = 0, j
+    cdef real sign = 1, prod = 1, lsum = 0       # sign: the permutation's parity
+    if n > 0:
+        if real is float:
+            sgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
+        else:
+            dgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
+    for j in range(n):
+        if piv[i * n + j] != j + 1:
+            sign = -sign
+        prod = prod * LU[i * n * n + j * n + j]
+        lsum = lsum + log(fabs(LU[i * n * n + j * n + j]))
+    if logarithm:
+        out[i] = 0 if info > 0 else (sign if prod > 0 else -sign)
+        logabs[i] = lsum
+    else:
+        out[i] = sign * prod
+    return 0
+
+
 cdef int _det_t(MXOpCall* c, real* out, bint logarithm) noexcept nogil:
     """From an LU factorization, kept in the hidden outputs LU and pivot as
     MXNet keeps them: det = the pivots' sign times the product of U's
     diagonal; slogdet keeps the sign and log|det| apart (sign 0 and -inf
     for a singular matrix)."""
-    cdef real* logabs = <real*>c.outputs[1].dptr if logarithm else NULL
-    cdef real* LU = <real*>c.outputs[2 if logarithm else 1].dptr
-    cdef int* piv = <int*>c.outputs[3 if logarithm else 2].dptr
-    cdef int n = _n(&c.inputs[0]), info, j
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef real sign, prod, lsum
+    cdef int n = _n(&c.inputs[0])
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
     _copy_in(c, 0, 2 if logarithm else 1)
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n * n)):
-        info = 0
-        if n > 0:
-            if real is float:
-                sgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
-            else:
-                dgetrf(&n, &n, LU + i * n * n, &n, piv + i * n, &info)
-        sign = 1                   # the permutation's parity
-        prod = 1
-        lsum = 0
-        for j in range(n):
-            if piv[i * n + j] != j + 1:
-                sign = -sign
-            prod = prod * LU[i * n * n + j * n + j]
-            lsum = lsum + log(fabs(LU[i * n * n + j * n + j]))
-        if logarithm:
-            out[i] = 0 if info > 0 else (sign if prod > 0 else -sign)
-            logabs[i] = lsum
-        else:
-            out[i] = sign * prod
+    split_batch(c, out, batch, _threads(batch, <int64_t>n * n * n), _det_item[float],
+                _det_item[double], logarithm)
     return 0
 
 
@@ -384,16 +419,20 @@ cdef int _slogdet_body(MXOpCall* c) noexcept nogil:
 
 
 # --- sumlogdiag and the diagonal / triangle copies (memory-bound loops) ------------
+cdef int _sumlogdiag_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    cdef const real* A = <const real*>b.c.inputs[0].dptr
+    cdef int n = _n(&b.c.inputs[0]), j
+    cdef real s = 0
+    for j in range(n):
+        s = s + log(A[i * n * n + j * n + j])
+    out[i] = s
+    return 0
+
+
 cdef int _sumlogdiag_t(MXOpCall* c, real* out) noexcept nogil:
-    cdef const real* A = <const real*>c.inputs[0].dptr
-    cdef int n = _n(&c.inputs[0]), j
-    cdef int64_t i, batch = _lead(&c.inputs[0], 2)
-    cdef real s
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n)):
-        s = 0
-        for j in range(n):
-            s = s + log(A[i * n * n + j * n + j])
-        out[i] = s
+    cdef int64_t batch = _lead(&c.inputs[0], 2)
+    split_batch(c, out, batch, _threads(batch, _n(&c.inputs[0])), _sumlogdiag_item[float],
+                _sumlogdiag_item[double])
     return 0
 
 
@@ -406,31 +445,38 @@ cdef inline int64_t _tri_index(int64_t r, int64_t j) noexcept nogil:
     return r * (r + 1) // 2 + j
 
 
+cdef int _diag_item(const Batch* b, real* out, int64_t i) noexcept nogil:
+    """Matrix i of _diag_t (flag: make, flag2: trian)."""
+    cdef const LinalgParam* p = <const LinalgParam*>b.c.params
+    cdef bint make = b.flag, trian = b.flag2
+    cdef const real* src = <const real*>b.c.inputs[0].dptr
+    cdef int n = _n(&b.c.outputs[0] if make else &b.c.inputs[0]), off = p.offset
+    cdef bint lower = off < 0 or (off == 0 and p.lower)
+    cdef int d = -off if off < 0 else off
+    cdef int64_t r, j, m = n - d, packed = m * (m + 1) // 2 if trian else m, at
+    for r in range(m):
+        for j in range(0 if trian else r, r + 1):      # a diagonal: j = r only
+            at = (r + d) * n + j if lower else j * n + r + d   # (row, col) in the matrix
+            if make:
+                out[i * n * n + at] = src[i * packed + (_tri_index(r, j) if trian else r)]
+            else:
+                out[i * packed + (_tri_index(r, j) if trian else r)] = src[i * n * n + at]
+    return 0
+
+
 cdef int _diag_t(MXOpCall* c, real* out, bint make, bint trian) noexcept nogil:
     """extractdiag/makediag (trian False) and extracttrian/maketrian (True)
     between a batch of n x n matrices and their packed diagonals / triangles.
     A triangle is the lower one of rows d.. (d = -offset, or 0 with lower)
     packed row by row, or the upper one of columns d.. (d = offset) packed
     column by column: the transpose of the lower, as MXNet packs it."""
-    cdef const LinalgParam* p = <const LinalgParam*>c.params
     cdef const MXTBlob* mat = &c.outputs[0] if make else &c.inputs[0]
-    cdef const real* src = <const real*>c.inputs[0].dptr
-    cdef int n = _n(mat), off = p.offset
-    cdef bint lower = off < 0 or (off == 0 and p.lower)
-    cdef int d = -off if off < 0 else off
-    cdef int64_t i, r, j, m = n - d, packed = m * (m + 1) // 2 if trian else m
-    cdef int64_t batch = _lead(mat, 2), at
-    cdef real* M
+    cdef int n = _n(mat)
+    cdef int64_t batch = _lead(mat, 2)
     if make:
         memset(out, 0, batch * n * n * sizeof(real))
-    for i in prange(batch, nogil=True, num_threads=_threads(batch, <int64_t>n * n)):
-        for r in range(m):
-            for j in range(0 if trian else r, r + 1):      # a diagonal: j = r only
-                at = (r + d) * n + j if lower else j * n + r + d   # (row, col) in the matrix
-                if make:
-                    out[i * n * n + at] = src[i * packed + (_tri_index(r, j) if trian else r)]
-                else:
-                    out[i * packed + (_tri_index(r, j) if trian else r)] = src[i * n * n + at]
+    split_batch(c, out, batch, _threads(batch, <int64_t>n * n), _diag_item[float],
+                _diag_item[double], make, trian)
     return 0
 
 

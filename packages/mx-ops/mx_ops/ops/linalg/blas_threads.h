@@ -1,7 +1,8 @@
 // scipy's OpenBLAS (pthreads) splits one call across its own thread pool.
-// A batch of matrices is split across OpenMP workers instead, each calling
-// the BLAS on whole matrices: the pool's threads would only oversubscribe
-// the cores, and with the cores busy its spinning threads make a call up to
+// A batch of matrices is split across mx-ops' thread pool instead
+// (batch_run.h), each thread calling the BLAS on whole matrices: OpenBLAS's
+// threads would only oversubscribe the cores, and with the cores busy its
+// spinning threads make a call up to
 // 20 times slower (64 Cholesky factorisations of 256 x 256: 360 ms against
 // 20 ms with one BLAS thread, measured on 2 cores under load).  OpenBLAS's
 // thread count is global (openblas_set_num_threads_local changes it for

@@ -13,24 +13,23 @@ using MX_VEXP_NS::tanh1;
 
 // e^x for x <= 0 in float, for the gates: vexp's exp1 (the same reduction
 // and polynomial) less what a gate does not need: 2^n is one multiply, and x
-// below -87 is taken as -87 (e^x about 1.6e-38 instead of a subnormal: a
-// gate that saturated differs from 0 or 1 by less than 1e-37 either way).
+// below -87 gives 0 (no subnormals; 2^n's one multiply would need n >= -126).
+// MXNet 1.9.1's LSTM gives its gates exactly 0 there too: 0 from about
+// -86.99 (a gate pre-activation of -1e4 gives 0, not a tiny number).
 // Five of these per unit are most of a step's nonlinearity time; exp1's
 // overflow and subnormal care made them half again as expensive.
 static inline float exp_neg(float x) {
-  const float xc = __builtin_isless(x, -87.0f) ? -87.0f : x;     // nan stays nan
+  const bool under = __builtin_isless(x, -87.0f);
+  const float xc = under ? -87.0f : x;     // in 2^n's range; nan stays nan
   const MX_VEXP_NS::ExpParts e = MX_VEXP_NS::exp_parts(xc);
-  return e.y * __builtin_bit_cast(float, uint32_t(int32_t(e.nf) + 127) << 23);
+  const float v = e.y * __builtin_bit_cast(float, uint32_t(int32_t(e.nf) + 127) << 23);
+  return under ? 0.0f : v;
 }
 static inline double exp_neg(double x) { return exp1(x); }
 
-// vexp's sigmoid1 on exp_neg: 1 / (1 + e) for x >= 0, e / (1 + e) below.
+// vexp's sigmoid on exp_neg.
 template <typename A>
-static inline A gate_sigmoid(A x) {
-  const A e = exp_neg(-abs1(x));
-  const A r = A(1) / (A(1) + e);
-  return __builtin_isless(x, A(0)) ? e * r : r;
-}
+static inline A gate_sigmoid(A x) { return MX_VEXP_NS::sigmoid_on<A, exp_neg>(x); }
 
 // tanh in float: tanh1's odd polynomial below |x| = 0.625, above it
 // (1 - e) / (1 + e) with e = exp_neg(-2|x|) (tanh1 computes the same as
