@@ -101,7 +101,7 @@ def test_gradient_by_finite_differences(name):
 
 
 def test_large_batch_splits_across_workers():
-    # More (batch, head) products than workers, each small: the prange path.
+    # More (batch, head) products than workers, each small: the GEMM batch split on the pool.
     ins = make_inputs("selfatt_qk", 16, 16, 8, 8, 8, np.float32)
     np.testing.assert_allclose(invoke(_op("selfatt_qk"), ins, heads=8),
                                reference("selfatt_qk", ins, 8), rtol=1e-5, atol=1e-5)
