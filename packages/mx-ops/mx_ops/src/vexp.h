@@ -65,6 +65,20 @@ static inline A vexp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
   return vexp_generic::exp_shift_sum(x, y, n, shift, scale);
 }
 
+// The sum of exp(x[i] - shift) where shift is the maximum of x (a softmax's
+// denominator; the terms themselves are not kept, see exp_term1).
+template <typename A>
+static inline A vsum_exp_below(const A *x, int64_t n, A shift) {
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return vexp_avx512::sum_exp_below(x, n, shift);
+    case ISA_AVX2: return vexp_avx2::sum_exp_below(x, n, shift);
+    default: break;
+  }
+#endif
+  return vexp_generic::sum_exp_below(x, n, shift);
+}
+
 // y[i] = tanh(x[i]) for float or double (y may be x).
 template <typename A>
 static inline void vtanh(const A *x, A *y, int64_t n) {
