@@ -183,7 +183,7 @@ static inline float exp_term1(float t) {
   const float s = __builtin_bit_cast(float, (__builtin_bit_cast(uint32_t, k) - 0x4B400000u + 127u) << 23);
   return e.y * s;
 }
-static inline double exp_term1(double t) { return exp1(t); }
+static inline double exp_term1(double t) { return exp1(t); }   // double: exp1 as is
 
 // The sum of exp(x[i] - shift), shift the maximum of x (exp_term1).
 template <typename A>
