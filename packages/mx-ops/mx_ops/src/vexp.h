@@ -1,10 +1,10 @@
-// exp, tanh and sigmoid over arrays, vectorized (vexp_isa.h compiled per
-// instruction set, picked by isa.h's cpu_isa()).  std::exp and std::tanh are
-// a scalar call per element; these run 16 floats per instruction with
-// AVX-512.  exp matches std::exp within 1 ulp (float) / 2 ulp (double), tanh
-// and sigmoid the correctly rounded values within 2 and 3 ulp, inf, -inf,
-// nan and subnormal results included (tests/test_nn_basic.py checks them
-// against NumPy).
+// exp, tanh and sigmoid over arrays, and a softmax's sum of exps,
+// vectorized (vexp_isa.h compiled per instruction set, picked by isa.h's
+// cpu_isa()).  std::exp and std::tanh are a scalar call per element; these
+// run 16 floats per instruction with AVX-512.  exp matches std::exp within
+// 1 ulp (float) / 2 ulp (double), tanh and sigmoid the correctly rounded
+// values within 2 and 3 ulp, inf, -inf, nan and subnormal results included
+// (tests/test_nn_basic.py checks them against NumPy).
 #ifndef MX_OPS_VEXP_H_
 #define MX_OPS_VEXP_H_
 

@@ -186,9 +186,9 @@ static inline float exp_term1(float t) {
 static inline double exp_term1(double t) { return exp1(t); }   // double: exp1 as is
 
 // The sum of exp(x[i] - shift), shift the maximum of x (exp_term1).  16
-// running sums whatever the vector width, so that SSE2's 4 lanes do not
-// add 250 terms of a 1000-float row each (1e-6 off in float32) and the
-// result is the same on every instruction set.
+// running sums whatever the vector width: with SSE2's 4 lanes each added
+// 250 terms of a 1000-float row and the loss missed float64 by 7.5e-7
+// (2e-7 with 16 sums, on every instruction set).
 template <typename A>
 static A sum_exp_below(const A *x, int64_t n, A shift) {
   constexpr int64_t kLanes = 16;
