@@ -209,12 +209,12 @@ class Pool {
 
   // Before waking sleeping workers (the caller holds m_): keeps the
   // sleeping ones of workers 1..nt-1 off the caller's CPU until they run
-  // (loop() restores their CPUs).  Linux puts a woken thread on the waker's
-  // CPU when the other looks idle, and there it waited behind the running
-  // caller for milliseconds while the other vCPU idled: after 0.12 s idle,
-  // softmax_cross_entropy (1024, 1000) ran its next six calls at one
-  // thread's speed (0.33 ms; 0.17 with the worker awake) on the idle 2-vCPU
-  // VM, while a GOMP team's calls 2-6 ran on both.
+  // (loop() restores their CPUs).  On the idle 2-vCPU VM a worker woken
+  // after 0.12 s idle ran no item in 67 of the next 90 calls, by all signs
+  // queued on the waker's CPU behind the running caller while the other
+  // vCPU idled (softmax_cross_entropy (1024, 1000): six calls at one
+  // thread's 0.33 ms instead of 0.17; a GOMP team's calls 2-6 ran on both
+  // CPUs); kept off the caller's CPU it ran in all 90.
   void keep_off_this_cpu(int nt) {
 #if defined(__linux__)
     cpu_set_t set;
