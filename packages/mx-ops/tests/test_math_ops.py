@@ -12,6 +12,7 @@ import pytest
 
 from mx_ops import invoke, registry
 from mx_ops.core.registry import ShapeError, TypeInferenceError
+from mx_ops.ops.loss import _softmax_ce_cpu
 from mx_ops.test_utils import check_numeric_gradient, symbolic_gradient
 
 REF = json.loads((Path(__file__).parent / "data" / "math_mxnet191.json").read_text())
@@ -214,6 +215,88 @@ def test_softmax_cross_entropy_row_maximum_at_every_lane(nn, n):
     np.testing.assert_allclose(invoke("softmax_cross_entropy", [x, label]), loss, rtol=1e-5)
     got = invoke("_backward_softmax_cross_entropy", [np.ones(1, np.float32), x, label])[0]
     np.testing.assert_allclose(got, grad, rtol=1e-5, atol=1e-6)
+
+
+def _ce_rows_numpy(x, label):
+    """Each row's loss in float64 (inf and nan where the float64 formula
+    gives them)."""
+    x = x.astype(np.float64)
+    rows = np.arange(x.shape[0])
+    with np.errstate(all="ignore"):
+        m = x.max(1)
+        s = np.exp(x - m[:, None]).sum(1)
+        return np.log(s) + m - x[rows, label.astype(int)]
+
+
+def _ce_each_row(x, label):
+    return np.array([invoke("softmax_cross_entropy", [x[i:i + 1], label[i:i + 1]])[0]
+                     for i in range(x.shape[0])], np.float64)
+
+
+@pytest.fixture(params=_softmax_ce_cpu.available_isas())
+def ce_isa(request):
+    """softmax_cross_entropy's kernels on each instruction set of this CPU."""
+    old = _softmax_ce_cpu.set_isa(request.param)
+    yield request.param
+    _softmax_ce_cpu.set_isa(old)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_softmax_cross_entropy_sum_exp_accuracy(ce_isa, seed):
+    # The forward's exp only feeds each row's sum (vexp_isa.h's exp_term1).
+    # With the label on the row's maximum the loss is log(sum), about
+    # log 2 here: 999 logits spread w below a shift c chosen so that their
+    # exps add up to about 1.  Terms below 2^-24 of the sum cannot show in
+    # a float32 result; test_softmax_cross_entropy_extreme_logits has those.
+    rng = np.random.default_rng(seed)
+    spreads = [0.5, 1, 4, 10, 17, 30]
+    x, label = np.empty((len(spreads), 1000), np.float32), np.empty(len(spreads), np.float32)
+    for i, w in enumerate(spreads):
+        c = np.log(w / (999 * -np.expm1(-w)))
+        t = rng.uniform(c - w, c, 1000)
+        k = rng.integers(1000)
+        t[k] = 0
+        x[i], label[i] = t + rng.uniform(-50, 50), k
+    want = _ce_rows_numpy(x, label)
+    # float32's sum of 1000 terms near 2 is a few 1e-7 off (measured: up
+    # to 2.0e-7 on each instruction set); an exp 1e-6 off fails
+    np.testing.assert_allclose(_ce_each_row(x, label), want, rtol=0, atol=5e-7)
+    np.testing.assert_allclose(invoke("softmax_cross_entropy", [x, label]), [want.sum()],
+                               rtol=5e-7)
+
+
+def test_softmax_cross_entropy_extreme_logits(ce_isa):
+    # +-1e30, -inf, +inf and nan logits give what the float64 formula
+    # gives: a -inf or 1e30-below term adds nothing, a -inf label logit an
+    # infinite loss, a row of -inf, an inf or a nan a nan loss.
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((9, 37)).astype(np.float32)
+    label = rng.integers(0, 37, 9).astype(np.float32)
+    x[0, 3], label[0] = 1e30, 0
+    x[1], x[1, 5], label[1] = -1e30, 1e30, 5
+    x[2, 7], label[2] = -np.inf, 7
+    x[3, ::2], label[3] = -np.inf, 1
+    x[4] = -np.inf
+    x[5, 9] = np.inf
+    x[6, 4] = np.nan
+    x[7], x[7, 0], label[7] = -200, 0, 0
+    x[8, 0] = np.nan
+    want = _ce_rows_numpy(x, label)
+    assert np.isinf(want[2]) and np.isnan(want[[4, 5, 6, 8]]).all()
+    np.testing.assert_allclose(_ce_each_row(x, label), want, rtol=1e-6, atol=1e-6)
+    finite = [0, 1, 3, 7]
+    np.testing.assert_allclose(invoke("softmax_cross_entropy", [x[finite], label[finite]]),
+                               [want[finite].sum()], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_many_classes(dtype):
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((3, 200003)) * 4).astype(dtype)
+    label = rng.integers(0, x.shape[1], 3).astype(dtype)
+    np.testing.assert_allclose(invoke("softmax_cross_entropy", [x, label]),
+                               [_ce_rows_numpy(x, label).sum()],
+                               rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
 def test_softmax_cross_entropy_labels_clip_and_shapes():

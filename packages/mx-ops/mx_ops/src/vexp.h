@@ -1,10 +1,10 @@
-// exp, tanh and sigmoid over arrays, vectorized (vexp_isa.h compiled per
-// instruction set, picked by isa.h's cpu_isa()).  std::exp and std::tanh are
-// a scalar call per element; these run 16 floats per instruction with
-// AVX-512.  exp matches std::exp within 1 ulp (float) / 2 ulp (double), tanh
-// and sigmoid the correctly rounded values within 2 and 3 ulp, inf, -inf,
-// nan and subnormal results included (tests/test_nn_basic.py checks them
-// against NumPy).
+// exp, tanh and sigmoid over arrays, and a softmax's sum of exps,
+// vectorized (vexp_isa.h compiled per instruction set, picked by isa.h's
+// cpu_isa()).  std::exp and std::tanh are a scalar call per element; these
+// run 16 floats per instruction with AVX-512.  exp matches std::exp within
+// 1 ulp (float) / 2 ulp (double), tanh and sigmoid the correctly rounded
+// values within 2 and 3 ulp, inf, -inf, nan and subnormal results included
+// (tests/test_nn_basic.py checks them against NumPy).
 #ifndef MX_OPS_VEXP_H_
 #define MX_OPS_VEXP_H_
 
@@ -63,6 +63,20 @@ static inline A vexp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
   }
 #endif
   return vexp_generic::exp_shift_sum(x, y, n, shift, scale);
+}
+
+// The sum of exp(x[i] - shift) where shift is the maximum of x (a softmax's
+// denominator; the terms themselves are not kept, see exp_term1).
+template <typename A>
+static inline A vsum_exp_below(const A *x, int64_t n, A shift) {
+#if MX_MULTI_ISA
+  switch (cpu_isa()) {
+    case ISA_AVX512: return vexp_avx512::sum_exp_below(x, n, shift);
+    case ISA_AVX2: return vexp_avx2::sum_exp_below(x, n, shift);
+    default: break;
+  }
+#endif
+  return vexp_generic::sum_exp_below(x, n, shift);
 }
 
 // y[i] = tanh(x[i]) for float or double (y may be x).
