@@ -66,10 +66,24 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
       return;
     }
   }
-  for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
-    const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
-    widen(x + j0, buf, m);
-    sum += vexp_shift_sum(buf, buf, m, mx, inv_t);
+  if (log && inv_t == A(1)) {
+    // log_softmax keeps no exponent, only their sum: the sum-only exp
+    // (vsum_exp_below: no stores, one clamp; the shift is the maximum)
+    if constexpr (same) {
+      sum = vsum_exp_below(reinterpret_cast<const A *>(x), n, mx);
+    } else {
+      for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
+        const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
+        widen(x + j0, buf, m);
+        sum += vsum_exp_below(buf, m, mx);
+      }
+    }
+  } else {
+    for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
+      const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
+      widen(x + j0, buf, m);
+      sum += vexp_shift_sum(buf, buf, m, mx, inv_t);
+    }
   }
   if (log) {
     const A ls = std::log(sum);
