@@ -88,7 +88,11 @@ def _run_all(fns):
     shared-memory copies, run after its posts (PostOrder)."""
     if not fns:
         return None
-    return lambda: [fn() for fn in fns]
+
+    def run():
+        for fn in fns:
+            fn()
+    return run
 
 
 def _copy_rows(src, ctx, dst=None):
