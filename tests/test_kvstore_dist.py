@@ -53,17 +53,35 @@ def launch(script, workers=2, servers=1, timeout=None, env=None, limit=60):
     return proc, reports
 
 
-# 'dist': MXNet's sync store; MXNET_KVSTORE_SHM: the data through shared
-# memory (every rank is on this host) or MPI messages (ranks on other hosts)
-@pytest.mark.parametrize("kv_type, shm", [("dist_sync", "1"), ("dist_sync", "0"), ("dist", "1")])
-def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater(kv_type, shm):
-    proc, reports = launch("sync_sums.py", env={"KV_TYPE": kv_type, "MXNET_KVSTORE_SHM": shm})
+def shm_env(shm="1", min_bytes=None, reduce_bytes=None):
+    """MXNET_KVSTORE_SHM: the data through shared memory (every rank is on
+    this host) or MPI messages (ranks on other hosts); _MIN_BYTES: from what
+    size (default 4 MiB; 0: every dense key); _REDUCE_BYTES: from what size
+    the workers sum (default 4 MiB; 0: every shared key), else the server."""
+    env = {"MXNET_KVSTORE_SHM": shm}
+    for name, value in (("MIN", min_bytes), ("REDUCE", reduce_bytes)):
+        if value is not None:
+            env[f"MXNET_KVSTORE_SHM_{name}_BYTES"] = str(value)
+    return env
+
+
+# 'dist': MXNet's sync store.  Every key through shared memory, the 11 MB
+# one summed by the workers; every key summed by the workers (SGD on the
+# servers included); messages; the defaults (only the 11 MB key shared)
+@pytest.mark.parametrize("kv_type, env, shared", [
+    ("dist_sync", shm_env(min_bytes=0), [True, True]),
+    ("dist_sync", shm_env(min_bytes=0, reduce_bytes=0), [True, True]),
+    ("dist", shm_env(min_bytes=0), [True, True]),
+    ("dist_sync", shm_env("0"), [False, False]),
+    ("dist_sync", shm_env(), [False, True])])
+def test_sync_sums_then_server_side_sgd_equal_to_a_local_updater(kv_type, env, shared):
+    proc, reports = launch("sync_sums.py", env=dict(env, KV_TYPE=kv_type))
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
     ramp = np.arange(15, dtype=np.float32).reshape(3, 5)
     for r in reports.values():
         assert r["num_workers"] == 2 and r["type"] == kv_type
-        assert r["shared"] == (shm == "1")
+        assert r["shared"] == shared
         for step, (k3, b0, b1) in enumerate(r["results"][:3]):
             # sum over workers of ramp*(rank+1)+step
             np.testing.assert_array_equal(k3, ramp * 3 + 2 * step)
@@ -161,13 +179,18 @@ def test_launcher_refuses_bad_arguments():
     assert proc.returncode == 2 and "-n 0: need at least one worker" in proc.stderr
 
 
-@pytest.mark.parametrize("shm", ["1", "0"])
-def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order(shm):
-    proc, reports = launch("pull_order.py", env={"MXNET_KVSTORE_SHM": shm})
+# both keys shared, the 6 MB one summed by the workers; both summed by the
+# workers; messages; the defaults (the 6 MB key shared, summed by the workers)
+@pytest.mark.parametrize("env, shared", [(shm_env(min_bytes=0), [True, True]),
+                                         (shm_env(min_bytes=0, reduce_bytes=0), [True, True]),
+                                         (shm_env("0"), [False, False]),
+                                         (shm_env(), [False, True])])
+def test_pull_after_push_is_held_to_the_round_end_and_keys_keep_call_order(env, shared):
+    proc, reports = launch("pull_order.py", env=env)
     assert proc.returncode == 0, proc.stderr
     assert sorted(reports) == [0, 1]
     for r in reports.values():
-        assert r["shared"] == [shm == "1"] * 2
+        assert r["shared"] == shared
         assert r["first"] == [[3.0] * 3] * 4
         before, after, reused = r["rounds"]
         assert before == [[3.0] * 3] * 4
@@ -230,11 +253,52 @@ def test_refused_command_raises_once_and_the_store_stays_usable():
         # SGD, lr 0.5, on the two workers' summed ones
         assert r["value"] == [-1.0] * 4
 
-def test_shared_memory_round_waits_for_a_late_copy_out_of_the_buffer_it_sums_into():
+# the 1.2 MB key's rounds summed by the server (its default) or by a worker
+@pytest.mark.parametrize("reduce_bytes", [None, 0])
+def test_shared_memory_round_waits_for_a_late_copy_out_of_the_buffer_it_sums_into(reduce_bytes):
     """Worker 1 copies its first pull's answer out 1 s late; the third
     round sums into that buffer only after the copy (shm_guard.py)."""
-    proc, reports = launch("shm_guard.py", env={"MXNET_KVSTORE_SHM": "1"})
+    proc, reports = launch("shm_guard.py", env=shm_env(min_bytes=0, reduce_bytes=reduce_bytes))
     assert proc.returncode == 0, proc.stderr
     for r in reports.values():
         assert r["shared"] and r["values"] == [30.0, 300.0]
     assert reports[1]["late"] == [3.0]
+
+
+# (key, elements, dtype) of worker_sums.py, and its workers' pushes
+WORKER_SUM_KEYS = [(0, 1000, "float32"), (1, 2_600_001, "float32"), (2, 2_200_000, "float16"),
+                   (3, 1_100_000, "int32"), (4, 7, "float64")]
+
+
+def _worker_sum_value(key, n, dtype, rank, step):
+    x = (np.arange(n, dtype=np.int64) * (key + 3) + 7 * rank + step) % 61 - 30
+    return (x * (rank + 1)).astype(dtype)
+
+
+@pytest.mark.parametrize("workers, reduce_bytes", [(3, 0), (2, None)])
+def test_workers_sum_the_large_keys_through_shared_memory(workers, reduce_bytes):
+    """Every key at least MXNET_KVSTORE_SHM_REDUCE_BYTES large (default 4
+    MiB) is summed by its chunks' owners, each chunk once per round, into
+    the pushpull's output too; the smaller keys by the server."""
+    env = shm_env(min_bytes=0, reduce_bytes=reduce_bytes)
+    proc, reports = launch("worker_sums.py", workers=workers, env=env, limit=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(reports) == list(range(workers))
+    bound = 4 << 20 if reduce_bytes is None else reduce_bytes
+    expected = []
+    for step in range(3):
+        for key, n, dtype in WORKER_SUM_KEYS:
+            nbytes = n * np.dtype(dtype).itemsize
+            if nbytes >= bound:
+                chunks = -(-nbytes // (4 << 20))
+                expected += [[n, i, step != 1] for i in range(chunks)]
+    done = sorted(s for r in reports.values() for s in r["summed"])
+    assert done == sorted(expected)
+    assert all(r["summed"] for r in reports.values())      # every worker owns some chunks
+    for r in reports.values():
+        assert r["attached"] == [True] * len(WORKER_SUM_KEYS)
+        for step, got in enumerate(r["pulled"]):
+            assert got[-1] == [True] * len(WORKER_SUM_KEYS), (step, got[-1])
+            for (key, n, dtype), ends in zip(WORKER_SUM_KEYS, got):
+                total = sum(_worker_sum_value(key, n, dtype, w, step) for w in range(workers))
+                assert ends == total[:5].tolist() + total[-5:].tolist()

@@ -20,20 +20,24 @@ late = np.zeros(n, np.float32)
 copiers = []
 
 if kv.rank == 1:
-    original = _dist.KVStoreDist._shared_pull
+    original = _dist.KVStoreDist._shared
 
-    def late_first_pull(self, seg, into):
-        _dist.KVStoreDist._shared_pull = original      # only the first pull is late
-        take = original(self, seg, late)
+    def late_first_pull(self, seg, skey, src=None, into=None):
+        if into is None:
+            return original(self, seg, skey, src, into)
+        _dist.KVStoreDist._shared = original      # only the first pull is late
+        transfer, flags = original(self, seg, skey, src, late)
+        on_token = transfer.on_token
 
-        def later(i, b):
+        def later(token):
             def copy():
                 time.sleep(1.0)
-                take(i, b)
+                on_token(token)
             copiers.append(threading.Thread(target=copy))
             copiers[-1].start()
-        return later
-    _dist.KVStoreDist._shared_pull = late_first_pull
+        transfer.on_token = later
+        return transfer, flags
+    _dist.KVStoreDist._shared = late_first_pull
 
 outs = []
 for scale in (1, 10, 100):

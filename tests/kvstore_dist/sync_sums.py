@@ -42,5 +42,5 @@ chunked.append(bool((pushed.asnumpy() == big * 2 + 1).all()))
 
 match, moved, weights = server_sgd.check(kv)
 report(kv, results=results, type=kv.type,
-       shared=kv._keys[3].shared[0] is not None, match=match, moved=moved, weights=weights,
+       shared=[kv._keys[k].shared[0] is not None for k in (3, 5)], match=match, moved=moved, weights=weights,
        chunked=chunked)

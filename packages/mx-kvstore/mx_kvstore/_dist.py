@@ -25,6 +25,7 @@ from mx_engine import Context
 
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_shm as shm
+from mx_kvstore._dist_shm_transfer import ShmTransfer
 from mx_kvstore import _dist_rows as rows
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, optimizer_hooks
@@ -128,6 +129,8 @@ class KVStoreDist(KVStore):
         # dist_sync's dense data go through shared memory to a server on
         # this host (MXNET_KVSTORE_SHM=0: always MPI messages)
         self._use_shm = self._pull_early and shm.enabled()
+        self._shm_bytes = shm.min_bytes()
+        self._reduce_bytes = shm.reduce_bytes()
         self._client = _server_role.client()
         self._layout = self._client.layout
         self._bound = keys.bigarray_bound()
@@ -314,7 +317,8 @@ class KVStoreDist(KVStore):
         """Maps the shared memory of each of the key's slices whose server
         runs on this host (one round trip per slice, at init)."""
         for i, (server, skey, lo, hi) in enumerate(state.parts):
-            if not self._layout.shares_host(self._layout.servers[server]):
+            if not self._layout.shares_host(self._layout.servers[server]) \
+                    or not self._wants_shm(state, lo, hi):
                 continue
             info = np.zeros(4, np.uint64)
             self._blocking(server, wire.SHM_ATTACH, skey, None, "init", recv=info)
@@ -325,36 +329,28 @@ class KVStoreDist(KVStore):
                 state.shared[i] = shm.Segment.attach(pid, fd, nbytes, self.num_workers, nonce)
             except OSError:     # its descriptor is not open to this process: messages
                 state.shared[i] = None
+            else:
+                state.shared[i].mark_attached(self.rank)
 
-    def _shared_push(self, seg, data):
-        """``fill(i)`` copying chunk i of ``data`` into this worker's slot,
-        once the server summed this worker's previous push from it."""
-        worker = self.rank
+    def _wants_shm(self, state, lo, hi):
+        """Whether a dense slice [lo, hi) of a sync key moves through shared
+        memory (when its server is on this host): from
+        MXNET_KVSTORE_SHM_MIN_BYTES up (smaller ones take MPI messages)."""
+        return (self._use_shm and state.row_len is None
+                and (hi - lo) * state.dtype.itemsize >= self._shm_bytes)
+
+    def _shared(self, seg, skey, src=None, into=None):
+        """The transfer of a slice through its shared memory (src: a push,
+        into: a pull, both: a pushpull) and the request's ARG flags; the
+        workers sum a large slice when every worker mapped its segment.
+        (None, 0) once a server failed: the request then fails at once,
+        not after waiting for the slot."""
         if self._client.failure is not None:
-            return None         # the request fails at once (not after a slot wait)
-        seg.claim_slot(worker, self._client.timeout)
-        slot, raw = seg.slot(worker), data.view(np.uint8)
-        spans = wire.chunks(raw.nbytes)
-
-        def fill(i):
-            lo, hi = spans[i]
-            np.copyto(slot[lo:hi], raw[lo:hi])
-        return fill
-
-    def _shared_pull(self, seg, into):
-        """``take(i, buffer)`` copying chunk i of the server's value buffer
-        into ``into``; after the last chunk the server may write it again."""
-        worker, raw = self.rank, into.view(np.uint8)
-        spans = wire.chunks(raw.nbytes)
-        left = [len(spans)]
-
-        def take(i, b):
-            lo, hi = spans[i]
-            np.copyto(raw[lo:hi], seg.value(b)[lo:hi])
-            left[0] -= 1
-            if left[0] == 0:
-                seg.finish_read(worker, b)
-        return take
+            return None, 0
+        reduce = (src is not None and src.nbytes >= self._reduce_bytes
+                  and seg.all_attached())
+        transfer = ShmTransfer(seg, self.rank, skey, src, into, reduce, self._client.timeout)
+        return transfer, wire.ARG_SHM | (wire.ARG_REDUCE if transfer.reduce else 0)
 
     def _transfer(self, op, ik, state, src, compress, priority=0):
         """Sends ``src`` (a CPU array) slice by slice, 2bit-quantised with
@@ -367,7 +363,6 @@ class KVStoreDist(KVStore):
             residual, packed = state.compressed()
             threshold = self._compression.threshold
         code = wire.dtype_code(state.dtype)
-        arg = wire.ARG_SHM if op == wire.INIT and self._use_shm and state.row_len is None else 0
 
         def start(done):
             flat = src._host_view().reshape(-1)
@@ -376,16 +371,17 @@ class KVStoreDist(KVStore):
             for i, (server, skey, lo, hi) in enumerate(state.parts):
                 data, seg = flat[lo:hi], state.shared[i]
                 if op == wire.PUSH and seg is not None and not compress:
-                    client.request(server, op, skey, one, dtype=code, label=ik,
-                                   arg=wire.ARG_SHM, defer=copies.append,
-                                   shared=(data.nbytes, self._shared_push(seg, data), None))
+                    transfer, flags = self._shared(seg, skey, src=data)
+                    client.request(server, op, skey, one, dtype=code, label=ik, arg=flags,
+                                   defer=copies.append, shared=transfer)
                     continue
                 if compress:
                     data = packed[at:at + GradientCompression.packed_size(hi - lo)]
                     at += len(data)
                     _native.quantize_2bit_host(flat[lo:hi], residual[lo:hi], data, threshold)
-                client.request(server, op, skey, one, send=data, dtype=code, label=ik,
-                               arg=wire.ARG_COMPRESSED if compress else arg)
+                arg = (wire.ARG_COMPRESSED if compress else
+                       wire.ARG_SHM if op == wire.INIT and self._wants_shm(state, lo, hi) else 0)
+                client.request(server, op, skey, one, send=data, dtype=code, label=ik, arg=arg)
             return _run_all(copies)
         reads = [] if src is state.buf else [src]
         push_transfer(state.order.gate(state.order.ticket(), start), reads, [state.buf], _CPU,
@@ -406,11 +402,10 @@ class KVStoreDist(KVStore):
             for i, (server, skey, lo, hi) in enumerate(state.parts):
                 seg = state.shared[i]
                 if seg is not None:
-                    fill = None if flat is None else self._shared_push(seg, flat[lo:hi])
-                    client.request(server, op, skey, one, dtype=code, label=ik, arg=wire.ARG_SHM,
-                                   shared=(into[lo:hi].nbytes, fill,
-                                           self._shared_pull(seg, into[lo:hi])),
-                                   defer=copies.append)
+                    transfer, flags = self._shared(
+                        seg, skey, None if flat is None else flat[lo:hi], into[lo:hi])
+                    client.request(server, op, skey, one, dtype=code, label=ik, arg=flags,
+                                   shared=transfer, defer=copies.append)
                     continue
                 client.request(server, op, skey, one, recv=into[lo:hi], dtype=code, label=ik,
                                send=None if flat is None else flat[lo:hi])

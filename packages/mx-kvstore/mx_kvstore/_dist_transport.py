@@ -291,10 +291,11 @@ class Client:
         """Sends ``op`` for ``key`` to server index ``server``; ``send`` (bytes
         of an array) goes with it, the answer's data lands in ``recv``.
 
-        ``shared`` (data through shared memory, flag ARG_SHM): ``(nbytes,
-        fill, take)``; ``fill(i)`` (or None) puts chunk i in place before its
-        token leaves, ``take(i, buffer)`` (or None) copies chunk i of the
-        answer out, on the transport thread, as its token lands.
+        ``shared`` (data through shared memory, flag ARG_SHM): a
+        ``_dist_shm_transfer.ShmTransfer``; its ``fill(i)`` puts chunk i in
+        place before its token leaves, its ``on_token`` carries out each
+        answer token on the transport thread as it lands (copies a chunk
+        out, or sums one, whose SUMMED token then leaves).
 
         The MPI requests are posted here, on the caller's thread (MPI runs
         THREAD_MULTIPLE), so the message leaves at once; the transport
@@ -308,14 +309,14 @@ class Client:
             failure = self.failure
             self.loop.call_soon(lambda: on_done(failure))
             return
-        seq, call, reqs, hooks, fill = self._post(server, op, key, on_done, send, recv, dtype,
-                                                  arg, label, shared)
+        seq, call, reqs, hooks = self._post(server, op, key, on_done, send, recv, dtype,
+                                            arg, label, shared)
         self.loop.call_soon(lambda: self._watch(seq, call, reqs, hooks))
-        if fill is not None:
+        if shared is not None and shared.fills:
             if defer is not None:
-                defer(lambda: self._fill(seq, call, fill))
+                defer(lambda: self._fill(seq, call, shared))
             else:
-                self._fill(seq, call, fill)
+                self._fill(seq, call, shared)
 
     def _post(self, server, op, key, on_done, send, recv, dtype, arg, label, shared):
         MPI, comm = self.MPI, self.comm
@@ -326,21 +327,20 @@ class Client:
         call.client, call.server, call.op = self, server, op
         call.key = key if label is None else label
         call.reply = np.zeros(wire.HEADER_WORDS, np.uint64)
-        nbytes = shared[0] if shared else 0 if send is None else send.nbytes
+        nbytes = shared.nbytes if shared is not None else 0 if send is None else send.nbytes
         head = wire.header(op, key, seq, nbytes, dtype, arg, self.layout.rank)
-        fill, take = shared[1:] if shared else (None, None)
-        tokens = np.arange(len(wire.chunks(nbytes)), dtype=np.uint64) if shared else None
-        call.keep = (head, send, recv, tokens)
+        call.keep = (head, send, recv, shared)
         call.deadline = time.monotonic() + self.timeout
         call.on_done, call.finished = on_done, False
         reqs = [comm.Irecv([call.reply, MPI.BYTE], source=rank, tag=rep_tag)]
         hooks = {}
         call.data_recvs = []        # cancelled if the call fails first
-        if take is not None:
-            answers = np.zeros(len(tokens), np.uint64)
+        if shared is not None and shared.answers:
+            answers = np.zeros(shared.answers, np.uint64)
             call.keep += (answers,)
-            for i in range(len(tokens)):
-                hooks[len(reqs) + i] = lambda i=i: take(i, int(answers[i]))
+            for i in range(shared.answers):
+                hooks[len(reqs) + i] = lambda i=i: self._answered(
+                    call, seq, shared, int(answers[i]), rank, req_data_tag)
                 call.data_recvs.append(comm.Irecv([answers[i:i + 1], MPI.BYTE], source=rank,
                                                   tag=rep_data_tag))
         if recv is not None:
@@ -352,23 +352,36 @@ class Client:
         if send is not None:
             reqs += wire.post_chunks(lambda piece, tag: comm.Isend([piece, MPI.BYTE], dest=rank,
                                                                    tag=tag), send, req_data_tag)
-        call.left = len(reqs) + (0 if fill is None else len(tokens))
-        return seq, call, reqs, hooks, None if fill is None else (fill, rank, req_data_tag)
+        # the shared-memory tokens this worker sends: one per chunk, filled or summed
+        call.left = len(reqs) + (0 if shared is None or shared.src is None
+                                 else len(shared.tokens))
+        return seq, call, reqs, hooks
 
-    def _fill(self, seq, call, how):
-        """Chunk by chunk: ``fill(i)`` copies it into shared memory, then its
-        token leaves; the sends join the call on the transport thread."""
-        fill, rank, tag = how
-        tokens, sends = call.keep[3], []
+    def _fill(self, seq, call, shared):
+        """Chunk by chunk: ``shared.fill(i)`` copies it into shared memory,
+        then its token leaves; the sends join the call on the transport
+        thread."""
+        rank = self.layout.servers[call.server]
+        tag = self.tags.of(seq)[2]
+        sends = []
         try:
-            for i in range(len(tokens)):
-                fill(i)
-                sends.append(self.comm.Isend([tokens[i:i + 1], self.MPI.BYTE], dest=rank,
+            for i in shared.fills:
+                shared.fill(i)
+                sends.append(self.comm.Isend([shared.tokens[i:i + 1], self.MPI.BYTE], dest=rank,
                                              tag=tag))
         except Exception as exc:    # a failed copy fails the call (its tokens never all leave)
             error = f"{type(exc).__name__}: {exc}"
             self.loop.call_soon(lambda: self._finish(call, seq, error))
         self.loop.call_soon(lambda: self._watch_sends(seq, call, sends))
+
+    def _answered(self, call, seq, shared, token, rank, tag):
+        """An answer token landed (transport thread): the transfer carries
+        it out; a chunk it summed is reported to the server."""
+        summed = shared.on_token(token)
+        if summed is not None:
+            req = self.comm.Isend([shared.tokens[summed:summed + 1], self.MPI.BYTE], dest=rank,
+                                  tag=tag)
+            self.loop.add(req, lambda: self._part_done(call, seq, False))
 
     def _watch_sends(self, seq, call, sends):
         for req in sends:

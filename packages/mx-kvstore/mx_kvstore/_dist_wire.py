@@ -44,6 +44,29 @@ ARG_SHM = 2            # the data move through the key's shared memory: the
                        # per chunk (the answer's names the value buffer); on
                        # INIT (whose data are a message) it asks the server
                        # to make the key's shared memory
+ARG_REDUCE = 4         # with ARG_SHM on a PUSH or PUSHPULL: the workers sum the
+                       # round (_dist_shm.py); this worker copied in only the
+                       # chunks it does not own
+# The tokens of a shared-memory transfer (one uint64 each).  A worker's: the
+# index of a chunk it copied into its slot, or, with SUMMED, of a chunk it
+# owns and summed.  The server's answer tokens: chunk << 8 | kind << 1 |
+# value buffer, the kind one of
+SUMMED = 1 << 32
+COPY, SKIP, REDUCE, REDUCE_OUT = range(4)
+# COPY: copy the chunk out of the buffer; SKIP: the worker wrote it itself
+# (REDUCE_OUT); REDUCE: sum the chunk (which this worker owns) into the
+# buffer; REDUCE_OUT: into the buffer and the worker's output.  COPY and
+# SKIP answer a read (every chunk gets one); REDUCE* are instructions.
+
+
+def answer_token(kind, buffer, chunk):
+    return int(chunk) << 8 | int(kind) << 1 | int(buffer)
+
+
+def parse_answer(token):
+    """(kind, value buffer, chunk) of an answer token."""
+    token = int(token)
+    return (token >> 1) & 3, token & 1, token >> 8
 # Reply kinds.
 OK, FAILED = 1, 2
 ABORT = 3

@@ -18,6 +18,7 @@ from mx_ndarray._ndarray cimport NDArray
 
 cdef extern from "kv_stream.h" nogil:
     void kv_add2_f32(const float* a, const float* b, float* dst, int64_t n)
+    void kv_add2_f32_to2(const float* a, const float* b, float* dst, float* dst2, int64_t n)
     void kv_copy(char* dst, const char* src, size_t n, int stream)
     size_t KV_STREAM_BYTES
 
@@ -304,3 +305,31 @@ def dequantize_2bit_host(const float[::1] packed, float[::1] out, float threshol
     with nogil:
         dequantize_2bit(&packed[0] if packed.shape[0] else NULL,
                         &out[0] if out.shape[0] else NULL, out.shape[0], threshold, accumulate)
+
+
+def stream_copy_host(unsigned char[::1] dst, const unsigned char[::1] src):
+    """dst[:] = src (bytes), with streaming stores from KV_STREAM_BYTES up:
+    the distributed store's shared-memory copies, read next by another
+    process's core."""
+    if dst.shape[0] != src.shape[0]:
+        raise ValueError(f"stream_copy_host: {src.shape[0]} bytes into {dst.shape[0]}")
+    cdef size_t n = dst.shape[0]
+    if n:
+        with nogil:
+            kv_copy(<char*>&dst[0], <const char*>&src[0], n, n >= KV_STREAM_BYTES)
+
+
+def stream_add2_f32_host(const float[::1] a, const float[::1] b, float[::1] out,
+                         float[::1] out2=None):
+    """out[:] = a + b (and out2[:], the same sums), float32, streaming from
+    KV_STREAM_BYTES up: a worker-summed chunk of the distributed store."""
+    cdef int64_t n = a.shape[0]
+    if b.shape[0] != n or out.shape[0] != n or (out2 is not None and out2.shape[0] != n):
+        raise ValueError(f"stream_add2_f32_host: lengths {a.shape[0]}, {b.shape[0]} -> "
+                         f"{out.shape[0]}{'' if out2 is None else f', {out2.shape[0]}'}")
+    cdef float* second = NULL
+    if out2 is not None and n:
+        second = &out2[0]
+    if n:
+        with nogil:
+            kv_add2_f32_to2(&a[0], &b[0], &out[0], second, n)

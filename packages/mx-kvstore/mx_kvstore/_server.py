@@ -28,7 +28,7 @@ import numpy as np
 from mx_kvstore import _dist_keys as keys
 from mx_kvstore import _dist_wire as wire
 from mx_kvstore import _native, _server_role, _server_rows, optimizer_hooks
-from mx_kvstore._dist_shm import Segment
+from mx_kvstore._dist_shm import Segment, owner
 from mx_kvstore._dist_transport import POLL_BUSY_MAX_S, POLL_MIN_S, Loop, send_abort
 from mx_kvstore.compression import GradientCompression
 
@@ -80,9 +80,12 @@ class _Round:
     buffer)), the pulls held to its end, how many workers' data landed per
     unit (chunk), and the units not yet summed.  An ``early`` round (no
     updater, no compression) answers its pushpulls and held pulls chunk by
-    chunk as each is summed; ``summed`` lists those chunks, in order."""
+    chunk as each is summed; ``summed`` lists those chunks, in order.  In a
+    ``reduce`` round the workers sum (_dist_shm.py): a chunk's owner counts
+    as landed when its push arrives, and ``reduced`` holds the chunks their
+    owners reported summed."""
 
-    def __init__(self, units, early):
+    def __init__(self, units, early, reduce=False):
         self.started = time.monotonic()
         self.arrived = {}
         self.pulls = []             # (worker, header): pulls sent after a push of this round
@@ -90,6 +93,8 @@ class _Round:
         self.left = units
         self.early = early
         self.summed = []
+        self.reduce = reduce
+        self.reduced = set()
 
     def readers(self):
         """(worker, header) of every request answered with the round's sum."""
@@ -252,32 +257,41 @@ class Server:
         @self._guarded(rank, head)
         def landed(i):
             if each is not None:
-                each(i)
+                # a shared-memory token names its chunk (a worker-summed
+                # round's come out of order), a data message is chunk i
+                each(int(tokens[i]) if wire.moves_shared(head) else i)
             left[0] -= 1
             if left[0] == 0 and then is not None:
                 then()
         for i, req in enumerate(reqs):
             self.loop.add(req, lambda i=i: landed(i))
 
-    def _send_data(self, rank, head, view, sends, chunk=None):
+    def _send_data(self, rank, head, view, sends, chunk=None, skip=False):
         """Sends ``view`` (all its chunks, or chunk ``chunk``) as the
-        request's answer data; the requests join ``sends``."""
+        request's answer data; the requests join ``sends``.  ``skip``: the
+        worker wrote that chunk itself (a worker-summed round)."""
         tag = self.tags.of(int(head[wire.SEQ]))[1]
         raw = view.view(np.uint8)
         shm = self.store[int(head[wire.KEY])].shm if wire.moves_shared(head) else None
-        if shm is not None:
-            # a token naming the value buffer the worker copies the chunk from
-            token = np.array([shm.index(view)], np.uint64)
         for i, (lo, hi) in enumerate(wire.chunks(raw.nbytes)):
             if chunk is None or i == chunk:
                 if shm is None:
                     req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
                 else:
+                    # a token naming the chunk and the value buffer it is in
+                    b = shm.index(view)
                     if i == 0:
-                        shm.note_read(self.layout.workers.index(rank), int(token[0]))
-                    req = self.comm.Isend([token, self.MPI.BYTE], dest=rank, tag=tag)
+                        shm.note_read(self.layout.workers.index(rank), b)
+                    req = self._send_token(rank, head, wire.answer_token(
+                        wire.SKIP if skip else wire.COPY, b, i))
                 sends.append(req)
                 self.loop.add(req, lambda: None)
+
+    def _send_token(self, rank, head, value):
+        """One answer token of a shared-memory request (its Isend)."""
+        token = np.array([value], np.uint64)        # the request keeps it alive
+        return self.comm.Isend([token, self.MPI.BYTE], dest=rank,
+                               tag=self.tags.of(int(head[wire.SEQ]))[1])
 
     def _entry(self, rank, head):
         entry = self.store.get(int(head[wire.KEY]))
@@ -396,15 +410,48 @@ class Server:
         has sent is summed into the spare at once (2bit pushes: the whole
         value, once), and without an updater answered to the pushpulls
         then, while later chunks still arrive."""
+        reduce = wire.moves_shared(head) and bool(int(head[wire.ARG]) & wire.ARG_REDUCE)
         round_ = self.rounds.get(key)
         if round_ is None:
             units = 1 if compressed else len(wire.chunks(entry.view.nbytes))
-            round_ = self.rounds[key] = _Round(units, self.updater is None and not compressed)
+            round_ = self.rounds[key] = _Round(units, self.updater is None and not compressed,
+                                               reduce)
+        elif round_.reduce != reduce:
+            raise RuntimeError(f"its push {'asks' if reduce else 'does not ask'} for a "
+                               f"worker-summed round, the round's first push "
+                               f"{'did' if round_.reduce else 'did not'} "
+                               f"(MXNET_KVSTORE_SHM_REDUCE_BYTES differs between workers?)")
         round_.arrived[rank] = (head, buf)
         if compressed:
             self._receive(rank, head, buf, then=lambda: self._unit_landed(key, entry, None))
-        else:
-            self._receive(rank, head, buf, each=lambda i: self._unit_landed(key, entry, i))
+            return
+        self._receive(rank, head, buf,
+                      each=lambda token: self._token_landed(key, entry, rank, token))
+        if reduce:
+            # the worker copied nothing in for the chunks it owns
+            me = self.layout.workers.index(rank)
+            for chunk in range(len(round_.counts)):
+                if owner(key, chunk, self.layout.num_workers) == me:
+                    self._unit_landed(key, entry, chunk)
+
+    def _token_landed(self, key, entry, rank, token):
+        """A push's chunk landed (message or slot), or, with SUMMED, its
+        worker summed a chunk it owns into the spare."""
+        round_ = self.rounds.get(key)
+        if round_ is None:          # the round failed meanwhile
+            return
+        chunk = token & ~wire.SUMMED
+        mine = round_.reduce and owner(key, chunk, self.layout.num_workers) == \
+            self.layout.workers.index(rank)
+        if chunk >= len(round_.counts) or mine != bool(token & wire.SUMMED) \
+                or chunk in round_.reduced:
+            raise RuntimeError(f"unexpected shared-memory token {token:#x} (chunk {chunk} of "
+                               f"{len(round_.counts)}, worker-summed round: {round_.reduce})")
+        if not mine:
+            self._unit_landed(key, entry, chunk)
+            return
+        round_.reduced.add(chunk)
+        self._unit_done(key, entry, round_, chunk)
 
     def _unit_landed(self, key, entry, chunk):
         round_ = self.rounds.get(key)
@@ -413,6 +460,16 @@ class Server:
         unit = 0 if chunk is None else chunk
         round_.counts[unit] += 1
         if round_.counts[unit] < self.layout.num_workers:
+            return
+        if round_.reduce:
+            # every slot holds the chunk: its owner sums it (into its output
+            # too when it pushpulls and the round answers as it goes)
+            w = self.layout.workers[owner(key, chunk, self.layout.num_workers)]
+            head = round_.arrived[w][0]
+            out = round_.early and int(head[wire.OP]) == wire.PUSHPULL
+            self.loop.add(self._send_token(w, head, wire.answer_token(
+                wire.REDUCE_OUT if out else wire.REDUCE, entry.shm.index(entry.spare), chunk)),
+                lambda: None)
             return
         merged = entry.spare if chunk is not None else self._spare(entry)
         if chunk is None:
@@ -423,10 +480,20 @@ class Server:
         # The push received into the spare first: the others add to it.
         pushes = sorted(round_.arrived.values(), key=lambda hb: hb[1] is not merged)
         self._sum(merged, part, pushes)
+        self._unit_done(key, entry, round_, chunk)
+
+    def _unit_done(self, key, entry, round_, chunk):
+        """Chunk ``chunk`` (None: the whole 2bit value) is summed in the
+        spare: an early round answers it; the last one ends the round."""
+        merged = entry.spare
         if round_.early:
             round_.summed.append(chunk)
             for worker, h in round_.readers():
-                self._send_data(worker, h, merged, entry.spare_sends, chunk)
+                # a pushpull's owner wrote its own output (REDUCE_OUT)
+                skip = (round_.reduce and int(h[wire.OP]) == wire.PUSHPULL
+                        and owner(key, chunk, self.layout.num_workers)
+                        == self.layout.workers.index(worker))
+                self._send_data(worker, h, merged, entry.spare_sends, chunk, skip=skip)
         round_.left -= 1
         if round_.left:
             return
@@ -460,8 +527,13 @@ class Server:
         first = 0
         if len(pushes) >= 2 and all(buf is not merged and not self._compressed(head)
                                     for head, buf in pushes[:2]):
-            # no push landed in merged (shared-memory slots): two in one pass
-            np.add(pushes[0][1][part], pushes[1][1][part], out=merged[part])
+            # no push landed in merged (shared-memory slots): two in one pass,
+            # float32 with streaming stores (_dist_shm_transfer.py has why)
+            a, b, out = pushes[0][1][part], pushes[1][1][part], merged[part]
+            if out.dtype == np.float32:
+                _native.stream_add2_f32_host(a, b, out)
+            else:
+                np.add(a, b, out=out)
             first = 2
         for i, (head, buf) in enumerate(pushes[first:], first):
             if buf is merged:
@@ -542,7 +614,11 @@ class Server:
         failures = []
         for key, round_ in list(self.rounds.items()):
             if now - round_.started > limit:
-                failures.append((f"push of key {self._user_key(key)}", round_.arrived.keys(),
+                present = set(round_.arrived)
+                if round_.reduce:       # an owner that never summed its chunks is missing too
+                    present -= {self.layout.workers[owner(key, c, self.layout.num_workers)]
+                                for c in range(len(round_.counts)) if c not in round_.reduced}
+                failures.append((f"push of key {self._user_key(key)}", present,
                                  [(r, h) for r, (h, _) in round_.arrived.items()] +
                                  round_.pulls))
                 del self.rounds[key]
