@@ -152,8 +152,14 @@ def test_async_converges_and_bounded_delay_holds_the_fast_worker():
         np.testing.assert_allclose(r["final"], r["target"], atol=1e-4)
 
 
-def test_killed_worker_is_named_by_the_survivors_and_the_launcher():
-    proc, reports = launch("killed_worker.py", timeout=2, limit=40)
+# the 4-float key as MPI messages (the default) and through shared memory,
+# summed by a worker (whichever owns it: the other waits either way)
+FAILURE_PATHS = [None, shm_env(min_bytes=0, reduce_bytes=0)]
+
+
+@pytest.mark.parametrize("env", FAILURE_PATHS)
+def test_killed_worker_is_named_by_the_survivors_and_the_launcher(env):
+    proc, reports = launch("killed_worker.py", timeout=2, limit=40, env=env)
     assert proc.returncode != 0
     error = reports[0]["error"]
     assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
@@ -162,8 +168,9 @@ def test_killed_worker_is_named_by_the_survivors_and_the_launcher():
         in proc.stderr, proc.stderr
 
 
-def test_hung_worker_fails_the_others_within_the_timeout():
-    proc, reports = launch("hung_worker.py", timeout=2, limit=40)
+@pytest.mark.parametrize("env", FAILURE_PATHS)
+def test_hung_worker_fails_the_others_within_the_timeout(env):
+    proc, reports = launch("hung_worker.py", timeout=2, limit=40, env=env)
     assert proc.returncode != 0
     error = reports[0]["error"]
     assert "worker 1 (MPI rank 1) did not reach the push of key 0" in error, error
@@ -171,6 +178,20 @@ def test_hung_worker_fails_the_others_within_the_timeout():
     assert "rank 1 (worker 1 (MPI rank 1)) still ran" in proc.stderr, proc.stderr
     assert "killed as hung" in proc.stderr
     assert "died first" not in proc.stderr, proc.stderr  # killed by the launcher: hung only
+
+
+def test_worker_that_stops_before_summing_its_chunk_is_named():
+    proc, reports = launch("owner_hangs.py", timeout=2, limit=40,
+                           env=shm_env(min_bytes=0, reduce_bytes=0))
+    assert proc.returncode != 0
+    owner = next(iter(reports.values()))["owner"]
+    other = 1 - owner
+    assert list(reports) == [other], proc.stderr        # the owner never reports
+    error = reports[other]["error"]
+    assert f"worker {owner} (MPI rank {owner}) did not reach the push of key 0" in error, error
+    assert reports[other]["after"] < 2.0
+    assert f"rank {owner} (worker {owner} (MPI rank {owner})) still ran" in proc.stderr, \
+        proc.stderr
 
 
 def test_launcher_refuses_bad_arguments():
