@@ -196,21 +196,31 @@ static inline double exp_term1(double t) { return exp1(t); }   // double: exp1 a
 // minimum for scale < 0).  16 running sums whatever the vector width: with
 // SSE2's 4 lanes each added 250 terms of a 1000-float row and the loss
 // missed float64 by 7.5e-7 (2e-7 with 16 sums, on every instruction set).
-// At scale 1 the product is exact: the sums of the unscaled version.
-template <typename A>
-static A sum_exp_below(const A *x, int64_t n, A shift, A scale) {
+// SCALED false skips the product (scale 1: 5% of the time of a 1000-float
+// row; the sums are the same, the product being exact).
+template <bool SCALED, typename A>
+static A sum_exp_below_on(const A *x, int64_t n, A shift, A scale) {
   constexpr int64_t kLanes = 16;
   A acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
 #pragma omp simd
-    for (int64_t k = 0; k < kLanes; ++k) acc[k] += exp_term1((x[i + k] - shift) * scale);
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const A t = x[i + k] - shift;
+      acc[k] += exp_term1(SCALED ? t * scale : t);
+    }
   }
   A s = A(0);
-  for (; i < n; ++i) s += exp_term1((x[i] - shift) * scale);
+  for (; i < n; ++i) s += exp_term1(SCALED ? (x[i] - shift) * scale : x[i] - shift);
   for (int64_t w = kLanes / 2; w >= 1; w /= 2)
     for (int64_t k = 0; k < w; ++k) acc[k] += acc[k + w];
   return s + acc[0];
+}
+
+template <typename A>
+static A sum_exp_below(const A *x, int64_t n, A shift, A scale) {
+  return scale == A(1) ? sum_exp_below_on<false>(x, n, shift, scale)
+                       : sum_exp_below_on<true>(x, n, shift, scale);
 }
 
 // sum[l] += exp(t[l]) for l < n, each sum ending >= 1 (exp_term1): the
