@@ -70,7 +70,9 @@ static inline A vexp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
 // denominator; the terms themselves are not kept, see exp_term1), where
 // the shift is x's maximum for scale > 0 and its minimum for scale < 0, so
 // that every exponent is <= 0 and one is 0.  T is A, or float16 with A
-// float: widened 256 at a time into a stack buffer.
+// float: widened 256 at a time into a stack buffer, the chunks' sums added
+// in order (softmax_ce and log_softmax summed such chunks before: the same
+// bits).
 template <typename T, typename A>
 static inline A vsum_exp_below(const T *x, int64_t n, A shift, A scale) {
   if constexpr (!std::is_same_v<T, A>) {

@@ -4,8 +4,8 @@ softmax_cpu.h, pool_cpu.h), as addresses.  LeakyReLU's forward
 draws rrelu's training slopes from mx_storage's Philox stream
 (fill_uniform_f32), handed to the C++ code as a function pointer.  Also the
 vectorized exp, tanh and sigmoid of src/vexp.h and its sum-only exp for
-tests (``exp``, ``tanh``, ``sigmoid``, ``sum_exp``) and the instruction set their copies run (``isa``,
-``set_isa``)."""
+tests (``exp``, ``tanh``, ``sigmoid``, ``sum_exp``) and the instruction set
+their copies run (``isa``, ``set_isa``)."""
 from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np

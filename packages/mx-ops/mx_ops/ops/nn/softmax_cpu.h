@@ -14,7 +14,8 @@
 // is a unit-stride loop: with inner == 1 a row is contiguous; otherwise the
 // kernel walks a block of up to kLanes neighbouring rows together, whose
 // elements at one position along the axis are contiguous.  No heap memory:
-// results of exp go to the output (softmax, req write) or are recomputed.
+// results of exp go to the output (softmax, req write) or are recomputed;
+// sums whose exps are not kept take vexp.h's sum-only exp (no stores).
 // Rows / blocks are split across cores.
 #ifndef MX_OPS_SOFTMAX_CPU_H_
 #define MX_OPS_SOFTMAX_CPU_H_
