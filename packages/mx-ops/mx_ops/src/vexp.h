@@ -9,6 +9,7 @@
 #define MX_OPS_VEXP_H_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "isa.h"
 
@@ -65,18 +66,50 @@ static inline A vexp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
   return vexp_generic::exp_shift_sum(x, y, n, shift, scale);
 }
 
-// The sum of exp(x[i] - shift) where shift is the maximum of x (a softmax's
-// denominator; the terms themselves are not kept, see exp_term1).
+// The sum of exp((x[i] - shift) * scale) in the compute type A (a softmax's
+// denominator; the terms themselves are not kept, see exp_term1), where
+// the shift is x's maximum for scale > 0 and its minimum for scale < 0, so
+// that every exponent is <= 0 and one is 0.  T is A, or float16 with A
+// float: widened 256 at a time into a stack buffer, the chunks' sums added
+// in order (softmax_ce and log_softmax summed such chunks before: the same
+// bits).
+template <typename T, typename A>
+static inline A vsum_exp_below(const T *x, int64_t n, A shift, A scale) {
+  if constexpr (!std::is_same_v<T, A>) {
+    constexpr int64_t kChunk = 256;
+    alignas(64) A buf[kChunk];
+    A s = A(0);
+    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const int64_t m = n - j0 < kChunk ? n - j0 : kChunk;
+      for (int64_t j = 0; j < m; ++j) buf[j] = A(x[j0 + j]);
+      s += vsum_exp_below(buf, m, shift, scale);
+    }
+    return s;
+  } else {
+#if MX_MULTI_ISA
+    switch (cpu_isa()) {
+      case ISA_AVX512: return vexp_avx512::sum_exp_below(x, n, shift, scale);
+      case ISA_AVX2: return vexp_avx2::sum_exp_below(x, n, shift, scale);
+      default: break;
+    }
+#endif
+    return vexp_generic::sum_exp_below(x, n, shift, scale);
+  }
+}
+
+// sum[l] += exp(t[l]) for l < n, where every t[l] <= 0 and each sum[l]
+// gets an exp(0) = 1 term (the exponents, already shifted and scaled, of
+// rows walked side by side; not kept).
 template <typename A>
-static inline A vsum_exp_below(const A *x, int64_t n, A shift) {
+static inline void vacc_exp_below(const A *t, A *sum, int64_t n) {
 #if MX_MULTI_ISA
   switch (cpu_isa()) {
-    case ISA_AVX512: return vexp_avx512::sum_exp_below(x, n, shift);
-    case ISA_AVX2: return vexp_avx2::sum_exp_below(x, n, shift);
+    case ISA_AVX512: return vexp_avx512::acc_exp_below(t, sum, n);
+    case ISA_AVX2: return vexp_avx2::acc_exp_below(t, sum, n);
     default: break;
   }
 #endif
-  return vexp_generic::sum_exp_below(x, n, shift);
+  vexp_generic::acc_exp_below(t, sum, n);
 }
 
 // y[i] = tanh(x[i]) for float or double (y may be x).

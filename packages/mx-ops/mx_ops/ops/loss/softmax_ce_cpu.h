@@ -64,17 +64,7 @@ static inline A ce_row_max(const T *x, int64_t n) {
 template <typename A, typename T>
 static inline void ce_row_stats(const T *x, int64_t n, A *mx, A *sum) {
   const A m = ce_row_max<A>(x, n);
-  A s = A(0);
-  if constexpr (sizeof(A) == sizeof(T)) {
-    s = vsum_exp_below(x, n, m);
-  } else {
-    alignas(64) A buf[kCeChunk];
-    for (int64_t j0 = 0; j0 < n; j0 += kCeChunk) {
-      const int64_t len = n - j0 < kCeChunk ? n - j0 : kCeChunk;
-      for (int64_t j = 0; j < len; ++j) buf[j] = A(x[j0 + j]);
-      s += vsum_exp_below(buf, len, m);
-    }
-  }
+  const A s = vsum_exp_below(x, n, m, A(1));
   *mx = m;
   *sum = s;
 }

@@ -14,7 +14,8 @@
 // is a unit-stride loop: with inner == 1 a row is contiguous; otherwise the
 // kernel walks a block of up to kLanes neighbouring rows together, whose
 // elements at one position along the axis are contiguous.  No heap memory:
-// results of exp go to the output (softmax, req write) or are recomputed.
+// results of exp go to the output (softmax, req write) or are recomputed;
+// sums whose exps are not kept take vexp.h's sum-only exp (no stores).
 // Rows / blocks are split across cores.
 #ifndef MX_OPS_SOFTMAX_CPU_H_
 #define MX_OPS_SOFTMAX_CPU_H_
@@ -46,7 +47,6 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
                             typename NnAcc<T>::type inv_t) {
   typedef typename NnAcc<T>::type A;
   constexpr bool same = sizeof(A) == sizeof(T);
-  alignas(64) A buf[kLanes];
   A mx = A(x[0]);
   if (inv_t >= A(0)) {
 #pragma omp simd reduction(max : mx)
@@ -55,42 +55,25 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
 #pragma omp simd reduction(min : mx)
     for (int64_t j = 1; j < n; ++j) mx = A(x[j]) < mx ? A(x[j]) : mx;
   }
-  A sum = A(0);
   if constexpr (same && !ADD) {
     if (!log) {
       // The exponents go straight to the output, which is then scaled.
-      sum = vexp_shift_sum(x, y, n, mx, inv_t);
-      const A inv = A(1) / sum;
+      const A inv = A(1) / vexp_shift_sum(x, y, n, mx, inv_t);
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j) y[j] *= inv;
       return;
     }
   }
-  if (log && inv_t == A(1)) {
-    // log_softmax keeps no exponent, only their sum: the sum-only exp
-    // (vsum_exp_below: no stores, one clamp; the shift is the maximum)
-    if constexpr (same) {
-      sum = vsum_exp_below(reinterpret_cast<const A *>(x), n, mx);
-    } else {
-      for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
-        const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
-        widen(x + j0, buf, m);
-        sum += vsum_exp_below(buf, m, mx);
-      }
-    }
-  } else {
-    for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
-      const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
-      widen(x + j0, buf, m);
-      sum += vexp_shift_sum(buf, buf, m, mx, inv_t);
-    }
-  }
+  // Otherwise no exponent of this pass is kept (log_softmax keeps none; the
+  // others exponentiate again below): the sum-only exp, no stores.
+  const A sum = vsum_exp_below(x, n, mx, inv_t);
   if (log) {
     const A ls = std::log(sum);
     for (int64_t j = 0; j < n; ++j) nn_store<ADD>(y, j, A((A(x[j]) - mx) * inv_t - ls));
     return;
   }
   const A inv = A(1) / sum;
+  alignas(64) A buf[kLanes];
   for (int64_t j0 = 0; j0 < n; j0 += kLanes) {       // exp again: no buffer of n
     const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
     widen(x + j0, buf, m);
@@ -150,6 +133,10 @@ static void softmax_fwd_lanes(const T *x, T *y, int64_t n, int64_t inner, int64_
     A *dst = keep ? ya + j * inner : e;
 #pragma omp simd
     for (int64_t l = 0; l < L; ++l) dst[l] = (A(xr[l]) - mx[l]) * inv_t;
+    if (!keep) {                          // the exponents only feed the sums
+      vacc_exp_below(e, sum, L);
+      continue;
+    }
     vexp(dst, dst, L);
 #pragma omp simd
     for (int64_t l = 0; l < L; ++l) sum[l] += dst[l];
