@@ -522,3 +522,34 @@ def test_softmax_temperatures_every_path(isa, threads, dtype, t, name):
                                        atol=tol * 4 * (1 + np.abs(base).max()))
     finally:
         _conv_cpu.set_max_threads(old)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_numerators_below_the_float_range_are_exactly_zero(isa, dtype):
+    """softmax keeps its exponents (vexp_shift_sum_below): float32 terms of
+    exponent under -126 ln2 (-87.34) are 0, not exp's subnormals (under
+    1.2e-38 of a sum >= 1), and the others exp's within 1 ulp; float64 keeps
+    them all.  The same for softmax_cross_entropy's gradient, which is
+    softmax minus the label's one."""
+    row = np.array([0.0, -1.0, -80.0, -87.0, -87.5, -90.0, -100.0, -1e30, -np.inf])
+    x = np.tile(row, (4, 1)).astype(dtype)
+    x[1] += 5.0                                   # the shift is each row's max
+    x[2] = x[2][::-1]                             # and anywhere in the row
+    got = invoke("softmax", [x], axis=-1)
+    want = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    below = (x.astype(np.float64) - x.max(axis=1, keepdims=True)) < -87.33654
+    if dtype == "float32":
+        assert (got[below] == 0).all()
+        keep = ~below
+    else:                                         # exp(-90) is a normal double
+        keep = want > 0
+        assert (got[~keep] == 0).all() and (got[below & keep] > 0).all()
+    np.testing.assert_allclose(got[keep], want[keep], rtol=4e-7 if dtype == "float32" else 1e-15)
+    label = np.array([1, 0, 8, 1], dtype)         # the label's entry gets softmax - 1
+    grad = invoke("_backward_softmax_cross_entropy", [np.ones((1,), dtype), x, label])[0]
+    onehot = np.zeros_like(want)
+    onehot[np.arange(4), label.astype(int)] = 1
+    np.testing.assert_allclose(grad[keep], (want - onehot)[keep], rtol=1e-6, atol=1e-300)
+    if dtype == "float32":
+        assert (grad[below & (onehot == 0)] == 0).all()

@@ -53,17 +53,22 @@ static inline void vexp(const A *x, A *y, int64_t n) {
   vexp_generic::exp_n(x, y, n);
 }
 
-// y[i] = exp((x[i] - shift) * scale); returns the sum of y.
+// y[i] = exp((x[i] - shift) * scale), returning the sum of y, where every
+// exponent is <= 0: the shift is x's maximum for scale > 0, its minimum for
+// scale < 0 (a softmax's numerators and denominator).  exp1's bits down to
+// -126 ln2 and 0 below it (exp_below1; with exp1, a (1024, 1000) float32
+// softmax forward took 0.77 ms on one thread of the AVX-512 EPYC VM, now
+// 0.60).
 template <typename A>
-static inline A vexp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
+static inline A vexp_shift_sum_below(const A *x, A *y, int64_t n, A shift, A scale) {
 #if MX_MULTI_ISA
   switch (cpu_isa()) {
-    case ISA_AVX512: return vexp_avx512::exp_shift_sum(x, y, n, shift, scale);
-    case ISA_AVX2: return vexp_avx2::exp_shift_sum(x, y, n, shift, scale);
+    case ISA_AVX512: return vexp_avx512::exp_shift_sum_below(x, y, n, shift, scale);
+    case ISA_AVX2: return vexp_avx2::exp_shift_sum_below(x, y, n, shift, scale);
     default: break;
   }
 #endif
-  return vexp_generic::exp_shift_sum(x, y, n, shift, scale);
+  return vexp_generic::exp_shift_sum_below(x, y, n, shift, scale);
 }
 
 // The sum of exp((x[i] - shift) * scale) in the compute type A (a softmax's

@@ -159,18 +159,6 @@ static void exp_n(const A *x, A *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = exp1(x[i]);
 }
 
-// y[i] = exp((x[i] - shift) * scale) (y may be x); returns the sum of y.
-template <typename A>
-static A exp_shift_sum(const A *x, A *y, int64_t n, A shift, A scale) {
-  A s = A(0);
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) {
-    const A e = exp1((x[i] - shift) * scale);
-    y[i] = e;
-    s += e;
-  }
-  return s;
-}
 
 // exp(t) for a term of a sum that holds exp(0) = 1 (t = (x - shift) * scale
 // <= 0, see sum_exp_below; any t <= 88 works): exp1's reduction and polynomial
@@ -190,6 +178,31 @@ static inline float exp_term1(float t) {
   return e.y * s;
 }
 static inline double exp_term1(double t) { return exp1(t); }   // double: exp1 as is
+
+// exp(t) for t <= 0 to be kept (a softmax's exponent): exp_term1, which
+// gives exp1's bits from -126 ln2 up (the same reduction and polynomial;
+// its one scaling by 2^n is exact there, as exp1's two are), and 0 below
+// (exp1: subnormals under 1.2e-38, or 0), so that -inf and masked entries
+// give exactly 0.  Half the instructions of exp1.
+static inline float exp_below1(float t) {
+  return __builtin_isless(t, -87.33654475f) ? 0.0f : exp_term1(t);
+}
+static inline double exp_below1(double t) { return exp1(t); }
+
+// y[i] = exp((x[i] - shift) * scale) (y may be x), every exponent <= 0 (the
+// shift is x's maximum for scale > 0, its minimum for scale < 0); returns
+// the sum of y.
+template <typename A>
+static A exp_shift_sum_below(const A *x, A *y, int64_t n, A shift, A scale) {
+  A s = A(0);
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) {
+    const A e = exp_below1((x[i] - shift) * scale);
+    y[i] = e;
+    s += e;
+  }
+  return s;
+}
 
 // The sum of exp((x[i] - shift) * scale), every exponent <= 0 and one of
 // them 0 (exp_term1: the shift is the maximum of x for scale > 0, the

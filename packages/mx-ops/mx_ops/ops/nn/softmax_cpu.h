@@ -58,7 +58,7 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
   if constexpr (same && !ADD) {
     if (!log) {
       // The exponents go straight to the output, which is then scaled.
-      const A inv = A(1) / vexp_shift_sum(x, y, n, mx, inv_t);
+      const A inv = A(1) / vexp_shift_sum_below(x, y, n, mx, inv_t);
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j) y[j] *= inv;
       return;
@@ -77,7 +77,7 @@ static void softmax_fwd_row(const T *x, T *y, int64_t n, bool log,
   for (int64_t j0 = 0; j0 < n; j0 += kLanes) {       // exp again: no buffer of n
     const int64_t m = n - j0 < kLanes ? n - j0 : kLanes;
     widen(x + j0, buf, m);
-    vexp_shift_sum(buf, buf, m, mx, inv_t);
+    vexp_shift_sum_below(buf, buf, m, mx, inv_t);
     for (int64_t j = 0; j < m; ++j) nn_store<ADD>(y, j0 + j, A(buf[j] * inv));
   }
 }
