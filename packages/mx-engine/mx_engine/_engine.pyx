@@ -142,6 +142,7 @@ mx_reinit_mutex(g_lock)
 cdef enum:
     SPIN_PAUSES = 2000
     WAIT_SPIN_PAUSES = 2000
+    WAIT_SPIN_NS = 20000
 
 # Waits sleep in slices this long so that Ctrl-C (a signal handler, which
 # only runs with the GIL) can interrupt a wait on a function that hangs.
