@@ -273,13 +273,13 @@ class Server:
         tag = self.tags.of(int(head[wire.SEQ]))[1]
         raw = view.view(np.uint8)
         shm = self.store[int(head[wire.KEY])].shm if wire.moves_shared(head) else None
+        b = None if shm is None else shm.index(view)
         for i, (lo, hi) in enumerate(wire.chunks(raw.nbytes)):
             if chunk is None or i == chunk:
                 if shm is None:
                     req = self.comm.Isend([raw[lo:hi], self.MPI.BYTE], dest=rank, tag=tag)
                 else:
                     # a token naming the chunk and the value buffer it is in
-                    b = shm.index(view)
                     if i == 0:
                         shm.note_read(self.layout.workers.index(rank), b)
                     req = self._send_token(rank, head, wire.answer_token(
@@ -429,10 +429,14 @@ class Server:
                       each=lambda token: self._token_landed(key, entry, rank, token))
         if reduce:
             # the worker copied nothing in for the chunks it owns
-            me = self.layout.workers.index(rank)
             for chunk in range(len(round_.counts)):
-                if owner(key, chunk, self.layout.num_workers) == me:
+                if self._owner(key, chunk) == rank:
                     self._unit_landed(key, entry, chunk)
+
+    def _owner(self, key, chunk):
+        """The MPI rank of the worker that sums ``chunk`` of ``key`` in a
+        worker-summed round."""
+        return self.layout.workers[owner(key, chunk, self.layout.num_workers)]
 
     def _token_landed(self, key, entry, rank, token):
         """A push's chunk landed (message or slot), or, with SUMMED, its
@@ -441,8 +445,7 @@ class Server:
         if round_ is None:          # the round failed meanwhile
             return
         chunk = token & ~wire.SUMMED
-        mine = round_.reduce and owner(key, chunk, self.layout.num_workers) == \
-            self.layout.workers.index(rank)
+        mine = round_.reduce and self._owner(key, chunk) == rank
         if chunk >= len(round_.counts) or mine != bool(token & wire.SUMMED) \
                 or chunk in round_.reduced:
             raise RuntimeError(f"unexpected shared-memory token {token:#x} (chunk {chunk} of "
@@ -464,7 +467,7 @@ class Server:
         if round_.reduce:
             # every slot holds the chunk: its owner sums it (into its output
             # too when it pushpulls and the round answers as it goes)
-            w = self.layout.workers[owner(key, chunk, self.layout.num_workers)]
+            w = self._owner(key, chunk)
             head = round_.arrived[w][0]
             out = round_.early and int(head[wire.OP]) == wire.PUSHPULL
             self.loop.add(self._send_token(w, head, wire.answer_token(
@@ -491,8 +494,7 @@ class Server:
             for worker, h in round_.readers():
                 # a pushpull's owner wrote its own output (REDUCE_OUT)
                 skip = (round_.reduce and int(h[wire.OP]) == wire.PUSHPULL
-                        and owner(key, chunk, self.layout.num_workers)
-                        == self.layout.workers.index(worker))
+                        and self._owner(key, chunk) == worker)
                 self._send_data(worker, h, merged, entry.spare_sends, chunk, skip=skip)
         round_.left -= 1
         if round_.left:
@@ -616,8 +618,8 @@ class Server:
             if now - round_.started > limit:
                 present = set(round_.arrived)
                 if round_.reduce:       # an owner that never summed its chunks is missing too
-                    present -= {self.layout.workers[owner(key, c, self.layout.num_workers)]
-                                for c in range(len(round_.counts)) if c not in round_.reduced}
+                    present -= {self._owner(key, c) for c in range(len(round_.counts))
+                                if c not in round_.reduced}
                 failures.append((f"push of key {self._user_key(key)}", present,
                                  [(r, h) for r, (h, _) in round_.arrived.items()] +
                                  round_.pulls))

@@ -11,24 +11,6 @@
 
 static const size_t KV_STREAM_BYTES = 1 << 20;
 
-// dst[0:n] = src0[0:n] + src1[0:n] (float32), streaming when large.
-static inline void kv_add2_f32(const float* a, const float* b, float* dst, int64_t n) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if ((size_t)n * 4 >= KV_STREAM_BYTES) {
-    for (; i < n && ((uintptr_t)(dst + i) & 15); ++i) dst[i] = a[i] + b[i];
-    for (; i + 8 <= n; i += 8) {
-      __m128 x0 = _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
-      __m128 x1 = _mm_add_ps(_mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4));
-      _mm_stream_ps(dst + i, x0);
-      _mm_stream_ps(dst + i + 4, x1);
-    }
-    _mm_sfence();
-  }
-#endif
-  for (; i < n; ++i) dst[i] = a[i] + b[i];
-}
-
 // dst[0:n] = dst2[0:n] = a[0:n] + b[0:n] (float32; dst2 may be NULL),
 // streaming when large: a worker-summed chunk of the distributed store,
 // written to the shared spare and the worker's own output, neither read
@@ -64,6 +46,11 @@ static inline void kv_add2_f32_to2(const float* a, const float* b, float* dst, f
     dst[i] = a[i] + b[i];
     if (dst2) dst2[i] = dst[i];
   }
+}
+
+// dst[0:n] = src0[0:n] + src1[0:n] (float32), streaming when large.
+static inline void kv_add2_f32(const float* a, const float* b, float* dst, int64_t n) {
+  kv_add2_f32_to2(a, b, dst, NULL, n);
 }
 
 // memcpy, with streaming stores when `stream` (a piece of a large copy).
